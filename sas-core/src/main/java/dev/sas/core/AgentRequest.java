@@ -1,0 +1,37 @@
+package dev.sas.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One call to an {@link Agent}: the payload, the deadline of the step attempt that makes it,
+ * and the idempotency key the remote service should use to apply the call once.
+ *
+ * @param taskId the task making the call
+ * @param stepName the step making the call
+ * @param attempt the step attempt, from 1
+ * @param idempotencyKey stable across every attempt at this step of this task
+ * @param completeBy the instant after which a reply is rejected
+ * @param remaining the time left until {@code completeBy} when the call was made
+ * @param payload the request
+ * @param <Q> the request type
+ */
+public record AgentRequest<Q>(
+        TaskId taskId,
+        String stepName,
+        int attempt,
+        String idempotencyKey,
+        Instant completeBy,
+        Duration remaining,
+        Q payload) {
+
+    /** @throws NullPointerException if any argument but {@code payload} is null */
+    public AgentRequest {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        Objects.requireNonNull(stepName, "stepName must not be null");
+        Objects.requireNonNull(idempotencyKey, "idempotencyKey must not be null");
+        Objects.requireNonNull(completeBy, "completeBy must not be null");
+        Objects.requireNonNull(remaining, "remaining must not be null");
+    }
+}

@@ -1,0 +1,73 @@
+package dev.sas.core;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One recorded transition of a task. Events are written in the same transaction as the state
+ * change they describe, delivered to listeners after it commits, and queryable per task.
+ *
+ * @param taskId the task
+ * @param businessKey the task's business key
+ * @param workflow the workflow name
+ * @param type what happened
+ * @param stepIndex the step concerned, or -1
+ * @param stepName the step concerned, or null
+ * @param attempt the step attempt, or 0
+ * @param at when it happened (the recording instance's clock)
+ * @param message detail such as an error message, or null
+ */
+public record TaskEvent(
+        TaskId taskId,
+        String businessKey,
+        String workflow,
+        Type type,
+        int stepIndex,
+        String stepName,
+        int attempt,
+        Instant at,
+        String message) {
+
+    /** @throws NullPointerException if {@code taskId}, {@code type} or {@code at} is null */
+    public TaskEvent {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        Objects.requireNonNull(type, "type must not be null");
+        Objects.requireNonNull(at, "at must not be null");
+    }
+
+    /** Kinds of transition. */
+    public enum Type {
+        /** The task was submitted. */
+        RECEIVED,
+        /** A step attempt started. */
+        STEP_STARTED,
+        /** A step completed and its output was recorded. */
+        STEP_COMPLETED,
+        /** A step attempt failed and another is scheduled. */
+        STEP_RETRYING,
+        /** The supervisor found a step past its deadline and released it for a retry. */
+        STEP_TIMED_OUT,
+        /** A step failed for good. */
+        STEP_FAILED,
+        /** Every step completed. */
+        PROCESSED,
+        /** The task stopped in error. */
+        ERROR,
+        /** Compensation of completed steps began. */
+        COMPENSATING,
+        /** A compensation attempt started. */
+        COMPENSATION_STARTED,
+        /** A step's compensation completed. */
+        COMPENSATION_COMPLETED,
+        /** Every compensation ran. */
+        COMPENSATED,
+        /** A compensation failed for good. */
+        COMPENSATION_FAILED,
+        /** An operator asked to cancel. */
+        CANCEL_REQUESTED,
+        /** The task was cancelled. */
+        CANCELLED,
+        /** An operator resubmitted the task. */
+        RESUBMITTED
+    }
+}

@@ -1,0 +1,36 @@
+package dev.sas.core;
+
+/**
+ * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; the supervisor
+ * moves a timed-out {@code PROCESSING} task back to {@code PENDING}; a task that cannot finish
+ * goes to {@code ERROR}, or, when the workflow compensates, through {@code COMPENSATING} to
+ * {@code COMPENSATED} or {@code COMPENSATION_FAILED}; a cancelled task ends {@code CANCELLED}.
+ */
+public enum TaskStatus {
+    /** Waiting to be claimed by a scheduler (new, or released for a retry). */
+    PENDING,
+    /** Claimed by a scheduler, which is running its current step. */
+    PROCESSING,
+    /** Every step completed. Final. */
+    PROCESSED,
+    /** A step failed for good or timed out too often; waits for an operator to resubmit or cancel. */
+    ERROR,
+    /** Running the compensations of completed steps, in reverse order (claimed or waiting). */
+    COMPENSATING,
+    /** Every compensation ran after a failure. Final. */
+    COMPENSATED,
+    /** A compensation failed for good; waits for an operator to resubmit (continue compensating). */
+    COMPENSATION_FAILED,
+    /** Cancelled by an operator; completed steps were compensated. Final. */
+    CANCELLED;
+
+    /** True when no scheduler will move this task again without an operator. */
+    public boolean isTerminal() {
+        return this != PENDING && this != PROCESSING && this != COMPENSATING;
+    }
+
+    /** True when the task is finished for good and may be purged after its retention period. */
+    public boolean isFinal() {
+        return this == PROCESSED || this == COMPENSATED || this == CANCELLED;
+    }
+}

@@ -1,0 +1,51 @@
+package dev.sas.core.spi;
+
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A task a scheduler now holds. The store has already incremented its lease and attempt,
+ * stamped {@code lockedBy} and {@code completeBy}, and recorded a STEP_STARTED (or
+ * COMPENSATION_STARTED) event, all in the claim's transaction.
+ *
+ * @param taskId the task
+ * @param workflow workflow name
+ * @param workflowVersion workflow version
+ * @param businessKey business key
+ * @param status {@code PROCESSING}, or {@code COMPENSATING} when compensating
+ * @param lease the fencing token of this claim; every write must name it
+ * @param currentStep the step to run (or whose compensation to run)
+ * @param attempt the attempt at that step, from 1
+ * @param failureCount supervisor time-outs of that step so far
+ * @param completeBy deadline of this attempt
+ * @param cancelRequested an operator asked to cancel
+ * @param input encoded input
+ * @param replyTo reply channel, or null
+ * @param createdAt submission time
+ * @param outputs recorded outputs of completed steps by index (null where none or not completed)
+ */
+public record ClaimedTask(
+        TaskId taskId,
+        String workflow,
+        int workflowVersion,
+        String businessKey,
+        TaskStatus status,
+        long lease,
+        int currentStep,
+        int attempt,
+        int failureCount,
+        Instant completeBy,
+        boolean cancelRequested,
+        String input,
+        String replyTo,
+        Instant createdAt,
+        List<String> outputs) {
+
+    /** Copies {@code outputs}, which may contain nulls. */
+    public ClaimedTask {
+        outputs = outputs == null ? List.of() : Collections.unmodifiableList(new java.util.ArrayList<>(outputs));
+    }
+}

@@ -1,0 +1,120 @@
+package dev.sas.core.spi;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
+ * and keep every invariant of the design, checked by the {@code StateStoreContract} test suite in
+ * {@code sas-testing}:
+ * <ol>
+ *   <li>claiming is atomic: a task is never held by two claimers;</li>
+ *   <li>every claim increments the lease, and every write names the lease it holds and changes
+ *       nothing when it moved on (fencing);</li>
+ *   <li>submission can join the host's transaction;</li>
+ *   <li>nothing is deleted before the task is final and past its retention;</li>
+ *   <li>the expired scan reads only expired rows.</li>
+ * </ol>
+ * Every method may throw {@link StateStoreException} when the store itself fails; nothing is then
+ * taken as written. Times are passed in by the caller (the runtime's clock), never read here.
+ */
+public interface StateStore extends AutoCloseable {
+
+    /**
+     * Inserts a task and its RECEIVED event, unless a task with the same workflow and business
+     * key exists, in which case nothing is written and that task's id is returned.
+     *
+     * @param transaction the host's open transaction to join (store-specific type), or null to
+     *     commit on its own
+     * @throws IllegalArgumentException if {@code transaction} is of a type this store cannot join
+     */
+    SubmitResult submit(NewTask task, TaskEvent received, Object transaction);
+
+    /**
+     * Atomically claims up to {@code limit} due tasks ({@code PENDING} or {@code COMPENSATING},
+     * not locked, {@code nextAttemptAt <= now}), highest priority first, then oldest due. Each is
+     * locked by {@code instanceId}, its lease and attempt incremented, {@code completeBy} set to
+     * {@code now +} its step timeout, a {@code PENDING} task moved to {@code PROCESSING}, and a
+     * start event recorded.
+     */
+    List<ClaimedTask> claim(String instanceId, int limit, Instant now);
+
+    /**
+     * Writes transitions, each atomically with its step row and events, each conditional on its
+     * lease and guard. May write them in one transaction; one failing guard never blocks another.
+     *
+     * @return one outcome per transition, in order
+     */
+    List<WriteOutcome> write(List<Transition> transitions, Instant now);
+
+    /**
+     * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Must
+     * not read unexpired or unlocked rows.
+     */
+    List<ExpiredTask> findExpired(Instant now, int limit);
+
+    /**
+     * Takes or renews the single supervisor lease: succeeds if nobody holds it, the holder is
+     * {@code instanceId}, or the holder's lease expired before {@code now}.
+     *
+     * @return true if {@code instanceId} now holds the lease until {@code now + ttl}
+     */
+    boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl);
+
+    /** Gives up the supervisor lease if {@code instanceId} holds it. */
+    void releaseSupervisorLease(String instanceId);
+
+    /** The task and its recorded step rows (steps never started are absent). */
+    Optional<TaskInfo> find(TaskId taskId);
+
+    /** The task submitted for this workflow with this business key. */
+    Optional<TaskId> findByBusinessKey(String workflow, String businessKey);
+
+    /** Up to {@code limit} tasks in this state, oldest first, without their steps. */
+    List<TaskInfo> list(TaskStatus status, int limit);
+
+    /** Task counts per state (states with no task may be absent). */
+    Map<TaskStatus, Long> countByStatus();
+
+    /** The task's events in the order they were recorded. */
+    List<TaskEvent> events(TaskId taskId);
+
+    /**
+     * Makes an {@code ERROR} task {@code PENDING} again (or a {@code COMPENSATION_FAILED} one
+     * {@code COMPENSATING}) at the step that failed, with its failure count and attempts reset,
+     * due at {@code now}, and records {@code event}.
+     *
+     * @return false if the task does not exist or is in another state
+     */
+    boolean resubmit(TaskId taskId, Instant now, TaskEvent event);
+
+    /**
+     * Marks a {@code PENDING}, {@code PROCESSING}, {@code COMPENSATING} or {@code ERROR} task as
+     * cancel-requested and records {@code event}; an {@code ERROR} task becomes {@code PENDING}
+     * and due at {@code now} so that a scheduler compensates it.
+     *
+     * @return false if the task does not exist, is in another state, or was already cancelled
+     */
+    boolean requestCancel(TaskId taskId, Instant now, TaskEvent event);
+
+    /**
+     * Deletes up to {@code limit} tasks in a final state ({@link TaskStatus#isFinal()}) last
+     * updated before {@code finishedBefore}, with their steps and events.
+     *
+     * @return how many tasks were deleted
+     */
+    int purge(Instant finishedBefore, int limit);
+
+    /** Releases resources the store owns (not a host's data source). Idempotent. */
+    @Override
+    default void close() {
+    }
+}

@@ -1,0 +1,394 @@
+package dev.sas.core.testing;
+
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * A {@link StateStore} in memory, for tests, demos and single-process use where losing state on
+ * exit is fine. It keeps every invariant of the store contract (atomic claim, lease fencing,
+ * expired scan, supervisor lease, duplicate submission, retention) under one lock. Thread-safe.
+ * It cannot join a host transaction: {@code submit} with a transaction throws.
+ */
+public final class InMemoryStateStore implements StateStore {
+
+    private final Object lock = new Object();
+    private final Map<TaskId, Row> tasks = new HashMap<>();
+    private final Map<String, TaskId> byBusinessKey = new HashMap<>();
+    private String supervisorHolder;
+    private Instant supervisorExpiresAt = Instant.MIN;
+
+    /** An empty store. */
+    public InMemoryStateStore() {
+    }
+
+    private static final class Row {
+        TaskId taskId;
+        String workflow;
+        int version;
+        String businessKey;
+        TaskStatus status;
+        int priority;
+        String lockedBy;
+        long lease;
+        Instant completeBy;
+        Instant nextAttemptAt;
+        int failureCount;
+        int currentStep;
+        String currentStepName;
+        int attempt;
+        Duration stepTimeout;
+        boolean cancelRequested;
+        Instant createdAt;
+        Instant updatedAt;
+        String input;
+        String replyTo;
+        String lastError;
+        final TreeMap<Integer, StepRow> steps = new TreeMap<>();
+        final List<TaskEvent> events = new ArrayList<>();
+    }
+
+    private static final class StepRow {
+        int index;
+        String name;
+        StepStatus status;
+        int attempts;
+        String output;
+        String error;
+        Instant startedAt;
+        Instant finishedAt;
+        StepStatus compensationStatus;
+    }
+
+    @Override
+    public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
+        if (transaction != null) {
+            throw new IllegalArgumentException("InMemoryStateStore cannot join a host transaction (got a "
+                    + transaction.getClass().getName() + "); use the JDBC store");
+        }
+        synchronized (lock) {
+            String key = task.workflow() + '\u0000' + task.businessKey();
+            TaskId existing = byBusinessKey.get(key);
+            if (existing != null) {
+                return new SubmitResult(existing, false);
+            }
+            if (tasks.containsKey(task.taskId())) {
+                throw new IllegalArgumentException("task id " + task.taskId() + " already exists");
+            }
+            Row r = new Row();
+            r.taskId = task.taskId();
+            r.workflow = task.workflow();
+            r.version = task.workflowVersion();
+            r.businessKey = task.businessKey();
+            r.status = TaskStatus.PENDING;
+            r.priority = task.priority();
+            r.nextAttemptAt = task.dueAt();
+            r.currentStep = 0;
+            r.currentStepName = task.firstStepName();
+            r.stepTimeout = task.firstStepTimeout();
+            r.createdAt = task.createdAt();
+            r.updatedAt = task.createdAt();
+            r.input = task.input();
+            r.replyTo = task.replyTo();
+            r.events.add(received);
+            tasks.put(r.taskId, r);
+            byBusinessKey.put(key, r.taskId);
+            return new SubmitResult(r.taskId, true);
+        }
+    }
+
+    @Override
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+        synchronized (lock) {
+            List<Row> due = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
+                        && !r.nextAttemptAt.isAfter(now)) {
+                    due.add(r);
+                }
+            }
+            due.sort(Comparator.comparingInt((Row r) -> -r.priority).thenComparing(r -> r.nextAttemptAt));
+            List<ClaimedTask> claimed = new ArrayList<>(Math.min(limit, due.size()));
+            for (Row r : due) {
+                if (claimed.size() >= limit) {
+                    break;
+                }
+                r.lockedBy = instanceId;
+                r.lease++;
+                r.attempt++;
+                r.completeBy = now.plus(r.stepTimeout);
+                if (r.status == TaskStatus.PENDING) {
+                    r.status = TaskStatus.PROCESSING;
+                }
+                r.updatedAt = now;
+                boolean compensating = r.status == TaskStatus.COMPENSATING;
+                r.events.add(new TaskEvent(r.taskId, r.businessKey, r.workflow,
+                        compensating ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED,
+                        r.currentStep, r.currentStepName, r.attempt, now, null));
+                List<String> outputs = new ArrayList<>();
+                for (StepRow s : r.steps.values()) {
+                    if (s.status == StepStatus.COMPLETED) {
+                        while (outputs.size() <= s.index) {
+                            outputs.add(null);
+                        }
+                        outputs.set(s.index, s.output);
+                    }
+                }
+                claimed.add(new ClaimedTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
+                        r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.input,
+                        r.replyTo, r.createdAt, outputs));
+            }
+            return claimed;
+        }
+    }
+
+    @Override
+    public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
+        synchronized (lock) {
+            List<WriteOutcome> out = new ArrayList<>(transitions.size());
+            for (Transition t : transitions) {
+                out.add(apply(t, now));
+            }
+            return out;
+        }
+    }
+
+    private WriteOutcome apply(Transition t, Instant now) {
+        Row r = tasks.get(t.taskId());
+        if (r == null || r.lease != t.lease() || r.lockedBy == null) {
+            return WriteOutcome.STALE;
+        }
+        boolean expired = r.completeBy.isBefore(now);
+        if (t.guard() == Transition.Guard.HOLDER ? expired : !expired) {
+            return WriteOutcome.STALE;
+        }
+        if (t.unlessCancelRequested() && r.cancelRequested) {
+            return WriteOutcome.CANCEL_REQUESTED;
+        }
+        r.status = t.status();
+        r.currentStep = t.currentStep();
+        r.currentStepName = t.currentStepName();
+        r.attempt = t.attempt();
+        r.failureCount = t.failureCount();
+        r.stepTimeout = t.stepTimeout();
+        if (t.keepLock()) {
+            r.completeBy = now.plus(t.stepTimeout());
+        } else {
+            r.lockedBy = null;
+            r.completeBy = null;
+            r.nextAttemptAt = t.status().isTerminal() ? null : t.nextAttemptAt();
+        }
+        if (t.lastError() != null) {
+            r.lastError = t.lastError();
+        }
+        r.updatedAt = now;
+        StepUpdate u = t.step();
+        if (u != null) {
+            StepRow s = r.steps.computeIfAbsent(u.index(), i -> new StepRow());
+            s.index = u.index();
+            s.name = u.name();
+            if (u.compensation()) {
+                s.compensationStatus = u.compensationStatus();
+                s.error = u.error();
+                if (s.status == null) {
+                    s.status = StepStatus.COMPLETED;
+                }
+            } else {
+                s.status = u.status();
+                s.attempts = u.attempts();
+                s.output = u.output();
+                s.error = u.error();
+                s.startedAt = u.startedAt();
+                s.finishedAt = u.finishedAt();
+            }
+        }
+        r.events.addAll(t.events());
+        return WriteOutcome.APPLIED;
+    }
+
+    @Override
+    public List<ExpiredTask> findExpired(Instant now, int limit) {
+        synchronized (lock) {
+            List<Row> expired = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (r.lockedBy != null && r.completeBy.isBefore(now)) {
+                    expired.add(r);
+                }
+            }
+            expired.sort(Comparator.comparing(r -> r.completeBy));
+            List<ExpiredTask> out = new ArrayList<>();
+            for (Row r : expired.subList(0, Math.min(limit, expired.size()))) {
+                out.add(new ExpiredTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
+                        r.lockedBy, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested,
+                        r.replyTo));
+            }
+            return out;
+        }
+    }
+
+    @Override
+    public boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl) {
+        synchronized (lock) {
+            if (supervisorHolder == null || supervisorHolder.equals(instanceId) || supervisorExpiresAt.isBefore(now)) {
+                supervisorHolder = instanceId;
+                supervisorExpiresAt = now.plus(ttl);
+                return true;
+            }
+            return false;
+        }
+    }
+
+    @Override
+    public void releaseSupervisorLease(String instanceId) {
+        synchronized (lock) {
+            if (instanceId.equals(supervisorHolder)) {
+                supervisorHolder = null;
+                supervisorExpiresAt = Instant.MIN;
+            }
+        }
+    }
+
+    @Override
+    public Optional<TaskInfo> find(TaskId taskId) {
+        synchronized (lock) {
+            Row r = tasks.get(taskId);
+            return r == null ? Optional.empty() : Optional.of(info(r, true));
+        }
+    }
+
+    private static TaskInfo info(Row r, boolean withSteps) {
+        List<TaskInfo.StepInfo> steps = new ArrayList<>();
+        if (withSteps) {
+            for (StepRow s : r.steps.values()) {
+                steps.add(new TaskInfo.StepInfo(s.index, s.name, s.status, s.attempts, s.output, s.error,
+                        s.startedAt, s.finishedAt, s.compensationStatus));
+            }
+        }
+        return new TaskInfo(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.priority, r.currentStep,
+                r.failureCount, r.lockedBy, r.lease, r.completeBy, r.nextAttemptAt, r.createdAt, r.updatedAt,
+                r.lastError, r.cancelRequested, steps);
+    }
+
+    @Override
+    public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
+        synchronized (lock) {
+            return Optional.ofNullable(byBusinessKey.get(workflow + '\u0000' + businessKey));
+        }
+    }
+
+    @Override
+    public List<TaskInfo> list(TaskStatus status, int limit) {
+        synchronized (lock) {
+            return tasks.values().stream()
+                    .filter(r -> r.status == status)
+                    .sorted(Comparator.comparing((Row r) -> r.createdAt).thenComparing(r -> r.taskId.value()))
+                    .limit(limit)
+                    .map(r -> info(r, false))
+                    .toList();
+        }
+    }
+
+    @Override
+    public Map<TaskStatus, Long> countByStatus() {
+        synchronized (lock) {
+            Map<TaskStatus, Long> counts = new EnumMap<>(TaskStatus.class);
+            for (Row r : tasks.values()) {
+                counts.merge(r.status, 1L, Long::sum);
+            }
+            return counts;
+        }
+    }
+
+    @Override
+    public List<TaskEvent> events(TaskId taskId) {
+        synchronized (lock) {
+            Row r = tasks.get(taskId);
+            return r == null ? List.of() : List.copyOf(r.events);
+        }
+    }
+
+    @Override
+    public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
+        synchronized (lock) {
+            Row r = tasks.get(taskId);
+            if (r == null || (r.status != TaskStatus.ERROR && r.status != TaskStatus.COMPENSATION_FAILED)) {
+                return false;
+            }
+            r.status = r.status == TaskStatus.ERROR ? TaskStatus.PENDING : TaskStatus.COMPENSATING;
+            r.failureCount = 0;
+            r.attempt = 0;
+            r.nextAttemptAt = now;
+            r.updatedAt = now;
+            r.events.add(event);
+            return true;
+        }
+    }
+
+    @Override
+    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
+        synchronized (lock) {
+            Row r = tasks.get(taskId);
+            if (r == null || r.cancelRequested) {
+                return false;
+            }
+            switch (r.status) {
+                case PENDING, PROCESSING, COMPENSATING -> { }
+                case ERROR -> {
+                    r.status = TaskStatus.PENDING;
+                    r.nextAttemptAt = now;
+                    r.attempt = 0;
+                    r.failureCount = 0;
+                }
+                default -> {
+                    return false;
+                }
+            }
+            r.cancelRequested = true;
+            r.updatedAt = now;
+            r.events.add(event);
+            return true;
+        }
+    }
+
+    @Override
+    public int purge(Instant finishedBefore, int limit) {
+        synchronized (lock) {
+            int deleted = 0;
+            for (Iterator<Row> it = tasks.values().iterator(); it.hasNext() && deleted < limit; ) {
+                Row r = it.next();
+                if (r.status.isFinal() && r.updatedAt.isBefore(finishedBefore)) {
+                    it.remove();
+                    byBusinessKey.remove(r.workflow + '\u0000' + r.businessKey);
+                    deleted++;
+                }
+            }
+            return deleted;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "InMemoryStateStore";
+    }
+}
