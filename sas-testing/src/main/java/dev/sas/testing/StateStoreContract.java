@@ -1,0 +1,732 @@
+package dev.sas.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every {@link StateStore} must show. Subclass it, return a fresh empty store from
+ * {@link #createStore()}, and run it: the in-memory store and every JDBC database run this same
+ * suite. Tests pass explicit instants, so stores must never read a clock of their own.
+ */
+public abstract class StateStoreContract {
+
+    /** A fixed starting instant for every test. */
+    protected static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+    /** The step timeout used for submitted tasks. */
+    protected static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    /** The store under test, fresh for each test. */
+    protected StateStore store;
+
+    /** A new, empty store. Called before each test. */
+    protected abstract StateStore createStore() throws Exception;
+
+    /** Releases what {@link #createStore()} made. Called after each test; closes the store by default. */
+    protected void destroyStore(StateStore store) throws Exception {
+        store.close();
+    }
+
+    @BeforeEach
+    void setUpStore() throws Exception {
+        store = createStore();
+    }
+
+    @AfterEach
+    void tearDownStore() throws Exception {
+        if (store != null) {
+            destroyStore(store);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Submits a task of workflow "wf" due at {@code due} and returns its id. */
+    protected TaskId submit(String businessKey, int priority, Instant due) {
+        TaskId id = TaskId.random();
+        NewTask task = new NewTask(id, "wf", 1, businessKey, priority, "input-" + businessKey, null, "first",
+                TIMEOUT, T0, due);
+        SubmitResult result = store.submit(task, received(id, businessKey, T0), null);
+        assertThat(result.created()).as("created %s", businessKey).isTrue();
+        return result.taskId();
+    }
+
+    /** Submits a task due at {@link #T0}. */
+    protected TaskId submit(String businessKey) {
+        return submit(businessKey, 0, T0);
+    }
+
+    private static TaskEvent received(TaskId id, String key, Instant at) {
+        return new TaskEvent(id, key, "wf", TaskEvent.Type.RECEIVED, -1, null, 0, at, null);
+    }
+
+    private static TaskEvent event(ClaimedTask c, TaskEvent.Type type, int step, Instant at) {
+        return new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), type, step, "s" + step, c.attempt(), at, null);
+    }
+
+    /** A holder transition completing the claimed step and moving on to the next, keeping the lock. */
+    protected static Transition continueTo(ClaimedTask c, int nextStep, String output, Instant now) {
+        StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
+                output, null, c.completeBy().minus(TIMEOUT), now, false, null);
+        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, true, TaskStatus.PROCESSING, true,
+                nextStep, "s" + nextStep, 1, 0, TIMEOUT, null, null, step,
+                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.STEP_STARTED, nextStep, now)));
+    }
+
+    /** A holder transition completing the claimed step and the task. */
+    protected static Transition finish(ClaimedTask c, String output, Instant now) {
+        StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
+                output, null, now, now, false, null);
+        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
+                c.currentStep(), "s" + c.currentStep(), c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
+                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.PROCESSED, -1, now)));
+    }
+
+    /** A transition releasing the task to {@code status} (PENDING/COMPENSATING or terminal) with an error. */
+    protected static Transition release(ClaimedTask c, Transition.Guard guard, TaskStatus status, int failureCount,
+            Instant nextAttemptAt, String error, Instant now) {
+        StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(),
+                status == TaskStatus.ERROR ? StepStatus.FAILED : StepStatus.PENDING, c.attempt(), null, error, now,
+                null, false, null);
+        return new Transition(c.taskId(), c.lease(), guard, false, status, false, c.currentStep(),
+                "s" + c.currentStep(), c.attempt(), failureCount, TIMEOUT, nextAttemptAt, error, step,
+                List.of(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
+                        c.currentStep(), now)));
+    }
+
+    private List<ClaimedTask> claim(String instance, int limit, Instant now) {
+        return store.claim(instance, limit, now);
+    }
+
+    private TaskInfo task(TaskId id) {
+        return store.find(id).orElseThrow(() -> new AssertionError("task " + id + " not found"));
+    }
+
+    private List<TaskEvent.Type> eventTypes(TaskId id) {
+        return store.events(id).stream().map(TaskEvent::type).toList();
+    }
+
+    // ---------------------------------------------------------------- submission
+
+    @Test
+    void submitted_task_is_pending_with_its_input_and_a_received_event() {
+        TaskId id = submit("k1", 5, T0);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.workflow()).isEqualTo("wf");
+        assertThat(info.workflowVersion()).isEqualTo(1);
+        assertThat(info.businessKey()).isEqualTo("k1");
+        assertThat(info.priority()).isEqualTo(5);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(info.createdAt()).isEqualTo(T0);
+        assertThat(info.nextAttemptAt()).isEqualTo(T0);
+        assertThat(info.steps()).isEmpty();
+        List<TaskEvent> events = store.events(id);
+        assertThat(events).hasSize(1);
+        assertThat(events.get(0).type()).isEqualTo(TaskEvent.Type.RECEIVED);
+        assertThat(events.get(0).businessKey()).isEqualTo("k1");
+        assertThat(events.get(0).workflow()).isEqualTo("wf");
+        assertThat(events.get(0).at()).isEqualTo(T0);
+        assertThat(store.findByBusinessKey("wf", "k1")).contains(id);
+        assertThat(store.findByBusinessKey("wf", "other")).isEmpty();
+        assertThat(store.findByBusinessKey("other-wf", "k1")).isEmpty();
+    }
+
+    @Test
+    void duplicate_business_key_returns_the_first_task_and_writes_nothing() {
+        TaskId first = submit("dup");
+        TaskId second = TaskId.random();
+        SubmitResult result = store.submit(new NewTask(second, "wf", 1, "dup", 0, "other input", null, "first",
+                TIMEOUT, T0, T0), received(second, "dup", T0), null);
+
+        assertThat(result).isEqualTo(new SubmitResult(first, false));
+        assertThat(store.find(second)).isEmpty();
+        assertThat(store.events(first)).hasSize(1);
+        assertThat(store.countByStatus().getOrDefault(TaskStatus.PENDING, 0L)).isEqualTo(1L);
+    }
+
+    @Test
+    void same_business_key_in_another_workflow_is_a_different_task() {
+        TaskId first = submit("shared");
+        TaskId other = TaskId.random();
+        SubmitResult result = store.submit(new NewTask(other, "wf2", 1, "shared", 0, "x", null, "first", TIMEOUT,
+                T0, T0), received(other, "shared", T0), null);
+        assertThat(result.created()).isTrue();
+        assertThat(result.taskId()).isEqualTo(other).isNotEqualTo(first);
+    }
+
+    @Test
+    void racing_duplicate_submissions_create_exactly_one_task() throws Exception {
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<SubmitResult>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    TaskId id = TaskId.random();
+                    return store.submit(new NewTask(id, "wf", 1, "race", 0, "in", null, "first", TIMEOUT, T0, T0),
+                            received(id, "race", T0), null);
+                }));
+            }
+            start.countDown();
+            Set<TaskId> ids = new HashSet<>();
+            int created = 0;
+            for (Future<SubmitResult> f : futures) {
+                SubmitResult r = f.get(30, TimeUnit.SECONDS);
+                ids.add(r.taskId());
+                created += r.created() ? 1 : 0;
+            }
+            assertThat(created).isEqualTo(1);
+            assertThat(ids).hasSize(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---------------------------------------------------------------- claiming
+
+    @Test
+    void claim_takes_due_tasks_by_priority_then_due_time_and_stamps_the_claim() {
+        TaskId low = submit("low", 0, T0);
+        TaskId high = submit("high", 9, T0.plusSeconds(1));
+        TaskId later = submit("later", 0, T0.plusSeconds(2));
+        TaskId notDue = submit("notDue", 100, T0.plusSeconds(60));
+
+        Instant now = T0.plusSeconds(5);
+        List<ClaimedTask> claimed = claim("node-a", 10, now);
+
+        assertThat(claimed).extracting(ClaimedTask::taskId).containsExactly(high, low, later);
+        ClaimedTask c = claimed.get(0);
+        assertThat(c.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(c.attempt()).isEqualTo(1);
+        assertThat(c.currentStep()).isZero();
+        assertThat(c.completeBy()).isEqualTo(now.plus(TIMEOUT));
+        assertThat(c.input()).isEqualTo("input-high");
+        assertThat(c.businessKey()).isEqualTo("high");
+        assertThat(c.outputs()).isEmpty();
+        TaskInfo info = task(high);
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("node-a");
+        assertThat(info.lease()).isEqualTo(c.lease());
+        assertThat(eventTypes(high)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
+        TaskEvent started = store.events(high).get(1);
+        assertThat(started.stepIndex()).isZero();
+        assertThat(started.stepName()).isEqualTo("first");
+        assertThat(started.attempt()).isEqualTo(1);
+        assertThat(task(notDue).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(claim("node-b", 10, now)).as("everything due is already held").isEmpty();
+    }
+
+    @Test
+    void claim_respects_the_limit() {
+        for (int i = 0; i < 5; i++) {
+            submit("k" + i);
+        }
+        assertThat(claim("a", 2, T0)).hasSize(2);
+        assertThat(claim("a", 2, T0)).hasSize(2);
+        assertThat(claim("a", 2, T0)).hasSize(1);
+        assertThat(claim("a", 2, T0)).isEmpty();
+    }
+
+    @Test
+    void every_claim_increments_the_lease() {
+        TaskId id = submit("lease");
+        ClaimedTask first = claim("a", 1, T0).get(0);
+        Instant later = T0.plus(TIMEOUT).plusSeconds(1);
+        assertThat(store.write(List.of(release(first, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, later, "timeout",
+                later)), later)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask second = claim("b", 1, later).get(0);
+
+        assertThat(second.taskId()).isEqualTo(id);
+        assertThat(second.lease()).isGreaterThan(first.lease());
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat(second.failureCount()).isEqualTo(1);
+    }
+
+    @Test
+    void racing_claimers_never_hold_the_same_task() throws Exception {
+        int tasks = 400;
+        for (int i = 0; i < tasks; i++) {
+            submit("r" + i);
+        }
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        Set<TaskId> seen = ConcurrentHashMap.newKeySet();
+        AtomicInteger duplicates = new AtomicInteger();
+        AtomicInteger total = new AtomicInteger();
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                String instance = "node-" + t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    while (true) {
+                        List<ClaimedTask> batch = store.claim(instance, 7, T0);
+                        if (batch.isEmpty()) {
+                            return null;
+                        }
+                        for (ClaimedTask c : batch) {
+                            total.incrementAndGet();
+                            if (!seen.add(c.taskId())) {
+                                duplicates.incrementAndGet();
+                            }
+                        }
+                    }
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(duplicates).hasValue(0);
+        assertThat(total).hasValue(tasks);
+        assertThat(seen).hasSize(tasks);
+    }
+
+    // ---------------------------------------------------------------- fencing
+
+    @Test
+    void holder_write_records_the_step_and_moves_on_keeping_the_lock() {
+        TaskId id = submit("cont");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant now = T0.plusSeconds(3);
+
+        assertThat(store.write(List.of(continueTo(c, 1, "out-0", now)), now)).containsExactly(WriteOutcome.APPLIED);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(info.lease()).isEqualTo(c.lease());
+        assertThat(info.currentStep()).isEqualTo(1);
+        assertThat(info.completeBy()).isEqualTo(now.plus(TIMEOUT));
+        assertThat(info.steps()).hasSize(1);
+        TaskInfo.StepInfo s0 = info.steps().get(0);
+        assertThat(s0.index()).isZero();
+        assertThat(s0.name()).isEqualTo("s0");
+        assertThat(s0.status()).isEqualTo(StepStatus.COMPLETED);
+        assertThat(s0.output()).isEqualTo("out-0");
+        assertThat(s0.attempts()).isEqualTo(1);
+        assertThat(s0.finishedAt()).isEqualTo(now);
+        assertThat(eventTypes(id)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED,
+                TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.STEP_STARTED);
+        assertThat(store.findExpired(now.plus(TIMEOUT), 10)).as("new deadline not yet passed").isEmpty();
+    }
+
+    @Test
+    void finishing_releases_the_lock_and_the_task_is_never_claimed_again() {
+        TaskId id = submit("fin");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        assertThat(store.write(List.of(finish(c, "done", T0)), T0)).containsExactly(WriteOutcome.APPLIED);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(claim("a", 10, T0.plusSeconds(3600))).isEmpty();
+        assertThat(store.findExpired(T0.plusSeconds(3600), 10)).isEmpty();
+        assertThat(store.countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(1L);
+    }
+
+    @Test
+    void write_with_a_lease_that_moved_on_is_stale_and_changes_nothing() {
+        TaskId id = submit("fence");
+        ClaimedTask old = claim("a", 1, T0).get(0);
+        Instant expired = T0.plus(TIMEOUT).plusSeconds(1);
+        store.write(List.of(release(old, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, expired, "timeout", expired)),
+                expired);
+        ClaimedTask current = claim("b", 1, expired).get(0);
+        int eventsBefore = store.events(id).size();
+
+        // The old holder's late reply: its lease is gone.
+        assertThat(store.write(List.of(finish(old, "late", expired)), expired)).containsExactly(WriteOutcome.STALE);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("b");
+        assertThat(info.lease()).isEqualTo(current.lease());
+        assertThat(info.steps()).allSatisfy(s -> assertThat(s.output()).isNotEqualTo("late"));
+        assertThat(store.events(id)).hasSize(eventsBefore);
+    }
+
+    @Test
+    void holder_write_after_the_deadline_is_stale() {
+        TaskId id = submit("late");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant late = c.completeBy().plusMillis(1);
+
+        assertThat(store.write(List.of(finish(c, "late", late)), late)).containsExactly(WriteOutcome.STALE);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(id).steps()).isEmpty();
+        // Exactly at the deadline is still in time.
+        assertThat(store.write(List.of(finish(c, "ok", c.completeBy())), c.completeBy()))
+                .containsExactly(WriteOutcome.APPLIED);
+    }
+
+    @Test
+    void expired_guard_applies_only_after_the_deadline_and_only_once() {
+        TaskId id = submit("exp");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Transition recover = release(c, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, T0, "timeout", T0);
+
+        assertThat(store.write(List.of(recover), c.completeBy())).as("not expired yet").containsExactly(WriteOutcome.STALE);
+        Instant after = c.completeBy().plusMillis(1);
+        assertThat(store.write(List.of(recover), after)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.write(List.of(recover), after)).as("second supervisor").containsExactly(WriteOutcome.STALE);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(info.failureCount()).isEqualTo(1);
+        assertThat(info.lastError()).isEqualTo("timeout");
+        assertThat(store.events(id).stream().filter(e -> e.type() == TaskEvent.Type.STEP_RETRYING)).hasSize(1);
+    }
+
+    @Test
+    void a_batch_applies_each_transition_on_its_own_guard() {
+        submit("b1");
+        submit("b2");
+        List<ClaimedTask> claimed = claim("a", 2, T0);
+        ClaimedTask good = claimed.get(0);
+        ClaimedTask stale = new ClaimedTask(claimed.get(1).taskId(), "wf", 1, "b2", TaskStatus.PROCESSING,
+                claimed.get(1).lease() + 5, 0, 1, 0, claimed.get(1).completeBy(), false, "", null, T0, List.of());
+
+        List<WriteOutcome> outcomes = store.write(List.of(finish(stale, "x", T0), finish(good, "y", T0)), T0);
+
+        assertThat(outcomes).containsExactly(WriteOutcome.STALE, WriteOutcome.APPLIED);
+        assertThat(task(good.taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(task(stale.taskId()).status()).isEqualTo(TaskStatus.PROCESSING);
+    }
+
+    @Test
+    void released_task_is_due_again_only_at_its_next_attempt() {
+        TaskId id = submit("retry");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant next = T0.plusSeconds(10);
+        assertThat(store.write(List.of(release(c, Transition.Guard.HOLDER, TaskStatus.PENDING, 0, next, "boom", T0)), T0))
+                .containsExactly(WriteOutcome.APPLIED);
+
+        assertThat(claim("a", 1, next.minusMillis(1))).isEmpty();
+        List<ClaimedTask> again = claim("a", 1, next);
+        assertThat(again).extracting(ClaimedTask::taskId).containsExactly(id);
+        assertThat(again.get(0).attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void outputs_of_completed_steps_come_with_a_later_claim() {
+        TaskId id = submit("outs");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant t1 = T0.plusSeconds(1);
+        store.write(List.of(continueTo(c, 1, "zero", t1)), t1);
+        // The node dies on step 1; the supervisor releases it.
+        Instant expired = t1.plus(TIMEOUT).plusSeconds(1);
+        ClaimedTask onStep1 = new ClaimedTask(id, "wf", 1, "outs", TaskStatus.PROCESSING, c.lease(), 1, 1, 0,
+                t1.plus(TIMEOUT), false, "", null, T0, List.of());
+        assertThat(store.write(List.of(release(onStep1, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, expired,
+                "timeout", expired)), expired)).containsExactly(WriteOutcome.APPLIED);
+
+        ClaimedTask resumed = claim("b", 1, expired).get(0);
+        assertThat(resumed.currentStep()).isEqualTo(1);
+        assertThat(resumed.outputs()).containsExactly("zero");
+        assertThat(store.events(id).get(store.events(id).size() - 1).stepName()).isEqualTo("s1");
+    }
+
+    @Test
+    void compensation_result_keeps_the_step_result() {
+        TaskId id = submit("comp");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        store.write(List.of(continueTo(c, 1, "reserved", T0)), T0);
+        // Step 1 fails for good: compensate step 0, released for a claim.
+        StepUpdate failed = new StepUpdate(1, "s1", StepStatus.FAILED, 1, null, "declined", T0, T0, false, null);
+        Transition toCompensating = new Transition(id, c.lease(), Transition.Guard.HOLDER, false,
+                TaskStatus.COMPENSATING, false, 0, "s0", 0, 0, TIMEOUT, T0, "declined", failed, List.of());
+        assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.COMPENSATING);
+
+        ClaimedTask comp = claim("a", 1, T0).get(0);
+        assertThat(comp.status()).isEqualTo(TaskStatus.COMPENSATING);
+        assertThat(comp.currentStep()).isZero();
+        assertThat(comp.outputs()).containsExactly("reserved");
+        assertThat(store.events(id).get(store.events(id).size() - 1).type())
+                .isEqualTo(TaskEvent.Type.COMPENSATION_STARTED);
+        StepUpdate undone = new StepUpdate(0, "s0", null, 0, null, null, T0, T0, true, StepStatus.COMPENSATED);
+        Transition done = new Transition(id, comp.lease(), Transition.Guard.HOLDER, false, TaskStatus.COMPENSATED,
+                false, 0, "s0", 1, 0, TIMEOUT, null, null, undone, List.of());
+        assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(info.lastError()).isEqualTo("declined");
+        assertThat(info.step("s0").status()).isEqualTo(StepStatus.COMPLETED);
+        assertThat(info.step("s0").output()).isEqualTo("reserved");
+        assertThat(info.step("s0").compensationStatus()).isEqualTo(StepStatus.COMPENSATED);
+        assertThat(info.step("s1").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(info.step("s1").error()).isEqualTo("declined");
+    }
+
+    // ---------------------------------------------------------------- supervisor scan and lease
+
+    @Test
+    void expired_scan_returns_only_locked_rows_past_their_deadline_oldest_first() {
+        submit("a1");
+        claim("n1", 1, T0);
+        submit("a2");
+        claim("n2", 1, T0.plusSeconds(5));
+        TaskId fresh = submit("fresh");
+        claim("n3", 1, T0.plusSeconds(100));
+        submit("pending");
+        TaskId done = submit("done");
+        ClaimedTask d = claim("n4", 1, T0.plusSeconds(100)).get(0);
+        assertThat(d.taskId()).isIn(done, store.findByBusinessKey("wf", "pending").orElseThrow());
+        store.write(List.of(finish(d, "x", T0.plusSeconds(100))), T0.plusSeconds(100));
+
+        List<ExpiredTask> expired = store.findExpired(T0.plusSeconds(60), 10);
+
+        assertThat(expired).extracting(ExpiredTask::businessKey).containsExactly("a1", "a2");
+        ExpiredTask e = expired.get(0);
+        assertThat(e.lockedBy()).isEqualTo("n1");
+        assertThat(e.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(e.completeBy()).isEqualTo(T0.plus(TIMEOUT));
+        assertThat(e.failureCount()).isZero();
+        assertThat(e.attempt()).isEqualTo(1);
+        assertThat(store.findExpired(T0.plusSeconds(60), 1)).hasSize(1);
+        assertThat(task(fresh).status()).isEqualTo(TaskStatus.PROCESSING);
+    }
+
+    @Test
+    void supervisor_lease_is_exclusive_until_it_expires() {
+        Duration ttl = Duration.ofSeconds(10);
+        assertThat(store.tryAcquireSupervisorLease("s1", T0, ttl)).isTrue();
+        assertThat(store.tryAcquireSupervisorLease("s2", T0.plusSeconds(5), ttl)).isFalse();
+        assertThat(store.tryAcquireSupervisorLease("s1", T0.plusSeconds(5), ttl)).as("renewal").isTrue();
+        assertThat(store.tryAcquireSupervisorLease("s2", T0.plusSeconds(14), ttl)).as("renewed until 15s").isFalse();
+        assertThat(store.tryAcquireSupervisorLease("s2", T0.plusSeconds(16), ttl)).as("expired").isTrue();
+        assertThat(store.tryAcquireSupervisorLease("s1", T0.plusSeconds(17), ttl)).isFalse();
+        store.releaseSupervisorLease("s1");
+        assertThat(store.tryAcquireSupervisorLease("s1", T0.plusSeconds(17), ttl)).as("release by non-holder").isFalse();
+        store.releaseSupervisorLease("s2");
+        assertThat(store.tryAcquireSupervisorLease("s1", T0.plusSeconds(17), ttl)).isTrue();
+    }
+
+    @Test
+    void racing_supervisors_elect_exactly_one() throws Exception {
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Boolean>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                String me = "sup-" + i;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return store.tryAcquireSupervisorLease(me, T0, Duration.ofSeconds(10));
+                }));
+            }
+            start.countDown();
+            int winners = 0;
+            for (Future<Boolean> f : futures) {
+                winners += f.get(30, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertThat(winners).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---------------------------------------------------------------- operators
+
+    @Test
+    void resubmit_makes_an_error_task_pending_at_its_failed_step() {
+        TaskId id = submit("err");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        store.write(List.of(continueTo(c, 1, "zero", T0)), T0);
+        ClaimedTask onStep1 = new ClaimedTask(id, "wf", 1, "err", TaskStatus.PROCESSING, c.lease(), 1, 1, 0,
+                T0.plus(TIMEOUT), false, "", null, T0, List.of());
+        store.write(List.of(release(onStep1, Transition.Guard.HOLDER, TaskStatus.ERROR, 2, null, "boom", T0)), T0);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(claim("a", 1, T0.plusSeconds(999))).isEmpty();
+        assertThat(store.resubmit(TaskId.random(), T0, resubmitted(id))).isFalse();
+
+        Instant now = T0.plusSeconds(100);
+        assertThat(store.resubmit(id, now, resubmitted(id))).isTrue();
+        assertThat(store.resubmit(id, now, resubmitted(id))).as("no longer in ERROR").isFalse();
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.failureCount()).isZero();
+        assertThat(info.currentStep()).isEqualTo(1);
+        ClaimedTask again = claim("b", 1, now).get(0);
+        assertThat(again.currentStep()).isEqualTo(1);
+        assertThat(again.attempt()).isEqualTo(1);
+        assertThat(again.outputs()).containsExactly("zero");
+        assertThat(eventTypes(id)).contains(TaskEvent.Type.RESUBMITTED);
+    }
+
+    private static TaskEvent resubmitted(TaskId id) {
+        return new TaskEvent(id, "err", "wf", TaskEvent.Type.RESUBMITTED, -1, null, 0, T0, null);
+    }
+
+    private static TaskEvent cancelEvent(TaskId id) {
+        return new TaskEvent(id, "c", "wf", TaskEvent.Type.CANCEL_REQUESTED, -1, null, 0, T0, null);
+    }
+
+    @Test
+    void cancel_request_is_reported_to_a_holder_that_yields_to_it() {
+        TaskId id = submit("cancel");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        assertThat(store.requestCancel(id, T0, cancelEvent(id))).isTrue();
+        assertThat(store.requestCancel(id, T0, cancelEvent(id))).as("already requested").isFalse();
+
+        assertThat(store.write(List.of(continueTo(c, 1, "zero", T0)), T0)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
+        assertThat(task(id).currentStep()).isZero();
+        Transition ignoring = finish(c, "done", T0);
+        assertThat(store.write(List.of(ignoring), T0)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(task(id).cancelRequested()).isTrue();
+    }
+
+    @Test
+    void cancel_of_an_error_task_makes_it_due_so_a_scheduler_compensates_it() {
+        TaskId id = submit("c-err");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        store.write(List.of(release(c, Transition.Guard.HOLDER, TaskStatus.ERROR, 0, null, "boom", T0)), T0);
+
+        Instant now = T0.plusSeconds(50);
+        assertThat(store.requestCancel(id, now, cancelEvent(id))).isTrue();
+
+        List<ClaimedTask> claimed = claim("b", 1, now);
+        assertThat(claimed).hasSize(1);
+        assertThat(claimed.get(0).cancelRequested()).isTrue();
+        assertThat(eventTypes(id)).contains(TaskEvent.Type.CANCEL_REQUESTED);
+    }
+
+    @Test
+    void cancel_of_a_finished_task_is_refused() {
+        TaskId id = submit("c-done");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        store.write(List.of(finish(c, "x", T0)), T0);
+        assertThat(store.requestCancel(id, T0, cancelEvent(id))).isFalse();
+        assertThat(store.requestCancel(TaskId.random(), T0, cancelEvent(id))).isFalse();
+        assertThat(task(id).cancelRequested()).isFalse();
+    }
+
+    @Test
+    void list_returns_tasks_in_a_state_oldest_first() {
+        TaskId a = submit("l1");
+        TaskId b = submit("l2");
+        TaskId c = submit("l3");
+        ClaimedTask claimed = claim("x", 1, T0).get(0);
+        store.write(List.of(finish(claimed, "o", T0)), T0);
+
+        List<TaskId> pending = store.list(TaskStatus.PENDING, 10).stream().map(TaskInfo::taskId).toList();
+        assertThat(pending).hasSize(2).doesNotContain(claimed.taskId());
+        assertThat(List.of(a, b, c)).containsAll(pending);
+        assertThat(store.list(TaskStatus.PROCESSED, 10)).extracting(TaskInfo::taskId).containsExactly(claimed.taskId());
+        assertThat(store.list(TaskStatus.PENDING, 1)).hasSize(1);
+        assertThat(store.countByStatus().get(TaskStatus.PENDING)).isEqualTo(2L);
+    }
+
+    // ---------------------------------------------------------------- retention
+
+    @Test
+    void purge_deletes_only_final_tasks_past_retention_with_their_steps_and_events() {
+        TaskId old = submit("old");
+        TaskId recent = submit("recent");
+        TaskId running = submit("running");
+        TaskId failed = submit("failed");
+        List<ClaimedTask> claimed = new ArrayList<>(claim("a", 4, T0));
+        claimed.sort((x, y) -> x.businessKey().compareTo(y.businessKey()));
+        // failed, old, recent, running
+        store.write(List.of(release(claimed.get(0), Transition.Guard.HOLDER, TaskStatus.ERROR, 0, null, "e", T0),
+                finish(claimed.get(1), "x", T0)), T0);
+        assertThat(store.write(List.of(finish(claimed.get(2), "x", T0.plusSeconds(20))), T0.plusSeconds(20)))
+                .containsExactly(WriteOutcome.APPLIED);
+
+        int deleted = store.purge(T0.plusSeconds(10), 100);
+
+        assertThat(deleted).isEqualTo(1);
+        assertThat(store.find(old)).isEmpty();
+        assertThat(store.events(old)).isEmpty();
+        assertThat(store.findByBusinessKey("wf", "old")).isEmpty();
+        assertThat(store.find(recent)).isPresent();
+        assertThat(store.find(running)).isPresent();
+        assertThat(store.find(failed)).as("ERROR waits for an operator").isPresent();
+        assertThat(store.purge(T0.plusSeconds(500), 100)).isEqualTo(1);
+        assertThat(store.find(recent)).isEmpty();
+    }
+
+    @Test
+    void purge_respects_its_batch_limit() {
+        List<TaskId> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(submit("p" + i));
+        }
+        List<Transition> finishes = new ArrayList<>();
+        for (ClaimedTask c : claim("a", 5, T0)) {
+            finishes.add(finish(c, null, T0));
+        }
+        assertThat(store.write(finishes, T0)).containsOnly(WriteOutcome.APPLIED);
+
+        assertThat(store.purge(T0.plusSeconds(1), 2)).isEqualTo(2);
+        assertThat(store.purge(T0.plusSeconds(1), 2)).isEqualTo(2);
+        assertThat(store.purge(T0.plusSeconds(1), 2)).isEqualTo(1);
+        assertThat(store.purge(T0.plusSeconds(1), 2)).isZero();
+        assertThat(ids).allSatisfy(id -> assertThat(store.find(id)).isEmpty());
+    }
+
+    @Test
+    void null_output_and_error_round_trip_and_events_keep_their_order() {
+        TaskId id = submit("order");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        store.write(List.of(finish(c, null, T0)), T0);
+        assertThat(task(id).steps().get(0).output()).isNull();
+        List<TaskEvent.Type> types = eventTypes(id);
+        assertThat(types).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED,
+                TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+        assertThat(Collections.frequency(types, TaskEvent.Type.PROCESSED)).isEqualTo(1);
+    }
+
+    @Test
+    void unknown_task_is_absent_everywhere() {
+        TaskId nobody = TaskId.random();
+        assertThat(store.find(nobody)).isEmpty();
+        assertThat(store.events(nobody)).isEmpty();
+        assertThat(store.resubmit(nobody, T0, resubmitted(nobody))).isFalse();
+        assertThat(store.write(List.of(), T0)).isEmpty();
+    }
+}
