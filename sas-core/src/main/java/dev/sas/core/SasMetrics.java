@@ -1,0 +1,32 @@
+package dev.sas.core;
+
+/**
+ * Counters of one runtime since it was built (not cluster-wide). A snapshot; immutable.
+ *
+ * @param claimed tasks claimed by this runtime's scheduler
+ * @param stepsCompleted step results recorded
+ * @param tasksProcessed tasks this runtime finished as PROCESSED
+ * @param retriesScheduled failed attempts released for a later retry
+ * @param timeoutsRecovered expired claims this runtime's supervisor recovered
+ * @param staleRejected results not recorded because the deadline passed or the lease moved on
+ * @param deadlinesMissed attempts this runtime's scheduler stopped waiting for at their deadline
+ * @param errors tasks this runtime moved to ERROR
+ * @param compensated tasks this runtime finished as COMPENSATED or CANCELLED
+ * @param compensationFailed tasks this runtime moved to COMPENSATION_FAILED
+ * @param storeFailures state store operations that failed (and were retried or left to the supervisor)
+ * @param listenerFailures exceptions thrown by listeners and alert sinks (contained)
+ */
+public record SasMetrics(
+        long claimed,
+        long stepsCompleted,
+        long tasksProcessed,
+        long retriesScheduled,
+        long timeoutsRecovered,
+        long staleRejected,
+        long deadlinesMissed,
+        long errors,
+        long compensated,
+        long compensationFailed,
+        long storeFailures,
+        long listenerFailures) {
+}

@@ -1,0 +1,124 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.Codec;
+import dev.sas.core.StepContext;
+import dev.sas.core.TaskId;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One attempt at a step (or compensation) of a {@link TaskRun}. {@link #finish()} decides, once,
+ * whether the result or the deadline got there first.
+ */
+final class Attempt implements StepContext<Object> {
+    final TaskRun run;
+    final int step;
+    final String stepName;
+    final boolean compensating;
+    final int attemptNo;
+    final Instant startedAt;
+    final Instant completeBy;
+    private final Clock clock;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    volatile Thread thread;
+    volatile CompletableFuture<?> future;
+    volatile Future<?> timer;
+
+    Attempt(TaskRun run, Clock clock) {
+        this.run = run;
+        this.step = run.currentStep;
+        this.stepName = run.stepName();
+        this.compensating = run.compensating();
+        this.attemptNo = run.attempt;
+        this.completeBy = run.completeBy;
+        this.clock = clock;
+        this.startedAt = clock.instant();
+    }
+
+    /** True for the first caller only: the result handler or the deadline. */
+    boolean finish() {
+        return finished.compareAndSet(false, true);
+    }
+
+    boolean isFinished() {
+        return finished.get();
+    }
+
+    @Override
+    public TaskId taskId() {
+        return run.taskId;
+    }
+
+    @Override
+    public String businessKey() {
+        return run.businessKey;
+    }
+
+    @Override
+    public String workflow() {
+        return run.workflow.name();
+    }
+
+    @Override
+    public String stepName() {
+        return stepName;
+    }
+
+    @Override
+    public int stepIndex() {
+        return step;
+    }
+
+    @Override
+    public int attempt() {
+        return attemptNo;
+    }
+
+    @Override
+    public boolean compensating() {
+        return compensating;
+    }
+
+    @Override
+    public Object input() {
+        return run.input;
+    }
+
+    @Override
+    public Instant completeBy() {
+        return completeBy;
+    }
+
+    @Override
+    public Duration remaining() {
+        Duration d = Duration.between(clock.instant(), completeBy);
+        return d.isNegative() ? Duration.ZERO : d;
+    }
+
+    @Override
+    public String idempotencyKey() {
+        return run.taskId.value() + ':' + stepName + (compensating ? ":compensate" : "");
+    }
+
+    @Override
+    public Optional<String> output(String name) {
+        int index = run.workflow.step(name).index();
+        return index < run.outputs.size() ? Optional.ofNullable(run.outputs.get(index)) : Optional.empty();
+    }
+
+    @Override
+    public <T> Optional<T> output(String name, Codec<T> codec) {
+        return output(name).map(codec::decode);
+    }
+
+    @Override
+    public String toString() {
+        return "task " + run.taskId + " step " + stepName + (compensating ? " (compensation)" : "") + " attempt "
+                + attemptNo;
+    }
+}

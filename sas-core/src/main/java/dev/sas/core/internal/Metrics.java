@@ -1,0 +1,32 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.SasMetrics;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counters behind {@link SasMetrics}. Thread-safe. */
+public final class Metrics {
+    final LongAdder claimed = new LongAdder();
+    final LongAdder stepsCompleted = new LongAdder();
+    final LongAdder tasksProcessed = new LongAdder();
+    final LongAdder retriesScheduled = new LongAdder();
+    final LongAdder timeoutsRecovered = new LongAdder();
+    final LongAdder staleRejected = new LongAdder();
+    final LongAdder deadlinesMissed = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final LongAdder compensated = new LongAdder();
+    final LongAdder compensationFailed = new LongAdder();
+    final LongAdder storeFailures = new LongAdder();
+    final LongAdder listenerFailures = new LongAdder();
+
+    /** Counts a failed store operation. */
+    public void storeFailure() {
+        storeFailures.increment();
+    }
+
+    /** A snapshot. */
+    public SasMetrics snapshot() {
+        return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
+                timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
+                compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum());
+    }
+}

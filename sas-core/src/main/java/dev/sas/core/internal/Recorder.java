@@ -1,0 +1,172 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes the scheduler's transitions. Started, it runs one thread ({@code sas-scheduler-recorder})
+ * that drains every transition queued meanwhile into one {@link StateStore#write} call, so many
+ * step completions share a commit. Not started, it writes each transition on the caller's thread.
+ * A transition that cannot be written before its deadline is given up (the supervisor recovers
+ * the task); nothing is ever taken as written unless the store said so.
+ */
+public final class Recorder {
+    private static final Logger log = LoggerFactory.getLogger(Recorder.class);
+
+    /** Told what became of a transition. */
+    public interface Callback {
+        /**
+         * @param outcome the store's answer, or null if the write was given up
+         * @param writtenAt the instant passed to the store
+         */
+        void done(WriteOutcome outcome, Instant writtenAt);
+    }
+
+    private record Pending(Transition transition, Instant deadline, Callback callback) {
+    }
+
+    private final StateStore store;
+    private final Clock clock;
+    private final Metrics metrics;
+    private final int maxBatch;
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private volatile Thread thread;
+    private volatile boolean stopping;
+
+    /** A recorder writing inline until {@link #start()}. */
+    public Recorder(StateStore store, Clock clock, Metrics metrics, int maxBatch) {
+        this.store = store;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.maxBatch = maxBatch;
+    }
+
+    /** Starts the writer thread. */
+    public void start() {
+        Thread t = new NamedThreadFactory("sas-scheduler-recorder", false).newThread(this::loop);
+        thread = t;
+        t.start();
+    }
+
+    /**
+     * Records a transition, then calls back (on the writer thread, or inline).
+     *
+     * @param deadline give up retrying a failed write after this instant
+     */
+    public void write(Transition transition, Instant deadline, Callback callback) {
+        if (thread == null) {
+            Instant now = clock.instant();
+            WriteOutcome outcome;
+            try {
+                outcome = store.write(List.of(transition), now).get(0);
+            } catch (StateStoreException e) {
+                metrics.storeFailures.increment();
+                log.warn("task {} step {}: could not record {} ({}); the supervisor will recover it",
+                        transition.taskId(), transition.currentStep(), transition.status(), e.getMessage());
+                outcome = null;
+            }
+            callback.done(outcome, now);
+            return;
+        }
+        queue.add(new Pending(transition, deadline, callback));
+    }
+
+    private void loop() {
+        List<Pending> batch = new ArrayList<>(maxBatch);
+        long backoffMs = 50;
+        while (true) {
+            try {
+                if (batch.isEmpty()) {
+                    Pending first = queue.poll(100, TimeUnit.MILLISECONDS);
+                    if (first == null) {
+                        if (stopping) {
+                            return;
+                        }
+                        continue;
+                    }
+                    batch.add(first);
+                    queue.drainTo(batch, maxBatch - 1);
+                }
+                Instant now = clock.instant();
+                List<Transition> transitions = new ArrayList<>(batch.size());
+                for (Pending p : batch) {
+                    transitions.add(p.transition);
+                }
+                List<WriteOutcome> outcomes;
+                try {
+                    outcomes = store.write(transitions, now);
+                    backoffMs = 50;
+                } catch (StateStoreException e) {
+                    metrics.storeFailures.increment();
+                    log.warn("could not record {} transitions ({}); retrying in {} ms", batch.size(), e.getMessage(),
+                            backoffMs);
+                    giveUpExpired(batch, now);
+                    if (stopping && batch.isEmpty()) {
+                        return;
+                    }
+                    TimeUnit.MILLISECONDS.sleep(backoffMs);
+                    backoffMs = Math.min(backoffMs * 2, 5_000);
+                    continue;
+                }
+                for (int i = 0; i < batch.size(); i++) {
+                    complete(batch.get(i), outcomes.get(i), now);
+                }
+                batch.clear();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                for (Pending p : batch) {
+                    complete(p, null, clock.instant());
+                }
+                return;
+            }
+        }
+    }
+
+    private void giveUpExpired(List<Pending> batch, Instant now) {
+        batch.removeIf(p -> {
+            if (p.deadline.isBefore(now)) {
+                log.warn("task {} step {}: gave up recording {} after its deadline; the supervisor will recover it",
+                        p.transition.taskId(), p.transition.currentStep(), p.transition.status());
+                complete(p, null, now);
+                return true;
+            }
+            return false;
+        });
+    }
+
+    private void complete(Pending p, WriteOutcome outcome, Instant now) {
+        try {
+            p.callback.done(outcome, now);
+        } catch (RuntimeException e) {
+            log.error("task {}: internal error after recording a transition", p.transition.taskId(), e);
+        }
+    }
+
+    /** Writes what is queued, then stops the thread (waiting at most {@code timeoutMs}). */
+    public void stop(long timeoutMs) throws InterruptedException {
+        stopping = true;
+        Thread t = thread;
+        if (t != null) {
+            t.join(timeoutMs);
+            if (t.isAlive()) {
+                t.interrupt();
+                t.join(1_000);
+            }
+        }
+    }
+
+    /** Transitions waiting to be written. */
+    public int queued() {
+        return queue.size();
+    }
+}

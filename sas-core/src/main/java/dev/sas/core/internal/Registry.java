@@ -1,0 +1,55 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.Workflow;
+import dev.sas.core.WorkflowNotFoundException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The workflows a runtime knows, by name and version. Immutable after construction. */
+public final class Registry {
+    private final Map<String, Workflow<?>> byKey = new HashMap<>();
+
+    /**
+     * @throws IllegalArgumentException if two workflows share name and version
+     */
+    public Registry(List<Workflow<?>> workflows) {
+        for (Workflow<?> w : workflows) {
+            Workflow<?> previous = byKey.put(key(w.name(), w.version()), w);
+            if (previous != null) {
+                throw new IllegalArgumentException(
+                        "workflow '" + w.name() + "' version " + w.version() + " is registered twice");
+            }
+        }
+    }
+
+    private static String key(String name, int version) {
+        return name + '#' + version;
+    }
+
+    /** The workflow, or null. */
+    public Workflow<?> find(String name, int version) {
+        return byKey.get(key(name, version));
+    }
+
+    /**
+     * Checks that this exact definition is registered.
+     *
+     * @throws WorkflowNotFoundException if not
+     */
+    public void require(Workflow<?> workflow) {
+        Workflow<?> registered = byKey.get(key(workflow.name(), workflow.version()));
+        if (registered != workflow) {
+            if (registered == null) {
+                throw new WorkflowNotFoundException(workflow.name(), workflow.version());
+            }
+            throw new IllegalArgumentException("workflow '" + workflow.name() + "' version " + workflow.version()
+                    + " passed to submit is not the instance registered with this runtime");
+        }
+    }
+
+    /** All registered workflows. */
+    public List<Workflow<?>> all() {
+        return List.copyOf(byKey.values());
+    }
+}
