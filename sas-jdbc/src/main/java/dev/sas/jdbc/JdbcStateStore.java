@@ -1,0 +1,467 @@
+package dev.sas.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import dev.sas.jdbc.internal.Dialect;
+import dev.sas.jdbc.internal.Dialects;
+import dev.sas.jdbc.internal.JdbcStore;
+import dev.sas.jdbc.internal.SchemaManager;
+import dev.sas.jdbc.internal.Tables;
+import dev.sas.jdbc.internal.Urls;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A durable {@link StateStore} in a JDBC database: H2 (embedded, the default), PostgreSQL, or
+ * MariaDB/MySQL, detected from the connection. Every instant is stored as UTC epoch milliseconds,
+ * so neither the JVM's nor the server's time zone matters.
+ *
+ * <pre>{@code
+ * StateStore store = JdbcStateStore.builder()
+ *         .url("jdbc:postgresql://db:5432/app")
+ *         .username("app").password(secret)
+ *         .build();
+ * }</pre>
+ *
+ * <p>Thread-safe. {@link #close()} closes the connection pool if this store created it (from
+ * {@link Builder#url}), never a data source the host passed in.
+ */
+public final class JdbcStateStore implements StateStore {
+
+    /** Table prefix when none is set. */
+    public static final String DEFAULT_TABLE_PREFIX = "sas_";
+    /** Largest accepted encoded input, in UTF-8 bytes, when none is set: 1 MiB. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /** Pool size when the store creates its own pool and none is set. */
+    public static final int DEFAULT_MAX_POOL_SIZE = 10;
+    /** The embedded H2 database used when neither a data source nor a URL is set. */
+    public static final String DEFAULT_URL = "jdbc:h2:file:./sas-data/sas;LOCK_TIMEOUT=10000";
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcStateStore.class);
+    private static final AtomicInteger POOLS = new AtomicInteger();
+
+    private final JdbcStore store;
+    private final HikariDataSource ownedPool;
+    private final String description;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private JdbcStateStore(JdbcStore store, HikariDataSource ownedPool, String description) {
+        this.store = store;
+        this.ownedPool = ownedPool;
+        this.description = description;
+    }
+
+    /** A new builder. The builder is not thread-safe; the stores it builds are. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code transaction} may be null (the store commits on its own), a {@link java.sql.Connection}
+     * or an {@link org.jdbi.v3.core.Handle}: the task and its event are then written on that
+     * connection and commit or roll back with the host's transaction; the store neither commits
+     * nor closes it. A connection in auto-commit mode gets a short transaction of its own.
+     *
+     * @throws IllegalArgumentException if {@code transaction} is of another type, the input is larger
+     *     than {@code maxPayloadBytes}, a text field is longer than its column, or the task id exists
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
+        return store.submit(task, received, transaction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails; then nothing was claimed
+     */
+    @Override
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+        return store.claim(instanceId, limit, now);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>All transitions are written in one transaction with batched statements.
+     *
+     * @throws StateStoreException if the database fails; then none of them was written
+     */
+    @Override
+    public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
+        return store.write(transitions, now);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public List<ExpiredTask> findExpired(Instant now, int limit) {
+        return store.findExpired(now, limit);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl) {
+        return store.tryAcquireSupervisorLease(instanceId, now, ttl);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public void releaseSupervisorLease(String instanceId) {
+        store.releaseSupervisorLease(instanceId);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public Optional<TaskInfo> find(TaskId taskId) {
+        return store.find(taskId);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
+        return store.findByBusinessKey(workflow, businessKey);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public List<TaskInfo> list(TaskStatus status, int limit) {
+        return store.list(status, limit);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public Map<TaskStatus, Long> countByStatus() {
+        return store.countByStatus();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public List<TaskEvent> events(TaskId taskId) {
+        return store.events(taskId);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
+        return store.resubmit(taskId, now, event);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
+        return store.requestCancel(taskId, now, event);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Deletes in transactions of at most 100 tasks, so a large purge never holds many locks.
+     *
+     * @throws StateStoreException if the database fails; chunks already deleted stay deleted
+     */
+    @Override
+    public int purge(Instant finishedBefore, int limit) {
+        return store.purge(finishedBefore, limit);
+    }
+
+    /** Closes the connection pool if this store created it. Idempotent; never throws. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true) && ownedPool != null) {
+            ownedPool.close();
+        }
+    }
+
+    /** Which database and tables this store uses (no credentials). */
+    @Override
+    public String toString() {
+        return "JdbcStateStore[" + description + "]";
+    }
+
+    /**
+     * Configures and builds a {@link JdbcStateStore}. Set either {@link #dataSource} or
+     * {@link #url}; with neither, the store uses an embedded H2 database in {@code ./sas-data}.
+     * Not thread-safe.
+     */
+    public static final class Builder {
+
+        private DataSource dataSource;
+        private String url;
+        private String username;
+        private String password;
+        private Integer maxPoolSize;
+        private String poolName;
+        private String tablePrefix = DEFAULT_TABLE_PREFIX;
+        private boolean createSchema = true;
+        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+        private Builder() {
+        }
+
+        /**
+         * Uses the host's data source. The store never closes it.
+         *
+         * @throws NullPointerException if {@code dataSource} is null
+         */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+            return this;
+        }
+
+        /**
+         * Connects to this JDBC URL through a HikariCP pool that the store creates and closes.
+         *
+         * @throws NullPointerException if {@code url} is null
+         * @throws IllegalArgumentException if {@code url} does not start with {@code jdbc:}
+         */
+        public Builder url(String url) {
+            Objects.requireNonNull(url, "url must not be null");
+            if (!url.startsWith("jdbc:")) {
+                throw new IllegalArgumentException("url must start with 'jdbc:', was '" + Urls.redact(url) + "'");
+            }
+            this.url = url;
+            return this;
+        }
+
+        /**
+         * User for {@link #url}.
+         *
+         * @throws NullPointerException if {@code username} is null
+         */
+        public Builder username(String username) {
+            this.username = Objects.requireNonNull(username, "username must not be null");
+            return this;
+        }
+
+        /**
+         * Password for {@link #url}. Never logged.
+         *
+         * @throws NullPointerException if {@code password} is null
+         */
+        public Builder password(String password) {
+            this.password = Objects.requireNonNull(password, "password must not be null");
+            return this;
+        }
+
+        /**
+         * Maximum connections of the pool created for {@link #url}; default {@value JdbcStateStore#DEFAULT_MAX_POOL_SIZE}.
+         *
+         * @throws IllegalArgumentException if {@code maxPoolSize} is not positive
+         */
+        public Builder maxPoolSize(int maxPoolSize) {
+            if (maxPoolSize <= 0) {
+                throw new IllegalArgumentException("maxPoolSize must be positive, was " + maxPoolSize);
+            }
+            this.maxPoolSize = maxPoolSize;
+            return this;
+        }
+
+        /**
+         * Name of the pool created for {@link #url}; on PostgreSQL also the connections'
+         * {@code application_name}, unless the URL sets one. Default {@code sas-<n>}.
+         *
+         * @throws NullPointerException if {@code poolName} is null
+         * @throws IllegalArgumentException if {@code poolName} is blank
+         */
+        public Builder poolName(String poolName) {
+            Objects.requireNonNull(poolName, "poolName must not be null");
+            if (poolName.isBlank()) {
+                throw new IllegalArgumentException("poolName must not be blank");
+            }
+            this.poolName = poolName;
+            return this;
+        }
+
+        /**
+         * Prefix of every table name; default {@value JdbcStateStore#DEFAULT_TABLE_PREFIX}. Letters,
+         * digits and underscores, starting with a letter, at most 21 characters.
+         *
+         * @throws NullPointerException if {@code tablePrefix} is null
+         * @throws IllegalArgumentException if it has any other form
+         */
+        public Builder tablePrefix(String tablePrefix) {
+            Objects.requireNonNull(tablePrefix, "tablePrefix must not be null");
+            new Tables(tablePrefix);
+            this.tablePrefix = tablePrefix;
+            return this;
+        }
+
+        /**
+         * Whether {@link #build()} creates and upgrades the tables (default true). Turn it off
+         * when Flyway or Liquibase applies the scripts shipped in this jar.
+         */
+        public Builder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
+        /**
+         * Largest accepted task input in UTF-8 bytes; default 1 MiB.
+         *
+         * @throws IllegalArgumentException if {@code maxPayloadBytes} is not positive
+         */
+        public Builder maxPayloadBytes(int maxPayloadBytes) {
+            if (maxPayloadBytes <= 0) {
+                throw new IllegalArgumentException("maxPayloadBytes must be positive, was " + maxPayloadBytes);
+            }
+            this.maxPayloadBytes = maxPayloadBytes;
+            return this;
+        }
+
+        /**
+         * Connects, detects the database, applies the schema if {@link #createSchema} is on, and
+         * returns the store.
+         *
+         * @throws IllegalStateException if settings contradict each other (e.g. both a data source
+         *     and a URL), or the database is not H2, PostgreSQL or MariaDB/MySQL
+         * @throws StateStoreException if the database cannot be reached or refuses the schema;
+         *     the message names the URL without its password
+         */
+        public JdbcStateStore build() {
+            if (dataSource != null && url != null) {
+                throw new IllegalStateException("dataSource and url are both set; set only one of them");
+            }
+            if (dataSource != null && (username != null || password != null || maxPoolSize != null || poolName != null)) {
+                throw new IllegalStateException("dataSource is set together with username, password, maxPoolSize or"
+                        + " poolName; those configure the pool built from url. Configure your own data source instead");
+            }
+            Tables tables = new Tables(tablePrefix);
+            HikariDataSource pool = null;
+            DataSource ds = dataSource;
+            String where;
+            if (ds == null) {
+                String jdbcUrl = url != null ? url : DEFAULT_URL;
+                where = Urls.redact(jdbcUrl);
+                pool = createPool(jdbcUrl, where);
+                ds = pool;
+            } else {
+                where = "the given data source " + dataSource.getClass().getName();
+            }
+            try {
+                Jdbi jdbi = Jdbi.create(ds).installPlugin(JdbcStore.PLUGIN);
+                String product = jdbi.withHandle(h -> h.getConnection().getMetaData().getDatabaseProductName());
+                Dialect dialect = Dialects.detect(product);
+                if (createSchema) {
+                    new SchemaManager(jdbi, dialect, tables).apply();
+                }
+                String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
+                log.info("SAS state store on {} (schema {}, maxPayloadBytes {}{})", description,
+                        createSchema ? "managed" : "not managed", maxPayloadBytes,
+                        pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize());
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, maxPayloadBytes), pool, description);
+            } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
+                if (pool != null) {
+                    pool.close();
+                }
+                if (e instanceof IllegalStateException ise) {
+                    throw ise;
+                }
+                throw new StateStoreException("cannot set up the SAS store on " + where + ": " + rootMessage(e), e);
+            } catch (RuntimeException e) {
+                if (pool != null) {
+                    pool.close();
+                }
+                throw e;
+            }
+        }
+
+        private HikariDataSource createPool(String jdbcUrl, String redacted) {
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(jdbcUrl);
+            if (username != null) {
+                config.setUsername(username);
+            }
+            if (password != null) {
+                config.setPassword(password);
+            }
+            config.setMaximumPoolSize(maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE);
+            config.setPoolName(poolName != null ? poolName : "sas-" + POOLS.incrementAndGet());
+            // no gap locks on MariaDB claims; already the default elsewhere
+            config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+            Dialect guess = Dialects.guessFromUrl(jdbcUrl);
+            if (guess != null) {
+                guess.configurePool(config, config.getPoolName());
+            }
+            try {
+                return new HikariDataSource(config);
+            } catch (RuntimeException e) {
+                throw new StateStoreException("cannot connect to " + redacted + ": " + rootMessage(e)
+                        + ". Check that the database is running and reachable, and the URL and credentials", e);
+            }
+        }
+
+        private static String rootMessage(Throwable e) {
+            Throwable c = e;
+            while (c.getCause() != null && c.getCause() != c) {
+                c = c.getCause();
+            }
+            return Urls.redact(String.valueOf(c.getMessage()));
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.sas.jdbc.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import java.sql.SQLException;
+import java.util.List;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * Everything that differs between databases. One implementation per database, chosen by
+ * {@link Dialects#detect}; the store itself has no database-specific branches. Implementations
+ * are stateless and thread-safe. Not API.
+ */
+public interface Dialect {
+
+    /** The state a claimable task is in, as an SQL list. */
+    String CLAIMABLE_STATES = "('PENDING','COMPENSATING')";
+
+    /** Short name, also the schema resource folder: {@code h2}, {@code postgresql}, {@code mariadb}. */
+    String name();
+
+    /** Driver properties for a pool this store creates (e.g. the application name seen by the server). */
+    void configurePool(HikariConfig config, String poolName);
+
+    /**
+     * Inserts a PENDING task row with 12 parameters (task_id, workflow, workflow_version,
+     * business_key, priority, next_attempt_at, current_step_name, step_timeout_ms, created_at,
+     * updated_at, input, reply_to); must either insert one row, insert nothing (0) when the workflow and
+     * business key exist, or fail with a duplicate-key error that {@link #isDuplicateKey} recognises.
+     * It must not abort the surrounding transaction on a duplicate: a host transaction goes on.
+     */
+    String insertTaskSql(Tables t);
+
+    /** The plain INSERT of {@link #insertTaskSql}, for dialects that add a conflict clause to it. */
+    static String plainInsertTaskSql(Tables t) {
+        return "INSERT INTO " + t.task() + " (task_id, workflow, workflow_version, business_key, state, priority,"
+                + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt,"
+                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to)"
+                + " VALUES (?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?)";
+    }
+
+    /** Appended to the select that re-reads the task a duplicate submission collided with. */
+    String latestCommittedReadSuffix();
+
+    /** True if {@code e} (or a cause) is a unique-constraint violation. */
+    default boolean isDuplicateKey(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof SQLException s && s.getSQLState() != null && s.getSQLState().equals("23505")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Claims up to {@code limit} due tasks for {@code instanceId} inside the open transaction of
+     * {@code h}: lock, lease+1, attempt+1, completeBy = now + step timeout, PENDING → PROCESSING.
+     * Returns the rows as they are after the claim, in any order.
+     */
+    List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now);
+
+    /** True if {@link #claim} already inserted the start events (PostgreSQL does it in one statement). */
+    boolean claimRecordsEvents();
+
+    /**
+     * Upserts a step result with 9 parameters: task_id, step_index, step_name, state, attempts,
+     * output, error, started_at, finished_at. Leaves compensation_state unchanged.
+     */
+    String upsertStepSql(Tables t);
+
+    /**
+     * Records a compensation result with 5 parameters: task_id, step_index, step_name,
+     * compensation_state, error. Inserts a COMPLETED row with 0 attempts if there is none; otherwise
+     * changes only step_name, compensation_state and error.
+     */
+    String upsertCompensationSql(Tables t);
+
+    /** Runs after the schema scripts (PostgreSQL analyses the new tables). */
+    default void afterSchemaApplied(Handle h, Tables t) {
+    }
+}

@@ -1,0 +1,45 @@
+package dev.sas.jdbc.internal;
+
+import java.util.Locale;
+
+/** Picks the dialect for a database. Not API. */
+public final class Dialects {
+
+    private Dialects() {
+    }
+
+    /**
+     * The dialect for a product name as reported by {@code DatabaseMetaData.getDatabaseProductName()}.
+     *
+     * @throws IllegalStateException if the database is not one SAS supports
+     */
+    public static Dialect detect(String productName) {
+        String p = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
+        if (p.contains("h2")) {
+            return new H2Dialect();
+        }
+        if (p.contains("postgres")) {
+            return new PostgresDialect();
+        }
+        if (p.contains("mariadb") || p.contains("mysql")) {
+            return new MariaDbDialect();
+        }
+        throw new IllegalStateException("unsupported database '" + productName
+                + "': SAS supports H2, PostgreSQL and MariaDB/MySQL");
+    }
+
+    /** A best guess from the URL, used only to set driver properties before the first connection. */
+    public static Dialect guessFromUrl(String url) {
+        String u = url.toLowerCase(Locale.ROOT);
+        if (u.startsWith("jdbc:postgresql:")) {
+            return new PostgresDialect();
+        }
+        if (u.startsWith("jdbc:mariadb:") || u.startsWith("jdbc:mysql:")) {
+            return new MariaDbDialect();
+        }
+        if (u.startsWith("jdbc:h2:")) {
+            return new H2Dialect();
+        }
+        return null;
+    }
+}

@@ -1,0 +1,80 @@
+package dev.sas.jdbc.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import java.util.List;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * H2 2.x. Measured: {@code SELECT … FOR UPDATE [SKIP LOCKED]} with a limit locks every matching
+ * row, and {@code FROM FINAL TABLE (UPDATE …)} can return rows it did not update. So the claim is a
+ * conditional {@code UPDATE} (H2 re-checks the condition on a row another transaction changed)
+ * that stamps a unique claim token, followed by a select by that token.
+ */
+final class H2Dialect implements Dialect {
+
+    @Override
+    public String name() {
+        return "h2";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName) {
+        // nothing driver-specific needed
+    }
+
+    @Override
+    public String insertTaskSql(Tables t) {
+        return Dialect.plainInsertTaskSql(t);
+    }
+
+    @Override
+    public String latestCommittedReadSuffix() {
+        return "";
+    }
+
+    @Override
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
+        String token = UUID.randomUUID().toString();
+        String claimable = "locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?";
+        int n = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
+                        + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
+                        + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END"
+                        + " WHERE task_id IN (SELECT task_id FROM " + t.task() + " WHERE " + claimable
+                        + " ORDER BY priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY) AND " + claimable)
+                .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now)
+                .bind(4, now).bind(5, limit).bind(6, now)
+                .execute();
+        if (n == 0) {
+            return List.of();
+        }
+        return h.createQuery("SELECT " + ClaimRow.COLUMNS + " FROM " + t.task() + " WHERE claim_token = ?")
+                .bind(0, token)
+                .map((rs, ctx) -> ClaimRow.map(rs))
+                .list();
+    }
+
+    @Override
+    public boolean claimRecordsEvents() {
+        return false;
+    }
+
+    @Override
+    public String upsertStepSql(Tables t) {
+        return "MERGE INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
+                + " started_at, finished_at) KEY (task_id, step_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    }
+
+    @Override
+    public String upsertCompensationSql(Tables t) {
+        return "MERGE INTO " + t.step() + " s USING (SELECT CAST(? AS VARCHAR(64)) AS task_id,"
+                + " CAST(? AS INT) AS step_index, CAST(? AS VARCHAR(200)) AS step_name,"
+                + " CAST(? AS VARCHAR(32)) AS compensation_state, CAST(? AS CHARACTER LARGE OBJECT) AS error) v"
+                + " ON s.task_id = v.task_id AND s.step_index = v.step_index"
+                + " WHEN MATCHED THEN UPDATE SET step_name = v.step_name,"
+                + " compensation_state = v.compensation_state, error = v.error"
+                + " WHEN NOT MATCHED THEN INSERT (task_id, step_index, step_name, state, attempts,"
+                + " compensation_state, error) VALUES (v.task_id, v.step_index, v.step_name, 'COMPLETED', 0,"
+                + " v.compensation_state, v.error)";
+    }
+}

@@ -1,0 +1,739 @@
+package dev.sas.jdbc.internal;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Handles;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.spi.JdbiPlugin;
+import org.jdbi.v3.core.statement.PreparedBatch;
+import org.jdbi.v3.core.statement.Query;
+import org.jdbi.v3.core.statement.TemplateEngine;
+
+/**
+ * The SQL behind {@code JdbcStateStore}: the semantics of {@code InMemoryStateStore}, in SQL that
+ * is the same on every database except where {@link Dialect} says otherwise. Thread-safe. Not API.
+ */
+public final class JdbcStore {
+
+    private static final String FINAL_STATES = "('PROCESSED','COMPENSATED','CANCELLED')";
+    private static final int PURGE_CHUNK = 100;
+    private static final String TASK_COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority,"
+            + " current_step, failure_count, locked_by, lease, complete_by, next_attempt_at, created_at, updated_at,"
+            + " last_error, cancel_requested";
+
+    private final Jdbi jdbi;
+    private final Dialect dialect;
+    private final Tables t;
+    private final int maxPayloadBytes;
+
+    private final String insertTask;
+    private final String insertEvent;
+    private final String updateTask;
+    private final String upsertStep;
+    private final String upsertCompensation;
+
+    /** A store on {@code jdbi}, whose schema is already in place. */
+    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, int maxPayloadBytes) {
+        this.jdbi = jdbi;
+        this.dialect = dialect;
+        this.t = tables;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.insertTask = dialect.insertTaskSql(t);
+        this.insertEvent = "INSERT INTO " + t.event()
+                + " (task_id, type, step_index, step_name, attempt, at, message) VALUES (?, ?, ?, ?, ?, ?, ?)";
+        // Everything a transition changes, conditional on lease and guard. Integer flags rather than
+        // statement variants keep the whole batch one prepared statement.
+        this.updateTask = "UPDATE " + t.task() + " SET state = ?, current_step = ?, current_step_name = ?,"
+                + " attempt = ?, failure_count = ?, step_timeout_ms = ?, updated_at = ?,"
+                + " locked_by = CASE WHEN ? = 1 THEN locked_by ELSE NULL END, complete_by = ?,"
+                + " next_attempt_at = CASE WHEN ? = 1 THEN next_attempt_at ELSE ? END,"
+                + " last_error = COALESCE(?, last_error)"
+                + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
+                + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
+                + " AND (? = 0 OR cancel_requested = FALSE)";
+        this.upsertStep = dialect.upsertStepSql(t);
+        this.upsertCompensation = dialect.upsertCompensationSql(t);
+    }
+
+    /** Configures a Jdbi the way the store's SQL expects (positional parameters, no templating). */
+    public static final JdbiPlugin PLUGIN = new JdbiPlugin() {
+        @Override
+        public void customizeJdbi(Jdbi j) {
+            j.setTemplateEngine(TemplateEngine.NOP);
+        }
+    };
+
+    /** The dialect in use. */
+    public Dialect dialect() {
+        return dialect;
+    }
+
+    // ---------------------------------------------------------------- submit
+
+    /** See {@code StateStore.submit}. */
+    public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
+        checkSizes(task);
+        if (transaction == null) {
+            return run("submit", task.taskId(), () -> jdbi.inTransaction(h -> submitIn(h, task, received)));
+        }
+        if (transaction instanceof Handle handle) {
+            return run("submit", task.taskId(), () -> submitJoined(handle, task, received));
+        }
+        if (transaction instanceof Connection connection) {
+            return run("submit", task.taskId(), () -> {
+                Jdbi host = Jdbi.create(new HostConnection(connection)).installPlugin(PLUGIN);
+                host.getConfig(Handles.class).setForceEndTransactions(false);
+                try (Handle h = host.open()) {
+                    return submitJoined(h, task, received);
+                }
+            });
+        }
+        throw new IllegalArgumentException("cannot join a transaction of type " + transaction.getClass().getName()
+                + " for task " + task.taskId() + ": pass a java.sql.Connection, an org.jdbi.v3.core.Handle, or null");
+    }
+
+    private SubmitResult submitJoined(Handle h, NewTask task, TaskEvent received) {
+        boolean autoCommit;
+        try {
+            autoCommit = h.getConnection().getAutoCommit();
+        } catch (SQLException e) {
+            throw new StateStoreException("submit failed for task " + task.taskId()
+                    + ": cannot read the host connection's auto-commit mode", e);
+        }
+        // A connection in auto-commit mode is not in a transaction; the task row and its RECEIVED
+        // event must still commit together, so they get one of their own.
+        return autoCommit ? h.inTransaction(x -> submitIn(x, task, received)) : submitIn(h, task, received);
+    }
+
+    private SubmitResult submitIn(Handle h, NewTask task, TaskEvent received) {
+        int inserted;
+        try {
+            inserted = h.createUpdate(insertTask)
+                    .bind(0, task.taskId().value())
+                    .bind(1, task.workflow())
+                    .bind(2, task.workflowVersion())
+                    .bind(3, task.businessKey())
+                    .bind(4, task.priority())
+                    .bind(5, millis(task.dueAt()))
+                    .bind(6, task.firstStepName())
+                    .bind(7, task.firstStepTimeout().toMillis())
+                    .bind(8, millis(task.createdAt()))
+                    .bind(9, millis(task.createdAt()))
+                    .bind(10, task.input())
+                    .bind(11, task.replyTo())
+                    .execute();
+        } catch (JdbiException e) {
+            if (!dialect.isDuplicateKey(e)) {
+                throw e;
+            }
+            inserted = 0;
+        }
+        if (inserted == 1) {
+            bindEvent(h.prepareBatch(insertEvent), received).add().execute();
+            return new SubmitResult(task.taskId(), true);
+        }
+        Optional<String> existing = h.createQuery("SELECT task_id FROM " + t.task()
+                        + " WHERE workflow = ? AND business_key = ?" + dialect.latestCommittedReadSuffix())
+                .bind(0, task.workflow()).bind(1, task.businessKey())
+                .mapTo(String.class).findOne();
+        if (existing.isPresent()) {
+            return new SubmitResult(TaskId.of(existing.get()), false);
+        }
+        boolean idTaken = h.createQuery("SELECT COUNT(*) FROM " + t.task() + " WHERE task_id = ?")
+                .bind(0, task.taskId().value()).mapTo(Long.class).one() > 0;
+        if (idTaken) {
+            throw new IllegalArgumentException("task id " + task.taskId() + " already exists");
+        }
+        throw new StateStoreException("submit of task " + task.taskId() + " collided with a submission of business key '"
+                + task.businessKey() + "' that is not visible (yet); retry");
+    }
+
+    private void checkSizes(NewTask task) {
+        long bytes = utf8Length(task.input());
+        if (bytes > maxPayloadBytes) {
+            throw new IllegalArgumentException("input of task " + task.taskId() + " (workflow '" + task.workflow()
+                    + "', business key '" + abbreviate(task.businessKey()) + "') is " + bytes
+                    + " bytes, more than maxPayloadBytes " + maxPayloadBytes
+                    + "; store large data elsewhere and submit a reference");
+        }
+        checkLength("workflow", task.workflow(), 128, task);
+        checkLength("businessKey", task.businessKey(), 255, task);
+        checkLength("replyTo", task.replyTo(), 255, task);
+        checkLength("firstStepName", task.firstStepName(), 200, task);
+    }
+
+    private static void checkLength(String what, String value, int max, NewTask task) {
+        if (value != null && value.length() > max) {
+            throw new IllegalArgumentException(what + " of task " + task.taskId() + " must be at most " + max
+                    + " characters, was " + value.length());
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+    }
+
+    static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------- claim
+
+    /** See {@code StateStore.claim}. */
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        long nowMs = millis(now);
+        return run("claim by " + instanceId, null, () -> {
+            if (dialect.claimRecordsEvents()) {
+                // one statement claims and records the start events: no transaction round trips
+                // needed, and the outputs of tasks this instance now holds cannot change under it
+                return jdbi.withHandle(h -> claimIn(h, instanceId, limit, nowMs));
+            }
+            return jdbi.inTransaction(h -> claimIn(h, instanceId, limit, nowMs));
+        });
+    }
+
+    private List<ClaimedTask> claimIn(Handle h, String instanceId, int limit, long nowMs) {
+        List<ClaimRow> rows = new ArrayList<>(dialect.claim(h, t, instanceId, limit, nowMs));
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        rows.sort(ClaimRow.ORDER);
+        if (!dialect.claimRecordsEvents()) {
+            PreparedBatch events = h.prepareBatch(insertEvent);
+            for (ClaimRow r : rows) {
+                events.bind(0, r.taskId())
+                        .bind(1, (r.status() == TaskStatus.COMPENSATING
+                                ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED).name())
+                        .bind(2, r.currentStep())
+                        .bind(3, r.currentStepName())
+                        .bind(4, r.attempt())
+                        .bind(5, nowMs)
+                        .bind(6, (String) null)
+                        .add();
+            }
+            events.execute();
+        }
+        Map<String, List<String>> outputs = loadOutputs(h, rows);
+        List<ClaimedTask> out = new ArrayList<>(rows.size());
+        for (ClaimRow r : rows) {
+            out.add(new ClaimedTask(TaskId.of(r.taskId()), r.workflow(), r.workflowVersion(), r.businessKey(),
+                    r.status(), r.lease(), r.currentStep(), r.attempt(), r.failureCount(),
+                    Instant.ofEpochMilli(r.completeBy()), r.cancelRequested(), r.input(), r.replyTo(),
+                    Instant.ofEpochMilli(r.createdAt()), outputs.getOrDefault(r.taskId(), List.of())));
+        }
+        return out;
+    }
+
+    private Map<String, List<String>> loadOutputs(Handle h, List<ClaimRow> rows) {
+        List<String> ids = rows.stream()
+                .filter(r -> r.currentStep() > 0 || r.status() == TaskStatus.COMPENSATING)
+                .map(ClaimRow::taskId)
+                .toList();
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, TreeMap<Integer, String>> byTask = new HashMap<>();
+        Query q = h.createQuery("SELECT task_id, step_index, output FROM " + t.step()
+                + " WHERE state = 'COMPLETED' AND task_id IN (" + placeholders(ids.size()) + ")");
+        bindAll(q, 0, ids);
+        q.map((rs, ctx) -> {
+            byTask.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getInt(2), rs.getString(3));
+            return null;
+        }).forEach(x -> { });
+        Map<String, List<String>> out = new HashMap<>();
+        byTask.forEach((id, steps) -> {
+            List<String> list = new ArrayList<>();
+            steps.forEach((index, output) -> {
+                while (list.size() <= index) {
+                    list.add(null);
+                }
+                list.set(index, output);
+            });
+            out.put(id, list);
+        });
+        return out;
+    }
+
+    // ---------------------------------------------------------------- write
+
+    /** See {@code StateStore.write}. */
+    public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
+        if (transitions.isEmpty()) {
+            return List.of();
+        }
+        String firstId = transitions.get(0).taskId().value();
+        return run("write of " + transitions.size() + " transition(s)", transitions.size() == 1 ? firstId : null,
+                () -> jdbi.inTransaction(h -> writeIn(h, transitions, millis(now))));
+    }
+
+    private List<WriteOutcome> writeIn(Handle h, List<Transition> transitions, long nowMs) {
+        int n = transitions.size();
+        // Lock rows in task-id order so that two batches touching the same tasks cannot deadlock.
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> transitions.get(a).taskId().value().compareTo(transitions.get(b).taskId().value()));
+
+        PreparedBatch updates = h.prepareBatch(updateTask);
+        for (int i : order) {
+            Transition x = transitions.get(i);
+            boolean holder = x.guard() == Transition.Guard.HOLDER;
+            long timeout = x.stepTimeout().toMillis();
+            updates.bind(0, x.status().name())
+                    .bind(1, x.currentStep())
+                    .bind(2, x.currentStepName())
+                    .bind(3, x.attempt())
+                    .bind(4, x.failureCount())
+                    .bind(5, timeout)
+                    .bind(6, nowMs)
+                    .bind(7, x.keepLock() ? 1 : 0)
+                    .bind(8, x.keepLock() ? Long.valueOf(nowMs + timeout) : null)
+                    .bind(9, x.keepLock() ? 1 : 0)
+                    .bind(10, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()))
+                    .bind(11, x.lastError())
+                    .bind(12, x.taskId().value())
+                    .bind(13, x.lease())
+                    .bind(14, holder ? 1 : 0)
+                    .bind(15, nowMs)
+                    .bind(16, holder ? 1 : 0)
+                    .bind(17, nowMs)
+                    .bind(18, x.unlessCancelRequested() ? 1 : 0)
+                    .add();
+        }
+        int[] counts = updates.execute();
+        WriteOutcome[] outcomes = new WriteOutcome[n];
+        List<Integer> maybeCancelled = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            if (counts[k] == Statement.SUCCESS_NO_INFO) {
+                throw new StateStoreException("the JDBC driver reported no update counts for a batch; the store"
+                        + " needs them for fencing (MariaDB: do not set useBulkStmts=true)");
+            }
+            if (counts[k] > 0) {
+                outcomes[i] = WriteOutcome.APPLIED;
+            } else {
+                outcomes[i] = WriteOutcome.STALE;
+                if (transitions.get(i).unlessCancelRequested()) {
+                    maybeCancelled.add(i);
+                }
+            }
+        }
+        if (!maybeCancelled.isEmpty()) {
+            resolveCancelRequested(h, transitions, maybeCancelled, outcomes, nowMs);
+        }
+
+        PreparedBatch steps = null;
+        PreparedBatch compensations = null;
+        PreparedBatch events = null;
+        for (int i : order) {
+            if (outcomes[i] != WriteOutcome.APPLIED) {
+                continue;
+            }
+            Transition x = transitions.get(i);
+            StepUpdate u = x.step();
+            if (u != null && u.compensation()) {
+                compensations = compensations == null ? h.prepareBatch(upsertCompensation) : compensations;
+                compensations.bind(0, x.taskId().value())
+                        .bind(1, u.index())
+                        .bind(2, u.name())
+                        .bind(3, u.compensationStatus() == null ? null : u.compensationStatus().name())
+                        .bind(4, u.error())
+                        .add();
+            } else if (u != null) {
+                steps = steps == null ? h.prepareBatch(upsertStep) : steps;
+                steps.bind(0, x.taskId().value())
+                        .bind(1, u.index())
+                        .bind(2, u.name())
+                        .bind(3, u.status() == null ? null : u.status().name())
+                        .bind(4, u.attempts())
+                        .bind(5, u.output())
+                        .bind(6, u.error())
+                        .bind(7, millisOrNull(u.startedAt()))
+                        .bind(8, millisOrNull(u.finishedAt()))
+                        .add();
+            }
+            for (TaskEvent e : x.events()) {
+                events = events == null ? h.prepareBatch(insertEvent) : events;
+                bindEvent(events, e).add();
+            }
+        }
+        if (steps != null) {
+            steps.execute();
+        }
+        if (compensations != null) {
+            compensations.execute();
+        }
+        if (events != null) {
+            events.execute();
+        }
+        return Arrays.asList(outcomes);
+    }
+
+    private void resolveCancelRequested(Handle h, List<Transition> transitions, List<Integer> candidates,
+            WriteOutcome[] outcomes, long nowMs) {
+        List<String> ids = candidates.stream().map(i -> transitions.get(i).taskId().value()).distinct().toList();
+        Query q = h.createQuery("SELECT task_id, lease, locked_by, complete_by, cancel_requested FROM " + t.task()
+                + " WHERE task_id IN (" + placeholders(ids.size()) + ")");
+        bindAll(q, 0, ids);
+        Map<String, Object[]> rows = new HashMap<>();
+        q.map((rs, ctx) -> rows.put(rs.getString(1), new Object[] {
+            rs.getLong(2), rs.getString(3), longOrNull(rs, 4), rs.getBoolean(5)})).forEach(x -> { });
+        for (int i : candidates) {
+            Transition x = transitions.get(i);
+            Object[] r = rows.get(x.taskId().value());
+            if (r == null || (long) r[0] != x.lease() || r[1] == null || r[2] == null) {
+                continue;
+            }
+            boolean expired = (long) r[2] < nowMs;
+            boolean guardHolds = x.guard() == Transition.Guard.HOLDER ? !expired : expired;
+            if (guardHolds && (boolean) r[3]) {
+                outcomes[i] = WriteOutcome.CANCEL_REQUESTED;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- supervisor
+
+    /** See {@code StateStore.findExpired}. */
+    public List<ExpiredTask> findExpired(Instant now, int limit) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        return run("findExpired", null, () -> jdbi.withHandle(h -> h.createQuery(
+                        "SELECT task_id, workflow, workflow_version, business_key, state, lease, locked_by,"
+                                + " current_step, attempt, failure_count, complete_by, cancel_requested, reply_to FROM "
+                                + t.task() + " WHERE locked_by IS NOT NULL AND complete_by < ?"
+                                + " ORDER BY complete_by LIMIT ?")
+                .bind(0, millis(now)).bind(1, limit)
+                .map((rs, ctx) -> new ExpiredTask(TaskId.of(rs.getString(1)), rs.getString(2), rs.getInt(3),
+                        rs.getString(4), TaskStatus.valueOf(rs.getString(5)), rs.getLong(6), rs.getString(7),
+                        rs.getInt(8), rs.getInt(9), rs.getInt(10), Instant.ofEpochMilli(rs.getLong(11)),
+                        rs.getBoolean(12), rs.getString(13)))
+                .list()));
+    }
+
+    /** See {@code StateStore.tryAcquireSupervisorLease}. */
+    public boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl) {
+        long nowMs = millis(now);
+        long until = millis(now.plus(ttl));
+        return run("tryAcquireSupervisorLease by " + instanceId, null, () -> jdbi.withHandle(h -> {
+            for (int round = 0; round < 2; round++) {
+                int n = h.createUpdate("UPDATE " + t.lease() + " SET holder = ?, expires_at = ?"
+                                + " WHERE name = 'supervisor' AND (holder IS NULL OR holder = ? OR expires_at < ?)")
+                        .bind(0, instanceId).bind(1, until).bind(2, instanceId).bind(3, nowMs)
+                        .execute();
+                if (n > 0) {
+                    return true;
+                }
+                boolean rowExists = h.createQuery("SELECT COUNT(*) FROM " + t.lease() + " WHERE name = 'supervisor'")
+                        .mapTo(Long.class).one() > 0;
+                if (rowExists) {
+                    return false;
+                }
+                // the row belongs to the schema script; a schema managed by hand may lack it
+                try {
+                    h.createUpdate("INSERT INTO " + t.lease() + " (name, holder, expires_at) VALUES ('supervisor', NULL, 0)")
+                            .execute();
+                } catch (JdbiException e) {
+                    if (!dialect.isDuplicateKey(e)) {
+                        throw e;
+                    }
+                }
+            }
+            return false;
+        }));
+    }
+
+    /** See {@code StateStore.releaseSupervisorLease}. */
+    public void releaseSupervisorLease(String instanceId) {
+        run("releaseSupervisorLease by " + instanceId, null, () -> jdbi.withHandle(h -> h.createUpdate(
+                        "UPDATE " + t.lease() + " SET holder = NULL, expires_at = 0 WHERE name = 'supervisor' AND holder = ?")
+                .bind(0, instanceId).execute()));
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /** See {@code StateStore.find}. */
+    public Optional<TaskInfo> find(TaskId taskId) {
+        return run("find", taskId, () -> jdbi.withHandle(h -> {
+            Optional<TaskInfo> task = h.createQuery("SELECT " + TASK_COLUMNS + " FROM " + t.task() + " WHERE task_id = ?")
+                    .bind(0, taskId.value())
+                    .map((rs, ctx) -> taskInfo(rs, List.of()))
+                    .findOne();
+            if (task.isEmpty()) {
+                return task;
+            }
+            List<TaskInfo.StepInfo> steps = h.createQuery("SELECT step_index, step_name, state, attempts, output, error,"
+                            + " started_at, finished_at, compensation_state FROM " + t.step()
+                            + " WHERE task_id = ? ORDER BY step_index")
+                    .bind(0, taskId.value())
+                    .map((rs, ctx) -> new TaskInfo.StepInfo(rs.getInt(1), rs.getString(2), stepStatus(rs.getString(3)),
+                            rs.getInt(4), rs.getString(5), rs.getString(6), instantOrNull(rs, 7), instantOrNull(rs, 8),
+                            stepStatus(rs.getString(9))))
+                    .list();
+            TaskInfo i = task.get();
+            return Optional.of(new TaskInfo(i.taskId(), i.workflow(), i.workflowVersion(), i.businessKey(), i.status(),
+                    i.priority(), i.currentStep(), i.failureCount(), i.lockedBy(), i.lease(), i.completeBy(),
+                    i.nextAttemptAt(), i.createdAt(), i.updatedAt(), i.lastError(), i.cancelRequested(), steps));
+        }));
+    }
+
+    /** See {@code StateStore.findByBusinessKey}. */
+    public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
+        return run("findByBusinessKey '" + businessKey + "'", null, () -> jdbi.withHandle(h -> h.createQuery(
+                        "SELECT task_id FROM " + t.task() + " WHERE workflow = ? AND business_key = ?")
+                .bind(0, workflow).bind(1, businessKey)
+                .map((rs, ctx) -> TaskId.of(rs.getString(1)))
+                .findOne()));
+    }
+
+    /** See {@code StateStore.list}. */
+    public List<TaskInfo> list(TaskStatus status, int limit) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        return run("list " + status, null, () -> jdbi.withHandle(h -> h.createQuery(
+                        "SELECT " + TASK_COLUMNS + " FROM " + t.task() + " WHERE state = ?"
+                                + " ORDER BY created_at, task_id LIMIT ?")
+                .bind(0, status.name()).bind(1, limit)
+                .map((rs, ctx) -> taskInfo(rs, List.of()))
+                .list()));
+    }
+
+    /** See {@code StateStore.countByStatus}. */
+    public Map<TaskStatus, Long> countByStatus() {
+        return run("countByStatus", null, () -> jdbi.withHandle(h -> {
+            Map<TaskStatus, Long> counts = new EnumMap<>(TaskStatus.class);
+            h.createQuery("SELECT state, COUNT(*) FROM " + t.task() + " GROUP BY state")
+                    .map((rs, ctx) -> counts.put(TaskStatus.valueOf(rs.getString(1)), rs.getLong(2)))
+                    .forEach(x -> { });
+            return counts;
+        }));
+    }
+
+    /** See {@code StateStore.events}. */
+    public List<TaskEvent> events(TaskId taskId) {
+        return run("events", taskId, () -> jdbi.withHandle(h -> h.createQuery(
+                        "SELECT e.type, e.step_index, e.step_name, e.attempt, e.at, e.message, t.business_key, t.workflow"
+                                + " FROM " + t.event() + " e JOIN " + t.task() + " t ON t.task_id = e.task_id"
+                                + " WHERE e.task_id = ? ORDER BY e.id")
+                .bind(0, taskId.value())
+                .map((rs, ctx) -> new TaskEvent(taskId, rs.getString(7), rs.getString(8),
+                        TaskEvent.Type.valueOf(rs.getString(1)), rs.getInt(2), rs.getString(3), rs.getInt(4),
+                        Instant.ofEpochMilli(rs.getLong(5)), rs.getString(6)))
+                .list()));
+    }
+
+    // ---------------------------------------------------------------- operator actions
+
+    /** See {@code StateStore.resubmit}. */
+    public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
+        long nowMs = millis(now);
+        return run("resubmit", taskId, () -> jdbi.inTransaction(h -> {
+            int n = h.createUpdate("UPDATE " + t.task() + " SET failure_count = 0, attempt = 0, next_attempt_at = ?,"
+                            + " updated_at = ?, state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE 'COMPENSATING' END"
+                            + " WHERE task_id = ? AND state IN ('ERROR','COMPENSATION_FAILED')")
+                    .bind(0, nowMs).bind(1, nowMs).bind(2, taskId.value())
+                    .execute();
+            if (n == 0) {
+                return false;
+            }
+            bindEvent(h.prepareBatch(insertEvent), event).add().execute();
+            return true;
+        }));
+    }
+
+    /** See {@code StateStore.requestCancel}. */
+    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
+        long nowMs = millis(now);
+        return run("requestCancel", taskId, () -> jdbi.inTransaction(h -> {
+            // state is assigned last: MySQL evaluates SET assignments left to right on the new values
+            int n = h.createUpdate("UPDATE " + t.task() + " SET cancel_requested = TRUE, updated_at = ?,"
+                            + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
+                            + " attempt = CASE WHEN state = 'ERROR' THEN 0 ELSE attempt END,"
+                            + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
+                            + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
+                            + " WHERE task_id = ? AND cancel_requested = FALSE"
+                            + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')")
+                    .bind(0, nowMs).bind(1, nowMs).bind(2, taskId.value())
+                    .execute();
+            if (n == 0) {
+                return false;
+            }
+            bindEvent(h.prepareBatch(insertEvent), event).add().execute();
+            return true;
+        }));
+    }
+
+    /** See {@code StateStore.purge}. */
+    public int purge(Instant finishedBefore, int limit) {
+        long before = millis(finishedBefore);
+        return run("purge", null, () -> {
+            int deleted = 0;
+            while (deleted < limit) {
+                int chunk = Math.min(PURGE_CHUNK, limit - deleted);
+                int done = jdbi.inTransaction(h -> {
+                    List<String> ids = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE state IN " + FINAL_STATES
+                                    + " AND updated_at < ? ORDER BY updated_at LIMIT ?")
+                            .bind(0, before).bind(1, chunk)
+                            .mapTo(String.class).list();
+                    if (ids.isEmpty()) {
+                        return -1;
+                    }
+                    String in = " WHERE task_id IN (" + placeholders(ids.size()) + ")";
+                    bindAll(h.createUpdate("DELETE FROM " + t.event() + in), 0, ids).execute();
+                    bindAll(h.createUpdate("DELETE FROM " + t.step() + in), 0, ids).execute();
+                    return bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + FINAL_STATES),
+                            0, ids).execute();
+                });
+                if (done < 0) {
+                    break;
+                }
+                deleted += done;
+                if (done < chunk) {
+                    break;
+                }
+            }
+            return deleted;
+        });
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private <T> T run(String operation, Object taskId, Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (JdbiException e) {
+            throw new StateStoreException(operation + " failed" + (taskId == null ? "" : " for task " + taskId)
+                    + " on " + dialect.name() + ": " + rootMessage(e), e);
+        }
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        return c.getClass().getSimpleName() + ": " + c.getMessage();
+    }
+
+    private static PreparedBatch bindEvent(PreparedBatch b, TaskEvent e) {
+        return b.bind(0, e.taskId().value())
+                .bind(1, e.type().name())
+                .bind(2, e.stepIndex())
+                .bind(3, e.stepName())
+                .bind(4, e.attempt())
+                .bind(5, millis(e.at()))
+                .bind(6, e.message());
+    }
+
+    private static <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindAll(S statement, int from,
+            Collection<String> values) {
+        int i = from;
+        for (String v : values) {
+            statement.bind(i++, v);
+        }
+        return statement;
+    }
+
+    private static String placeholders(int n) {
+        return String.join(", ", java.util.Collections.nCopies(n, "?"));
+    }
+
+    private static long millis(Instant i) {
+        return i.toEpochMilli();
+    }
+
+    private static Long millisOrNull(Instant i) {
+        return i == null ? null : i.toEpochMilli();
+    }
+
+    private static Long longOrNull(ResultSet rs, int column) throws SQLException {
+        long v = rs.getLong(column);
+        return rs.wasNull() ? null : v;
+    }
+
+    private static Instant instantOrNull(ResultSet rs, int column) throws SQLException {
+        Long v = longOrNull(rs, column);
+        return v == null ? null : Instant.ofEpochMilli(v);
+    }
+
+    private static StepStatus stepStatus(String s) {
+        return s == null ? null : StepStatus.valueOf(s);
+    }
+
+    private static TaskInfo taskInfo(ResultSet rs, List<TaskInfo.StepInfo> steps) throws SQLException {
+        return new TaskInfo(TaskId.of(rs.getString("task_id")), rs.getString("workflow"), rs.getInt("workflow_version"),
+                rs.getString("business_key"), TaskStatus.valueOf(rs.getString("state")), rs.getInt("priority"),
+                rs.getInt("current_step"), rs.getInt("failure_count"), rs.getString("locked_by"), rs.getLong("lease"),
+                instantOrNull(rs, rs.findColumn("complete_by")), instantOrNull(rs, rs.findColumn("next_attempt_at")),
+                Instant.ofEpochMilli(rs.getLong("created_at")), Instant.ofEpochMilli(rs.getLong("updated_at")),
+                rs.getString("last_error"), rs.getBoolean("cancel_requested"), steps);
+    }
+
+    /** Ids joined for messages. */
+    static String ids(Collection<String> ids) {
+        return ids.stream().collect(Collectors.joining(", "));
+    }
+
+    /** A host's connection: Jdbi may use it but must never close it. */
+    private record HostConnection(Connection connection) implements org.jdbi.v3.core.ConnectionFactory {
+        @Override
+        public Connection openConnection() {
+            return connection;
+        }
+
+        @Override
+        public void closeConnection(Connection toClose) {
+            // owned by the host
+        }
+    }
+}

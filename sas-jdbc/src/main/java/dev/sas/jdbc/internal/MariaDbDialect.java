@@ -1,0 +1,106 @@
+package dev.sas.jdbc.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Update;
+
+/**
+ * MariaDB 10.6+ and MySQL 8: {@code SELECT … FOR UPDATE SKIP LOCKED}, then an update by the
+ * selected ids, in the claim's transaction (there is no {@code UPDATE … RETURNING}).
+ */
+final class MariaDbDialect implements Dialect {
+
+    @Override
+    public String name() {
+        return "mariadb";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName) {
+        // nothing driver-specific needed
+    }
+
+    @Override
+    public String insertTaskSql(Tables t) {
+        return Dialect.plainInsertTaskSql(t);
+    }
+
+    @Override
+    public String latestCommittedReadSuffix() {
+        // under REPEATABLE READ a plain select reads the transaction's snapshot, which may predate
+        // the submission we collided with; a locking read sees the latest committed row
+        return " LOCK IN SHARE MODE";
+    }
+
+    @Override
+    public boolean isDuplicateKey(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof SQLException s && (s.getErrorCode() == 1062 || "23505".equals(s.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
+        List<ClaimRow> locked = h.createQuery("SELECT " + ClaimRow.COLUMNS + ", step_timeout_ms FROM " + t.task()
+                        + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
+                        + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED")
+                .bind(0, now).bind(1, limit)
+                .map((rs, ctx) -> {
+                    ClaimRow r = ClaimRow.map(rs);
+                    long timeout = rs.getLong("step_timeout_ms");
+                    return new ClaimRow(r.taskId(), r.workflow(), r.workflowVersion(), r.businessKey(),
+                            r.status() == dev.sas.core.TaskStatus.PENDING ? dev.sas.core.TaskStatus.PROCESSING : r.status(),
+                            r.priority(), r.lease() + 1, r.currentStep(), r.currentStepName(), r.attempt() + 1,
+                            r.failureCount(), now + timeout, r.nextAttemptAt(), r.cancelRequested(), r.input(),
+                            r.replyTo(), r.createdAt());
+                })
+                .list();
+        if (locked.isEmpty()) {
+            return locked;
+        }
+        // state is assigned last: MySQL evaluates SET assignments left to right on the new values
+        Update update = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, lease = lease + 1,"
+                + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
+                + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END WHERE task_id IN ("
+                + locked.stream().map(r -> "?").collect(Collectors.joining(", ")) + ")");
+        update.bind(0, instanceId).bind(1, now).bind(2, now);
+        int i = 3;
+        for (ClaimRow r : locked) {
+            update.bind(i++, r.taskId());
+        }
+        int n = update.execute();
+        if (n != locked.size()) {
+            throw new IllegalStateException("claim updated " + n + " of " + locked.size() + " locked rows");
+        }
+        return new ArrayList<>(locked);
+    }
+
+    @Override
+    public boolean claimRecordsEvents() {
+        return false;
+    }
+
+    @Override
+    public String upsertStepSql(Tables t) {
+        return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
+                + " started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                + " ON DUPLICATE KEY UPDATE step_name = VALUES(step_name), state = VALUES(state),"
+                + " attempts = VALUES(attempts), output = VALUES(output), error = VALUES(error),"
+                + " started_at = VALUES(started_at), finished_at = VALUES(finished_at)";
+    }
+
+    @Override
+    public String upsertCompensationSql(Tables t) {
+        return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, compensation_state, error, state,"
+                + " attempts) VALUES (?, ?, ?, ?, ?, 'COMPLETED', 0)"
+                + " ON DUPLICATE KEY UPDATE step_name = VALUES(step_name),"
+                + " compensation_state = VALUES(compensation_state), error = VALUES(error)";
+    }
+}

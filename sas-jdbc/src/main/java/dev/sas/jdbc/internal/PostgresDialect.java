@@ -1,0 +1,90 @@
+package dev.sas.jdbc.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * PostgreSQL: the claim is one statement (select with {@code FOR UPDATE SKIP LOCKED}, update,
+ * and insert of the start events, as data-modifying CTEs); partial indexes keep terminal rows out
+ * of the claim and expired scans.
+ */
+final class PostgresDialect implements Dialect {
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName) {
+        if (!config.getJdbcUrl().toLowerCase(java.util.Locale.ROOT).contains("applicationname=")) {
+            config.addDataSourceProperty("ApplicationName", poolName);
+        }
+        config.addDataSourceProperty("reWriteBatchedInserts", "true");
+    }
+
+    @Override
+    public String insertTaskSql(Tables t) {
+        return Dialect.plainInsertTaskSql(t) + " ON CONFLICT (workflow, business_key) DO NOTHING";
+    }
+
+    @Override
+    public String latestCommittedReadSuffix() {
+        return "";
+    }
+
+    @Override
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
+        String returning = Arrays.stream(ClaimRow.COLUMNS.split(","))
+                .map(c -> "t." + c.trim())
+                .collect(Collectors.joining(", "));
+        String sql = "WITH c AS (SELECT task_id FROM " + t.task()
+                + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
+                + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
+                + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
+                + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
+                + " state = CASE WHEN t.state = 'PENDING' THEN 'PROCESSING' ELSE t.state END, updated_at = ?"
+                + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
+                + " e AS (INSERT INTO " + t.event() + " (task_id, type, step_index, step_name, attempt, at, message)"
+                + " SELECT task_id, CASE WHEN state = 'COMPENSATING' THEN 'COMPENSATION_STARTED'"
+                + " ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?, NULL FROM u"
+                + " ORDER BY priority DESC, next_attempt_at, task_id)"
+                + " SELECT * FROM u";
+        return h.createQuery(sql)
+                .bind(0, now).bind(1, limit).bind(2, instanceId).bind(3, now).bind(4, now).bind(5, now)
+                .map((rs, ctx) -> ClaimRow.map(rs))
+                .list();
+    }
+
+    @Override
+    public boolean claimRecordsEvents() {
+        return true;
+    }
+
+    @Override
+    public String upsertStepSql(Tables t) {
+        return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
+                + " started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                + " ON CONFLICT (task_id, step_index) DO UPDATE SET step_name = EXCLUDED.step_name,"
+                + " state = EXCLUDED.state, attempts = EXCLUDED.attempts, output = EXCLUDED.output,"
+                + " error = EXCLUDED.error, started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at";
+    }
+
+    @Override
+    public String upsertCompensationSql(Tables t) {
+        return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, compensation_state, error, state,"
+                + " attempts) VALUES (?, ?, ?, ?, ?, 'COMPLETED', 0)"
+                + " ON CONFLICT (task_id, step_index) DO UPDATE SET step_name = EXCLUDED.step_name,"
+                + " compensation_state = EXCLUDED.compensation_state, error = EXCLUDED.error";
+    }
+
+    @Override
+    public void afterSchemaApplied(Handle h, Tables t) {
+        // A fresh, never-analysed table makes the planner scan and sort every pending row for the
+        // claim until autovacuum gets to it; statistics from the start give the index plans at once.
+        h.execute("ANALYZE " + t.task() + ", " + t.step() + ", " + t.event() + ", " + t.lease());
+    }
+}

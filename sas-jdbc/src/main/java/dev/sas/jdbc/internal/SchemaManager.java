@@ -1,0 +1,136 @@
+package dev.sas.jdbc.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies the versioned schema scripts ({@code /dev/sas/jdbc/schema/<dialect>/V<n>__<name>.sql})
+ * that the {@code <prefix>schema_version} table does not list yet. Scripts are idempotent
+ * ({@code IF NOT EXISTS}), so two instances starting at once may both run one; the loser of the
+ * race on the version row just re-reads. Not API.
+ */
+public final class SchemaManager {
+
+    private static final Logger log = LoggerFactory.getLogger(SchemaManager.class);
+
+    /** Every schema version, in order. */
+    static final List<Script> SCRIPTS = List.of(new Script(1, "init"));
+
+    /** One script. */
+    record Script(int version, String name) {
+        String resource(Dialect d) {
+            return "/dev/sas/jdbc/schema/" + d.name() + "/V" + version + "__" + name + ".sql";
+        }
+    }
+
+    private final Jdbi jdbi;
+    private final Dialect dialect;
+    private final Tables tables;
+
+    /** A manager for these tables on this database. */
+    public SchemaManager(Jdbi jdbi, Dialect dialect, Tables tables) {
+        this.jdbi = jdbi;
+        this.dialect = dialect;
+        this.tables = tables;
+    }
+
+    /**
+     * Brings the schema up to date.
+     *
+     * @throws JdbiException if the database refuses, even after re-reading once in case another
+     *     instance was creating the same tables at the same moment
+     */
+    public void apply() {
+        try {
+            applyOnce();
+        } catch (JdbiException e) {
+            log.debug("schema update raced with another instance or failed; re-checking", e);
+            applyOnce();
+        }
+    }
+
+    private void applyOnce() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE IF NOT EXISTS " + tables.schemaVersion()
+                    + " (version INT NOT NULL PRIMARY KEY, description VARCHAR(200) NOT NULL)");
+            Set<Integer> applied = new HashSet<>(h.createQuery("SELECT version FROM " + tables.schemaVersion())
+                    .mapTo(Integer.class).list());
+            boolean changed = false;
+            for (Script s : SCRIPTS) {
+                if (applied.contains(s.version())) {
+                    continue;
+                }
+                for (String statement : statements(read(s.resource(dialect)))) {
+                    h.execute(tables.apply(statement));
+                }
+                try {
+                    h.createUpdate("INSERT INTO " + tables.schemaVersion() + " (version, description) VALUES (?, ?)")
+                            .bind(0, s.version()).bind(1, s.name()).execute();
+                    log.info("applied SAS schema V{}__{} for {} with table prefix '{}'",
+                            s.version(), s.name(), dialect.name(), tables.prefix());
+                } catch (JdbiException e) {
+                    if (!dialect.isDuplicateKey(e)) {
+                        throw e;
+                    }
+                }
+                changed = true;
+            }
+            if (changed) {
+                dialect.afterSchemaApplied(h, tables);
+            }
+        });
+    }
+
+    /** The statements of a script: comment lines dropped, split at a {@code ;} that ends a line. */
+    static List<String> statements(String script) {
+        List<String> out = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : script.split("\n")) {
+            String trimmed = line.strip();
+            if (trimmed.startsWith("--") || trimmed.isEmpty()) {
+                continue;
+            }
+            if (trimmed.endsWith(";")) {
+                current.append(trimmed, 0, trimmed.length() - 1);
+                out.add(current.toString().strip());
+                current.setLength(0);
+            } else {
+                current.append(trimmed).append('\n');
+            }
+        }
+        if (!current.toString().isBlank()) {
+            out.add(current.toString().strip());
+        }
+        return out;
+    }
+
+    private static String read(String resource) {
+        try (InputStream in = SchemaManager.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("schema script " + resource + " is missing from the classpath");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read schema script " + resource, e);
+        }
+    }
+
+    /** Drops every table of this prefix (tests and tear-down only). */
+    public void dropAll(Handle h) {
+        for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
+                tables.schemaVersion())) {
+            h.execute("DROP TABLE IF EXISTS " + table);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.sas.jdbc.internal;
+
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * The store's table names, all carrying one validated prefix. Immutable and thread-safe.
+ *
+ * @param prefix the validated, lower-cased prefix
+ */
+public record Tables(String prefix) {
+
+    /** What a table prefix may look like; it is pasted into SQL, so nothing else is allowed. */
+    public static final Pattern PREFIX = Pattern.compile("[a-z][a-z0-9_]{0,20}", Pattern.CASE_INSENSITIVE);
+
+    /** @throws IllegalArgumentException if {@code prefix} does not match {@link #PREFIX} */
+    public Tables {
+        if (!PREFIX.matcher(prefix).matches()) {
+            throw new IllegalArgumentException("tablePrefix must match " + PREFIX.pattern()
+                    + " (letters, digits, underscores; at most 21 characters), was '" + prefix + "'");
+        }
+        prefix = prefix.toLowerCase(Locale.ROOT);
+    }
+
+    /** The task table. */
+    public String task() {
+        return prefix + "task";
+    }
+
+    /** The step table. */
+    public String step() {
+        return prefix + "step";
+    }
+
+    /** The event table. */
+    public String event() {
+        return prefix + "event";
+    }
+
+    /** The supervisor lease table. */
+    public String lease() {
+        return prefix + "supervisor_lease";
+    }
+
+    /** The applied schema versions. */
+    public String schemaVersion() {
+        return prefix + "schema_version";
+    }
+
+    /** Replaces {@code ${prefix}} in a script or statement. */
+    public String apply(String sql) {
+        return sql.replace("${prefix}", prefix);
+    }
+}
