@@ -1,0 +1,24 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.StateStoreContract;
+
+/** The store contract on H2_FILE. */
+class H2FileStateStoreContractTest extends StateStoreContract {
+
+    private String url;
+    private String prefix;
+
+    @Override
+    protected StateStore createStore() {
+        url = TestDb.H2_FILE.url();
+        prefix = TestDb.randomPrefix();
+        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        store.close();
+        TestDb.H2_FILE.drop(url, prefix);
+    }
+}

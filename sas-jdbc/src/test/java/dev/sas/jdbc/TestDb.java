@@ -1,0 +1,73 @@
+package dev.sas.jdbc;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sas.jdbc.internal.Dialects;
+import dev.sas.jdbc.internal.SchemaManager;
+import dev.sas.jdbc.internal.Tables;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/** The databases tests run on, each test with its own random table prefix. */
+enum TestDb {
+    H2_MEMORY(null),
+    H2_FILE(null),
+    POSTGRES("SAS_TEST_POSTGRES_URL"),
+    MARIADB("SAS_TEST_MARIADB_URL");
+
+    private final String env;
+
+    TestDb(String env) {
+        this.env = env;
+    }
+
+    /** The URL, or skips the test when the database is not configured. */
+    String url() {
+        return switch (this) {
+            case H2_MEMORY -> "jdbc:h2:mem:sas-" + randomLetters(10);
+            case H2_FILE -> "jdbc:h2:file:./target/h2-test/sas;LOCK_TIMEOUT=10000";
+            default -> {
+                String url = System.getenv(env);
+                assumeTrue(url != null && !url.isBlank(), env + " not set: skipping " + this + " tests");
+                if (!url.contains("127.0.0.1") && !url.contains("localhost")) {
+                    throw new IllegalStateException(env + " must point at 127.0.0.1; tests create and drop tables");
+                }
+                yield url;
+            }
+        };
+    }
+
+    static String randomPrefix() {
+        return "t" + randomLetters(8) + "_";
+    }
+
+    static String randomLetters(int n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            sb.append((char) ('a' + ThreadLocalRandom.current().nextInt(26)));
+        }
+        return sb.toString();
+    }
+
+    /** A store on this database with a fresh prefix. */
+    JdbcStateStore.Builder builder(String prefix) {
+        return JdbcStateStore.builder().url(url()).tablePrefix(prefix).maxPoolSize(10);
+    }
+
+    /** Drops the tables of {@code prefix} (no-op for in-memory H2, which vanishes with its pool). */
+    void drop(String url, String prefix) {
+        if (this == H2_MEMORY) {
+            return;
+        }
+        try (Connection c = DriverManager.getConnection(url); Handle h = Jdbi.open(c)) {
+            new SchemaManager(Jdbi.create(c), Dialects.detect(c.getMetaData().getDatabaseProductName()),
+                    new Tables(prefix)).dropAll(h);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot drop tables " + prefix + "*", e);
+        }
+    }
+}
