@@ -34,8 +34,22 @@ public interface Step<I> {
         Objects.requireNonNull(work, "work must not be null");
         return context -> {
             O out = work.execute(context);
-            return out == null ? null : codec.encode(out);
+            return out == null ? null : encodeOutput(codec, out, context.stepName());
         };
+    }
+
+    /**
+     * Encodes a step's output; an encoding failure is deterministic, so it fails the step
+     * without retry.
+     *
+     * @throws NonRetryableException if the codec throws
+     */
+    static <O> String encodeOutput(Codec<O> codec, O value, String stepName) {
+        try {
+            return codec.encode(value);
+        } catch (RuntimeException e) {
+            throw new NonRetryableException("output of step '" + stepName + "' cannot be encoded: " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -135,7 +135,7 @@ public final class StepDefinition<I> {
             } catch (RuntimeException rejected) {
                 reply.completeExceptionally(rejected);
             }
-            return reply.thenApply(r -> r == null ? null : replyCodec.encode(r));
+            return reply.thenApply(r -> r == null ? null : Step.encodeOutput(replyCodec, r, context.stepName()));
         }
     }
 }

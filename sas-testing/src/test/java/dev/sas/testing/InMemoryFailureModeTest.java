@@ -1,0 +1,12 @@
+package dev.sas.testing;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.testing.InMemoryStateStore;
+
+class InMemoryFailureModeTest extends FailureModeContract {
+
+    @Override
+    protected StateStore createStore() {
+        return new InMemoryStateStore();
+    }
+}
