@@ -1,0 +1,24 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.FailureModeContract;
+
+/** Every design failure mode, injected against real runtimes on MARIADB. */
+class MariaDbFailureModeTest extends FailureModeContract {
+
+    private String url;
+    private String prefix;
+
+    @Override
+    protected StateStore createStore() {
+        url = TestDb.MARIADB.url();
+        prefix = TestDb.randomPrefix();
+        return TestDb.builder(url, prefix).build();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        store.close();
+        TestDb.MARIADB.drop(url, prefix);
+    }
+}
