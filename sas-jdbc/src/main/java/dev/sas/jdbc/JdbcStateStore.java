@@ -451,8 +451,16 @@ public final class JdbcStateStore implements StateStore {
             try {
                 return new HikariDataSource(config);
             } catch (RuntimeException e) {
-                throw new StateStoreException("cannot connect to " + redacted + ": " + rootMessage(e)
-                        + ". Check that the database is running and reachable, and the URL and credentials", e);
+                List<String> secrets = new java.util.ArrayList<>(Urls.secrets(jdbcUrl));
+                if (password != null) {
+                    secrets.add(password);
+                }
+                String message = "cannot connect to " + redacted + ": " + Urls.scrub(rootMessage(e), secrets)
+                        + ". Check that the database is running and reachable, and the URL and credentials";
+                // some drivers quote the URL, password included, in their own messages
+                throw Urls.leaks(e, secrets)
+                        ? new StateStoreException(message + " (driver exception omitted: it contains the password)")
+                        : new StateStoreException(message, e);
             }
         }
 

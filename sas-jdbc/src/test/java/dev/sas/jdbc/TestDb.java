@@ -54,8 +54,8 @@ enum TestDb {
     }
 
     /** A store on this database with a fresh prefix. */
-    JdbcStateStore.Builder builder(String prefix) {
-        return JdbcStateStore.builder().url(url()).tablePrefix(prefix).maxPoolSize(10);
+    static JdbcStateStore.Builder builder(String url, String prefix) {
+        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10);
     }
 
     /** Drops the tables of {@code prefix} (no-op for in-memory H2, which vanishes with its pool). */

@@ -74,6 +74,13 @@ public interface Dialect {
      */
     String upsertCompensationSql(Tables t);
 
+    /**
+     * Serialises schema changes of instances starting at once, inside the schema transaction of
+     * {@code h}. Default: nothing (scripts are idempotent, DDL races are retried).
+     */
+    default void lockSchema(Handle h, Tables t) {
+    }
+
     /** Runs after the schema scripts (PostgreSQL analyses the new tables). */
     default void afterSchemaApplied(Handle h, Tables t) {
     }

@@ -82,6 +82,15 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public void lockSchema(Handle h, Tables t) {
+        // concurrent CREATE TABLE IF NOT EXISTS can still collide in pg_class; DDL is transactional
+        // here, so one advisory lock for the schema transaction makes the second instance wait and
+        // then find everything in place
+        h.createQuery("SELECT pg_advisory_xact_lock(hashtext(?))").bind(0, "sas-schema:" + t.prefix())
+                .map((rs, ctx) -> 1).one();
+    }
+
+    @Override
     public void afterSchemaApplied(Handle h, Tables t) {
         // A fresh, never-analysed table makes the planner scan and sort every pending row for the
         // claim until autovacuum gets to it; statistics from the start give the index plans at once.

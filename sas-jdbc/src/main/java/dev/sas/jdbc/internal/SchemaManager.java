@@ -52,16 +52,22 @@ public final class SchemaManager {
      *     instance was creating the same tables at the same moment
      */
     public void apply() {
-        try {
-            applyOnce();
-        } catch (JdbiException e) {
-            log.debug("schema update raced with another instance or failed; re-checking", e);
-            applyOnce();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                applyOnce();
+                return;
+            } catch (JdbiException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+                log.debug("schema update raced with another instance or failed; re-checking", e);
+            }
         }
     }
 
     private void applyOnce() {
-        jdbi.useHandle(h -> {
+        jdbi.useTransaction(h -> {
+            dialect.lockSchema(h, tables);
             h.execute("CREATE TABLE IF NOT EXISTS " + tables.schemaVersion()
                     + " (version INT NOT NULL PRIMARY KEY, description VARCHAR(200) NOT NULL)");
             Set<Integer> applied = new HashSet<>(h.createQuery("SELECT version FROM " + tables.schemaVersion())

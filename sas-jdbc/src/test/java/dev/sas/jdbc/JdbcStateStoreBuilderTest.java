@@ -1,0 +1,100 @@
+package dev.sas.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sas.core.StateStoreException;
+import javax.sql.DataSource;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.Test;
+
+class JdbcStateStoreBuilderTest {
+
+    @Test
+    void invalid_table_prefix_is_rejected_naming_the_setting_and_value() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().tablePrefix("x; drop table"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tablePrefix")
+                .hasMessageContaining("x; drop table");
+        assertThatThrownBy(() -> JdbcStateStore.builder().tablePrefix("1abc")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> JdbcStateStore.builder().tablePrefix("a".repeat(22)))
+                .isInstanceOf(IllegalArgumentException.class);
+        JdbcStateStore.builder().tablePrefix("My_App2_");
+    }
+
+    @Test
+    void arguments_are_checked_where_they_are_set() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().dataSource(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("dataSource must not be null");
+        assertThatThrownBy(() -> JdbcStateStore.builder().maxPayloadBytes(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("maxPayloadBytes must be positive, was 0");
+        assertThatThrownBy(() -> JdbcStateStore.builder().maxPoolSize(-1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("maxPoolSize must be positive, was -1");
+        assertThatThrownBy(() -> JdbcStateStore.builder().url("postgres://x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("url");
+    }
+
+    @Test
+    void data_source_and_url_together_contradict_each_other() {
+        DataSource ds = new JdbcDataSource();
+        assertThatThrownBy(() -> JdbcStateStore.builder().dataSource(ds).url("jdbc:h2:mem:x").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("dataSource")
+                .hasMessageContaining("url");
+        assertThatThrownBy(() -> JdbcStateStore.builder().dataSource(ds).maxPoolSize(3).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("dataSource")
+                .hasMessageContaining("maxPoolSize");
+    }
+
+    @Test
+    void unreachable_database_fails_with_a_message_naming_the_url_without_the_password() {
+        String url = "jdbc:postgresql://127.0.0.1:1/test?user=sas&password=s3cret-pw&ssl=false";
+        assertThatThrownBy(() -> JdbcStateStore.builder().url(url).build())
+                .isInstanceOf(StateStoreException.class)
+                .hasMessageContaining("127.0.0.1:1/test")
+                .hasMessageNotContaining("s3cret-pw");
+        String userInfo = "jdbc:mariadb://sas:s3cret-pw@127.0.0.1:1/test";
+        assertThatThrownBy(() -> JdbcStateStore.builder().url(userInfo).password("other-s3cret").build())
+                .isInstanceOf(StateStoreException.class)
+                .hasMessageContaining("127.0.0.1:1/test")
+                .hasMessageNotContaining("s3cret-pw")
+                .hasMessageNotContaining("other-s3cret");
+    }
+
+    @Test
+    void to_string_names_the_database_and_prefix_but_no_credentials() {
+        try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:ts;PASSWORD=hidden").tablePrefix("ts_")
+                .build()) {
+            assertThat(store.toString()).contains("h2", "ts_").doesNotContain("hidden");
+        }
+    }
+
+    @Test
+    void store_on_an_existing_schema_can_skip_schema_creation() {
+        try (JdbcStateStore first = JdbcStateStore.builder().url("jdbc:h2:mem:noschema").tablePrefix("ns_").build();
+                JdbcStateStore second = JdbcStateStore.builder().url("jdbc:h2:mem:noschema").tablePrefix("ns_")
+                        .createSchema(false).build()) {
+            assertThat(second.countByStatus()).isEmpty();
+            assertThat(first.countByStatus()).isEmpty();
+        }
+    }
+
+    @Test
+    void operations_on_missing_tables_throw_state_store_exception_naming_the_operation() {
+        try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:missing").tablePrefix("none_")
+                .createSchema(false).build()) {
+            assertThatThrownBy(() -> store.claim("node-1", 10, Tasks.T0))
+                    .isInstanceOf(StateStoreException.class)
+                    .hasMessageContaining("claim by node-1");
+            dev.sas.core.TaskId id = dev.sas.core.TaskId.of("task-42");
+            assertThatThrownBy(() -> store.find(id))
+                    .isInstanceOf(StateStoreException.class)
+                    .hasMessageContaining("task-42");
+        }
+    }
+}

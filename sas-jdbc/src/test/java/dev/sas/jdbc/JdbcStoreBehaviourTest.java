@@ -1,0 +1,355 @@
+package dev.sas.jdbc;
+
+import static dev.sas.jdbc.Tasks.T0;
+import static dev.sas.jdbc.Tasks.TIMEOUT;
+import static dev.sas.jdbc.Tasks.newTask;
+import static dev.sas.jdbc.Tasks.received;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.WriteOutcome;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TimeZone;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Behaviour of the JDBC store beyond the contract, on each database. */
+abstract class JdbcStoreBehaviourTest {
+
+    String url;
+    String prefix;
+    JdbcStateStore store;
+
+    abstract TestDb db();
+
+    /** Whether the database lets a claim skip rows another transaction locked (H2 waits instead). */
+    boolean skipsLockedRows() {
+        return true;
+    }
+
+    @BeforeEach
+    void open() {
+        url = db().url();
+        prefix = TestDb.randomPrefix();
+        store = TestDb.builder(url, prefix).build();
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+        db().drop(url, prefix);
+    }
+
+    private TaskId submit(String key) {
+        TaskId id = TaskId.random();
+        store.submit(newTask(id, key, "in-" + key, T0), received(id, key, T0), null);
+        return id;
+    }
+
+    @Test
+    void submit_joins_a_host_connection_and_commits_with_the_business_row() throws Exception {
+        TaskId id = TaskId.random();
+        try (Connection c = DriverManager.getConnection(url)) {
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE " + prefix + "orders (id VARCHAR(20) PRIMARY KEY)");
+            }
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("INSERT INTO " + prefix + "orders (id) VALUES ('o-1')");
+            }
+            SubmitResult r = store.submit(newTask(id, "o-1", "{}", T0), received(id, "o-1", T0), c);
+            assertThat(r.created()).isTrue();
+            assertThat(c.isClosed()).isFalse();
+            assertThat(store.find(id)).as("not visible before the host commits").isEmpty();
+            c.commit();
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + prefix + "orders")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isEqualTo(1);
+            }
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP TABLE " + prefix + "orders");
+            }
+        }
+        assertThat(store.find(id)).isPresent();
+        assertThat(store.events(id)).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED);
+    }
+
+    @Test
+    void submit_joins_a_host_connection_and_rolls_back_with_it() throws Exception {
+        TaskId id = TaskId.random();
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            store.submit(newTask(id, "rb", "{}", T0), received(id, "rb", T0), c);
+            c.rollback();
+        }
+        assertThat(store.find(id)).isEmpty();
+        assertThat(store.events(id)).isEmpty();
+        assertThat(store.findByBusinessKey("wf", "rb")).isEmpty();
+    }
+
+    @Test
+    void submit_on_a_host_connection_in_auto_commit_mode_commits_task_and_event_together() throws Exception {
+        TaskId id = TaskId.random();
+        try (Connection c = DriverManager.getConnection(url)) {
+            store.submit(newTask(id, "auto", "{}", T0), received(id, "auto", T0), c);
+            assertThat(c.getAutoCommit()).isTrue();
+        }
+        assertThat(store.events(id)).hasSize(1);
+    }
+
+    @Test
+    void submit_joins_a_jdbi_handle_and_commits_or_rolls_back_with_it() {
+        TaskId committed = TaskId.random();
+        TaskId rolledBack = TaskId.random();
+        try (Handle h = Jdbi.open(url)) {
+            h.begin();
+            store.submit(newTask(committed, "h-commit", "{}", T0), received(committed, "h-commit", T0), h);
+            h.commit();
+            h.begin();
+            store.submit(newTask(rolledBack, "h-rollback", "{}", T0), received(rolledBack, "h-rollback", T0), h);
+            h.rollback();
+            assertThat(h.isClosed()).isFalse();
+        }
+        assertThat(store.find(committed)).isPresent();
+        assertThat(store.events(committed)).hasSize(1);
+        assertThat(store.find(rolledBack)).isEmpty();
+        assertThat(store.events(rolledBack)).isEmpty();
+    }
+
+    @Test
+    void duplicate_submit_inside_a_host_transaction_leaves_the_transaction_usable() throws Exception {
+        TaskId first = submit("dup-tx");
+        TaskId second = TaskId.random();
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            SubmitResult r = store.submit(newTask(second, "dup-tx", "{}", T0), received(second, "dup-tx", T0), c);
+            assertThat(r).isEqualTo(new SubmitResult(first, false));
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1")) {
+                assertThat(rs.next()).isTrue();
+            }
+            c.commit();
+        }
+        assertThat(store.events(first)).hasSize(1);
+    }
+
+    @Test
+    void submit_with_an_unknown_transaction_type_names_the_type() {
+        TaskId id = TaskId.random();
+        assertThatThrownBy(() -> store.submit(newTask(id, "x", "{}", T0), received(id, "x", T0), "tx"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("java.lang.String");
+    }
+
+    @Test
+    void oversize_input_is_rejected_naming_task_key_and_sizes() {
+        JdbcStateStore small = TestDb.builder(url, prefix).maxPayloadBytes(10).createSchema(false).build();
+        try {
+            TaskId id = TaskId.random();
+            assertThatThrownBy(() -> small.submit(newTask(id, "big-key", "ééééééé", T0), received(id, "big-key", T0), null))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(id.value())
+                    .hasMessageContaining("big-key")
+                    .hasMessageContaining("14 bytes")
+                    .hasMessageContaining("maxPayloadBytes 10");
+            assertThat(small.find(id)).isEmpty();
+        } finally {
+            small.close();
+        }
+    }
+
+    @Test
+    void default_payload_limit_accepts_a_large_input() {
+        TaskId id = TaskId.random();
+        String input = "x".repeat(JdbcStateStore.DEFAULT_MAX_PAYLOAD_BYTES);
+        store.submit(newTask(id, "large", input, T0), received(id, "large", T0), null);
+        assertThat(store.claim("a", 1, T0).get(0).input()).isEqualTo(input);
+    }
+
+    @Test
+    void claim_skips_rows_locked_by_another_transaction() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(skipsLockedRows(), "H2 waits for row locks instead of skipping");
+        TaskId locked = submit("locked");
+        TaskId free = submit("free");
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT task_id FROM " + prefix + "task WHERE task_id = '"
+                            + locked.value() + "' FOR UPDATE")) {
+                assertThat(rs.next()).isTrue();
+            }
+            assertThat(store.claim("a", 10, T0)).extracting(ClaimedTask::taskId).containsExactly(free);
+            c.rollback();
+        }
+        assertThat(store.claim("b", 10, T0)).extracting(ClaimedTask::taskId).containsExactly(locked);
+    }
+
+    @Test
+    void concurrent_claimers_never_get_the_same_task() throws Exception {
+        int tasks = 3000;
+        for (int i = 0; i < tasks; i++) {
+            submit("c" + i);
+        }
+        int threads = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        Set<TaskId> seen = ConcurrentHashMap.newKeySet();
+        AtomicInteger duplicates = new AtomicInteger();
+        AtomicInteger total = new AtomicInteger();
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                String me = "node-" + t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    int empty = 0;
+                    while (empty < 3) {
+                        List<ClaimedTask> got = store.claim(me, 50, T0);
+                        if (got.isEmpty()) {
+                            empty++;
+                            continue;
+                        }
+                        empty = 0;
+                        List<dev.sas.core.spi.Transition> done = new ArrayList<>();
+                        for (ClaimedTask c : got) {
+                            total.incrementAndGet();
+                            if (!seen.add(c.taskId())) {
+                                duplicates.incrementAndGet();
+                            }
+                            done.add(Tasks.finish(c, T0));
+                        }
+                        assertThat(store.write(done, T0)).containsOnly(WriteOutcome.APPLIED);
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(duplicates).hasValue(0);
+        assertThat(total).hasValue(tasks);
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PROCESSED, (long) tasks);
+    }
+
+    @Test
+    void timestamps_do_not_depend_on_the_jvm_time_zone() {
+        TimeZone saved = TimeZone.getDefault();
+        Instant at = Instant.parse("2031-03-30T01:30:00.123Z");
+        TaskId id = TaskId.random();
+        try {
+            TimeZone.setDefault(TimeZone.getTimeZone("Pacific/Chatham"));
+            store.submit(newTask(id, "tz", "{}", at), received(id, "tz", at), null);
+            ClaimedTask c = store.claim("a", 1, at).get(0);
+            TimeZone.setDefault(TimeZone.getTimeZone("America/St_Johns"));
+            TaskInfo info = store.find(id).orElseThrow();
+            assertThat(info.createdAt()).isEqualTo(at);
+            assertThat(info.nextAttemptAt()).isEqualTo(at);
+            assertThat(info.completeBy()).isEqualTo(at.plus(TIMEOUT)).isEqualTo(c.completeBy());
+            assertThat(store.events(id).get(0).at()).isEqualTo(at);
+            assertThat(store.findExpired(at.plus(TIMEOUT).plusMillis(1), 10)).hasSize(1);
+            assertThat(store.findExpired(at.plus(TIMEOUT), 10)).isEmpty();
+        } finally {
+            TimeZone.setDefault(saved);
+        }
+    }
+
+    @Test
+    void stale_write_after_a_reclaim_is_rejected() {
+        TaskId id = submit("stale");
+        ClaimedTask first = store.claim("a", 1, T0).get(0);
+        Instant late = T0.plus(TIMEOUT).plusSeconds(1);
+        assertThat(store.write(List.of(Tasks.expire(first, late)), late)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask second = store.claim("b", 1, late).get(0);
+        assertThat(second.lease()).isGreaterThan(first.lease());
+
+        assertThat(store.write(List.of(Tasks.finish(first, late)), late)).containsExactly(WriteOutcome.STALE);
+        assertThat(store.find(id).orElseThrow().steps()).isEmpty();
+        assertThat(store.events(id)).extracting(TaskEvent::type).doesNotContain(TaskEvent.Type.PROCESSED);
+        assertThat(store.write(List.of(Tasks.finish(second, late)), late)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+    }
+
+    @Test
+    void one_stale_transition_does_not_block_the_others_in_its_batch() {
+        submit("b1");
+        submit("b2");
+        List<ClaimedTask> claimed = store.claim("a", 2, T0);
+        ClaimedTask wrongLease = new ClaimedTask(claimed.get(0).taskId(), "wf", 1, "b1", TaskStatus.PROCESSING,
+                claimed.get(0).lease() + 7, 0, 1, 0, claimed.get(0).completeBy(), false, "", null, T0, List.of());
+        assertThat(store.write(List.of(Tasks.finish(wrongLease, T0), Tasks.finish(claimed.get(1), T0)), T0))
+                .containsExactly(WriteOutcome.STALE, WriteOutcome.APPLIED);
+    }
+
+    @Test
+    void schema_applied_twice_and_by_racing_instances_is_idempotent() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        String fresh = TestDb.randomPrefix();
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<JdbcStateStore>> futures = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return TestDb.builder(url, fresh).maxPoolSize(2).build();
+                }));
+            }
+            start.countDown();
+            for (Future<JdbcStateStore> f : futures) {
+                JdbcStateStore s = f.get(60, TimeUnit.SECONDS);
+                assertThat(s.tryAcquireSupervisorLease("x", T0, TIMEOUT)).isTrue();
+                s.close();
+            }
+            JdbcStateStore again = TestDb.builder(url, fresh).maxPoolSize(2).build();
+            again.close();
+        } finally {
+            pool.shutdownNow();
+            db().drop(url, fresh);
+        }
+    }
+
+    @Test
+    void close_leaves_a_host_data_source_open() throws Exception {
+        com.zaxxer.hikari.HikariDataSource host = new com.zaxxer.hikari.HikariDataSource();
+        host.setJdbcUrl(url);
+        host.setMaximumPoolSize(2);
+        try {
+            JdbcStateStore s = JdbcStateStore.builder().dataSource(host).tablePrefix(prefix).build();
+            s.close();
+            s.close();
+            assertThat(host.isClosed()).isFalse();
+            try (Connection c = host.getConnection()) {
+                assertThat(c.isValid(1)).isTrue();
+            }
+        } finally {
+            host.close();
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package dev.sas.jdbc;
+
+import static dev.sas.jdbc.Tasks.T0;
+import static dev.sas.jdbc.Tasks.newTask;
+import static dev.sas.jdbc.Tasks.received;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.WriteOutcome;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Connections killed under the store: it reports the failure or recovers, never half-writes. */
+class PostgresConnectionLossTest {
+
+    private String url;
+    private String prefix;
+    private String poolName;
+    private JdbcStateStore store;
+
+    @BeforeEach
+    void open() {
+        url = TestDb.POSTGRES.url();
+        prefix = TestDb.randomPrefix();
+        poolName = "sas-test-" + TestDb.randomLetters(8);
+        store = JdbcStateStore.builder().url(url).tablePrefix(prefix).poolName(poolName).maxPoolSize(3).build();
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+        TestDb.POSTGRES.drop(url, prefix);
+    }
+
+    private int killPoolConnections() throws Exception {
+        try (Connection c = DriverManager.getConnection(url);
+                PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        + " WHERE datname = 'test' AND pid <> pg_backend_pid() AND application_name = ?")) {
+            ps.setString(1, poolName);
+            int killed = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    killed++;
+                }
+            }
+            return killed;
+        }
+    }
+
+    @Test
+    void killed_connections_make_the_next_write_fail_cleanly_or_succeed_and_nothing_is_half_written()
+            throws Exception {
+        TaskId id = TaskId.random();
+        store.submit(newTask(id, "kill", "{}", T0), received(id, "kill", T0), null);
+        ClaimedTask c = store.claim("a", 1, T0).get(0);
+
+        assertThat(killPoolConnections()).isPositive();
+
+        boolean applied = false;
+        try {
+            applied = store.write(List.of(Tasks.finish(c, T0)), T0).equals(List.of(WriteOutcome.APPLIED));
+        } catch (StateStoreException e) {
+            assertThat(e.getMessage()).contains("write");
+            TaskInfo untouched = store.find(id).orElseThrow();
+            assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
+            assertThat(untouched.steps()).isEmpty();
+            assertThat(store.events(id)).extracting(TaskEvent::type)
+                    .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
+        }
+        if (!applied) {
+            // the pool replaces broken connections; the runtime's retry then goes through
+            Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class)
+                    .until(() -> store.write(List.of(Tasks.finish(c, T0)), T0).equals(List.of(WriteOutcome.APPLIED)));
+        }
+        TaskInfo done = store.find(id).orElseThrow();
+        assertThat(done.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(done.steps()).hasSize(1);
+        assertThat(store.events(id)).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED,
+                TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+    }
+
+    @Test
+    void killed_connections_during_a_claim_burst_never_hand_out_a_task_twice() throws Exception {
+        for (int i = 0; i < 200; i++) {
+            TaskId id = TaskId.random();
+            store.submit(newTask(id, "k" + i, "{}", T0), received(id, "k" + i, T0), null);
+        }
+        java.util.Set<TaskId> seen = new java.util.HashSet<>();
+        int failures = 0;
+        for (int round = 0; round < 40 && seen.size() < 200; round++) {
+            if (round % 5 == 2) {
+                killPoolConnections();
+            }
+            try {
+                for (ClaimedTask c : store.claim("a", 10, T0)) {
+                    assertThat(seen.add(c.taskId())).as("claimed twice: %s", c.taskId()).isTrue();
+                }
+            } catch (StateStoreException e) {
+                failures++;
+            }
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class).until(() -> {
+            for (ClaimedTask c : store.claim("a", 50, T0)) {
+                assertThat(seen.add(c.taskId())).isTrue();
+            }
+            return seen.size() == 200;
+        });
+        // every claimed task has exactly one start event: no claim was recorded without its event
+        for (TaskId id : seen) {
+            assertThat(store.events(id)).extracting(TaskEvent::type)
+                    .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
+        }
+        assertThat(failures).isGreaterThanOrEqualTo(0);
+    }
+}

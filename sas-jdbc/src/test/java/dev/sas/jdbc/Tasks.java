@@ -1,0 +1,49 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.Transition;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/** Test data. */
+final class Tasks {
+
+    static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+    static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private Tasks() {
+    }
+
+    static NewTask newTask(TaskId id, String key, String input, Instant at) {
+        return new NewTask(id, "wf", 1, key, 0, input, null, "first", TIMEOUT, at, at);
+    }
+
+    static TaskEvent received(TaskId id, String key, Instant at) {
+        return new TaskEvent(id, key, "wf", TaskEvent.Type.RECEIVED, -1, null, 0, at, null);
+    }
+
+    static Transition finish(ClaimedTask c, Instant now) {
+        StepUpdate step = new StepUpdate(c.currentStep(), "first", StepStatus.COMPLETED, c.attempt(), "out",
+                null, now, now, false, null);
+        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
+                c.currentStep(), "first", c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
+                List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_COMPLETED,
+                                c.currentStep(), "first", c.attempt(), now, null),
+                        new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.PROCESSED, -1, null,
+                                0, now, null)));
+    }
+
+    static Transition expire(ClaimedTask c, Instant now) {
+        return new Transition(c.taskId(), c.lease(), Transition.Guard.EXPIRED, false, TaskStatus.PENDING, false,
+                c.currentStep(), "first", c.attempt(), c.failureCount() + 1, TIMEOUT, now, "timed out", null,
+                List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_TIMED_OUT,
+                        c.currentStep(), "first", c.attempt(), now, null)));
+    }
+}
