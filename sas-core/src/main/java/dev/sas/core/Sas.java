@@ -223,6 +223,7 @@ public final class Sas implements AutoCloseable {
                 claimThread.join(5_000);
             }
             if (!scheduler.awaitIdle(config.shutdownGrace)) {
+                scheduler.abandonRunning();
                 log.warn("instance {}: {} tasks still running after the {} grace period; interrupting them, "
                         + "the supervisor will recover them", instanceId, scheduler.inFlight(), config.shutdownGrace);
             }

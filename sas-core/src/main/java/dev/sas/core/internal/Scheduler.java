@@ -62,6 +62,8 @@ public final class Scheduler {
     private final Object idle = new Object();
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean running;
+    private volatile boolean abandoning;
+    private volatile boolean stopping;
     private volatile Executor stepExecutor = Runnable::run;
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
     private volatile ScheduledExecutorService timer;
@@ -104,10 +106,23 @@ public final class Scheduler {
         }
     }
 
-    /** Stops claiming; running steps go on. */
+    /**
+     * Stops claiming; running steps go on, and a task whose step finishes from now on is handed
+     * back to the store (due at once) instead of starting its next step here.
+     */
     public void stopClaiming() {
         running = false;
+        stopping = true;
         wakeUp();
+    }
+
+    /**
+     * From now on, results of running steps are not recorded: their tasks stay claimed until the
+     * deadline and a supervisor recovers them. Used when the shutdown grace period is over, so an
+     * interrupt at shutdown is never recorded as the step's failure.
+     */
+    public void abandonRunning() {
+        abandoning = true;
     }
 
     /**
@@ -262,6 +277,14 @@ public final class Scheduler {
     }
 
     private void startAttempt(TaskRun run) {
+        if (abandoning || clock.instant().isAfter(run.completeBy)) {
+            // Waited too long for a worker (all busy, or stuck in steps that ignore interrupts).
+            log.warn("task {} step {}: not started before its deadline {}; left to the supervisor", run.taskId,
+                    run.stepName(), run.completeBy);
+            metrics.deadlinesMissed.increment();
+            release();
+            return;
+        }
         Attempt a = new Attempt(run, clock);
         StepDefinition<Object> def = run.workflow.steps().get(a.step);
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
@@ -338,6 +361,11 @@ public final class Scheduler {
         if (a.timer != null) {
             a.timer.cancel(false);
         }
+        if (abandoning) {
+            log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
+            release();
+            return;
+        }
         Instant now = clock.instant();
         if (now.isAfter(a.completeBy)) {
             metrics.staleRejected.increment();
@@ -374,15 +402,23 @@ public final class Scheduler {
                 now, false, null);
         List<StepDefinition<Object>> steps = run.workflow.steps();
         if (i + 1 < steps.size()) {
-            Transition t = transition(run, !run.cancelRequested, TaskStatus.PROCESSING, true, i + 1, 1, 0, null, null,
-                    done, List.of(event(run, TaskEvent.Type.STEP_COMPLETED, i, a.attemptNo, now, null),
-                            event(run, TaskEvent.Type.STEP_STARTED, i + 1, 1, now, null)));
+            boolean keep = !stopping;
+            TaskEvent completed = event(run, TaskEvent.Type.STEP_COMPLETED, i, a.attemptNo, now, null);
+            Transition t = keep
+                    ? transition(run, !run.cancelRequested, TaskStatus.PROCESSING, true, i + 1, 1, 0, null, null, done,
+                            List.of(completed, event(run, TaskEvent.Type.STEP_STARTED, i + 1, 1, now, null)))
+                    : transition(run, !run.cancelRequested, TaskStatus.PENDING, false, i + 1, 0, 0, now, null, done,
+                            List.of(completed));
             write(t, run, (outcome, at) -> {
                 if (outcome == WriteOutcome.APPLIED) {
                     metrics.stepsCompleted.increment();
+                    events.publish(t.events(), run.replyTo);
+                    if (!keep) {
+                        release();
+                        return;
+                    }
                     run.setOutput(i, output);
                     moveTo(run, TaskStatus.PROCESSING, i + 1, at);
-                    events.publish(t.events(), run.replyTo);
                     dispatch(run);
                 } else if (outcome == WriteOutcome.CANCEL_REQUESTED) {
                     run.cancelRequested = true;
@@ -418,12 +454,20 @@ public final class Scheduler {
         int next = TaskRun.lastCompensable(run.workflow, i - 1);
         TaskEvent completed = event(run, TaskEvent.Type.COMPENSATION_COMPLETED, i, a.attemptNo, now, null);
         if (next >= 0) {
-            Transition t = transition(run, false, TaskStatus.COMPENSATING, true, next, 1, 0, null, null, undone,
-                    List.of(completed, event(run, TaskEvent.Type.COMPENSATION_STARTED, next, 1, now, null)));
+            boolean keep = !stopping;
+            Transition t = keep
+                    ? transition(run, false, TaskStatus.COMPENSATING, true, next, 1, 0, null, null, undone,
+                            List.of(completed, event(run, TaskEvent.Type.COMPENSATION_STARTED, next, 1, now, null)))
+                    : transition(run, false, TaskStatus.COMPENSATING, false, next, 0, 0, now, null, undone,
+                            List.of(completed));
             write(t, run, (outcome, at) -> {
                 if (outcome == WriteOutcome.APPLIED) {
-                    moveTo(run, TaskStatus.COMPENSATING, next, at);
                     events.publish(t.events(), run.replyTo);
+                    if (!keep) {
+                        release();
+                        return;
+                    }
+                    moveTo(run, TaskStatus.COMPENSATING, next, at);
                     dispatch(run);
                 } else {
                     stale(run, outcome);

@@ -1,0 +1,192 @@
+package dev.sas.core.functional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sas.core.Agent;
+import dev.sas.core.AgentRequest;
+import dev.sas.core.Codec;
+import dev.sas.core.Sas;
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.core.testing.ManualClock;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Hosts and steps that misbehave: each gets a contained failure, and no task is lost or corrupted. */
+class MisuseTest {
+
+    private final InMemoryStateStore store = new InMemoryStateStore();
+
+    private long completedEvents(TaskId id) {
+        return store.events(id).stream().filter(e -> e.type() == TaskEvent.Type.STEP_COMPLETED).count();
+    }
+
+    @Test
+    void step_that_blocks_and_ignores_interruption_is_retried_elsewhere_and_its_late_result_rejected()
+            throws Exception {
+        CountDownLatch stuck = new CountDownLatch(1);
+        AtomicInteger attempts = new AtomicInteger();
+        Workflow<String> wf = Workflow.builder("stubborn", Codec.string())
+                .step("block", s -> s.completeWithin(Duration.ofMillis(300)).execute(ctx -> {
+                    if (attempts.incrementAndGet() == 1) {
+                        while (true) { // ignores interrupts until the test lets go
+                            try {
+                                if (stuck.await(10, TimeUnit.SECONDS)) {
+                                    return "first";
+                                }
+                            } catch (InterruptedException ignored) {
+                                // a badly written step swallows the interrupt
+                            }
+                        }
+                    }
+                    return "second";
+                }))
+                .build();
+        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).schedulerThreads(2)
+                .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
+            TaskId id = sas.submit(wf, "k", "x");
+
+            await().atMost(Duration.ofSeconds(15))
+                    .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
+            assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("second");
+
+            stuck.countDown();
+            await().atMost(Duration.ofSeconds(5)).until(() -> sas.metrics().staleRejected() == 1);
+            assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("second");
+            assertThat(completedEvents(id)).isEqualTo(1);
+            assertThat(sas.metrics().deadlinesMissed()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void agent_that_completes_its_future_twice_is_recorded_once() {
+        ManualClock clock = new ManualClock();
+        CompletableFuture<String> reply = new CompletableFuture<>();
+        Agent<String, String> sloppy = new Agent<>() {
+            @Override
+            public String name() {
+                return "sloppy";
+            }
+
+            @Override
+            public CompletionStage<String> call(AgentRequest<String> request) {
+                return reply;
+            }
+        };
+        Workflow<String> wf = Workflow.builder("twice", Codec.string())
+                .step("call", s -> s.call(sloppy, ctx -> "req"))
+                .build();
+        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).build();
+        TaskId id = sas.submit(wf, "k", "x");
+        sas.runSchedulerOnce();
+
+        reply.complete("one");
+        reply.complete("two");
+        reply.obtrudeValue("three");
+
+        TaskInfo info = sas.status(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("call").output()).isEqualTo("one");
+        assertThat(completedEvents(id)).isEqualTo(1);
+    }
+
+    @Test
+    void closing_the_runtime_while_a_step_runs_past_the_grace_period_records_nothing_and_another_node_finishes()
+            throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicInteger attempts = new AtomicInteger();
+        Workflow<String> wf = Workflow.builder("closing", Codec.string())
+                .step("slow", s -> s.completeWithin(Duration.ofMillis(500)).execute(ctx -> {
+                    if (attempts.incrementAndGet() == 1) {
+                        started.countDown();
+                        never.await(); // interrupted at shutdown
+                    }
+                    return "done-" + attempts.get();
+                }))
+                .build();
+        Sas first = Sas.builder().stateStore(store).workflow(wf).instanceId("first")
+                .shutdownGrace(Duration.ofMillis(100)).build().start();
+        TaskId id = first.submit(wf, "k", "x");
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        first.close();
+
+        TaskInfo afterClose = store.find(id).orElseThrow();
+        assertThat(afterClose.status()).as("left claimed, not half-recorded").isEqualTo(TaskStatus.PROCESSING);
+        assertThat(afterClose.lockedBy()).isEqualTo("first");
+        assertThat(afterClose.steps()).isEmpty();
+        assertThat(store.events(id)).extracting(TaskEvent::type)
+                .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
+
+        try (Sas second = Sas.builder().stateStore(store).workflow(wf).instanceId("second")
+                .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
+        }
+        assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("done-2");
+        assertThat(completedEvents(id)).isEqualTo(1);
+    }
+
+    @Test
+    void step_finishing_during_shutdown_is_recorded_and_its_task_handed_back_for_the_next_step() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Workflow<String> wf = Workflow.builder("handback", Codec.string())
+                .step("one", s -> s.execute(ctx -> {
+                    started.countDown();
+                    finish.await();
+                    return "1";
+                }))
+                .step("two", s -> s.execute(ctx -> "2"))
+                .build();
+        Sas sas = Sas.builder().stateStore(store).workflow(wf).shutdownGrace(Duration.ofSeconds(10)).build().start();
+        TaskId id = sas.submit(wf, "k", "x");
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        Thread closer = new Thread(sas::close);
+        closer.start();
+        await().atMost(Duration.ofSeconds(5)).until(() -> closer.getState() == Thread.State.TIMED_WAITING
+                || closer.getState() == Thread.State.WAITING);
+        finish.countDown();
+        closer.join(15_000);
+
+        TaskInfo info = store.find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(info.currentStep()).isEqualTo(1);
+        assertThat(info.steps()).singleElement().satisfies(s -> {
+            assertThat(s.status()).isEqualTo(StepStatus.COMPLETED);
+            assertThat(s.output()).isEqualTo("1");
+        });
+    }
+
+    @Test
+    void alert_sink_that_throws_is_contained() {
+        ManualClock clock = new ManualClock();
+        Workflow<String> wf = Workflow.builder("alerting", Codec.string())
+                .step("fail", s -> s.execute(ctx -> {
+                    throw new dev.sas.core.NonRetryableException("boom");
+                }))
+                .build();
+        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).alertSink(a -> {
+            throw new IllegalStateException("pager down");
+        }).build();
+        TaskId id = sas.submit(wf, "k", "x");
+        sas.runSchedulerOnce();
+
+        assertThat(sas.status(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(sas.metrics().listenerFailures()).isEqualTo(1);
+    }
+}
