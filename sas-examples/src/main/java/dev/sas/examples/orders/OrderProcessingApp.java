@@ -1,13 +1,48 @@
 package dev.sas.examples.orders;
 
-/** Placeholder until the order-processing example lands. */
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Runs the order-processing example from the command line and exits non-zero if a ledger check
+ * fails. {@code mvn -q -pl sas-examples -am compile exec:java -Dexec.args="--orders 50 --crash"};
+ * {@code --help} lists the options.
+ */
 public final class OrderProcessingApp {
 
     private OrderProcessingApp() {
     }
 
-    /** Entry point. */
-    public static void main(String[] args) {
-        System.out.println("order-processing example: not built yet");
+    /**
+     * Entry point.
+     *
+     * @throws Exception if the run could not be set up
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println(RunConfig.USAGE);
+            return;
+        }
+        RunConfig config;
+        try {
+            config = RunConfig.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Path dir = config.dir() != null ? Files.createDirectories(config.dir()) : Files.createTempDirectory("sas-orders-");
+        config = new RunConfig(config.orders(), config.seed(), config.faults(), config.failureRate(), config.latency(),
+                config.hangRate(), config.blockedRate(), config.declineRate(), config.undeliverableRate(),
+                config.crash(), config.postgresUrl(), dir, config.verbose());
+        if (!config.verbose()) {
+            // before the first logger is created: the library's logs go to a file, the console shows progress
+            System.setProperty("org.slf4j.simpleLogger.logFile", dir.resolve("sas.log").toString());
+            System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        }
+        RunSummary summary = OrderRun.run(config, System.out);
+        System.out.println();
+        System.out.print(summary.table());
+        System.exit(summary.ok() ? 0 : 1);
     }
 }

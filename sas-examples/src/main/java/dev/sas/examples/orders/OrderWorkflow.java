@@ -1,0 +1,111 @@
+package dev.sas.examples.orders;
+
+import dev.sas.core.Workflow;
+import dev.sas.examples.orders.services.Form;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The order-processing workflow: reserve stock, charge the payment, book shipping, confirm the
+ * order. The first three steps call remote services through {@link ServiceAgent}s and each has a
+ * compensation (release the stock, refund the payment, cancel the shipment) that calls the same
+ * service synchronously with the compensation's own idempotency key. The last step is local: it
+ * marks the order row confirmed. Stateless; the workflow it builds is immutable.
+ */
+public final class OrderWorkflow {
+
+    /** The workflow's name. */
+    public static final String NAME = "order-processing";
+    /** How long one attempt at a step may take before the supervisor recovers it. */
+    public static final Duration STEP_DEADLINE = Duration.ofSeconds(2);
+    /** How many times the supervisor may find a step past its deadline before the order fails. */
+    public static final int FAILURE_THRESHOLD = 4;
+
+    private OrderWorkflow() {
+    }
+
+    /**
+     * The agents of the shop's three remote services.
+     *
+     * @param inventory the warehouse
+     * @param payment the payment provider
+     * @param shipping the carrier
+     */
+    public record Agents(ServiceAgent inventory, ServiceAgent payment, ServiceAgent shipping) {
+
+        /** @throws NullPointerException if an agent is null */
+        public Agents {
+            Objects.requireNonNull(inventory, "inventory must not be null");
+            Objects.requireNonNull(payment, "payment must not be null");
+            Objects.requireNonNull(shipping, "shipping must not be null");
+        }
+
+        /** Agents for the services at these addresses, sharing one HTTP client. */
+        public static Agents connect(URI inventory, URI payment, URI shipping) {
+            HttpClient http = HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(1))
+                    .build();
+            return new Agents(new ServiceAgent("inventory", inventory, http),
+                    new ServiceAgent("payment", payment, http),
+                    new ServiceAgent("shipping", shipping, http));
+        }
+    }
+
+    /**
+     * Builds the workflow.
+     *
+     * @param agents the services' agents
+     * @param orders the order database, for the confirming step
+     * @throws NullPointerException if an argument is null
+     */
+    public static Workflow<Order> create(Agents agents, OrderDatabase orders) {
+        Objects.requireNonNull(agents, "agents must not be null");
+        Objects.requireNonNull(orders, "orders must not be null");
+        ServiceAgent inventory = agents.inventory();
+        ServiceAgent payment = agents.payment();
+        ServiceAgent shipping = agents.shipping();
+        return Workflow.builder(NAME, Order.CODEC)
+                .step("reserve-stock", s -> s
+                        .call(inventory, ctx -> ServiceCall.post("/reserve",
+                                "orderId", ctx.input().orderId(),
+                                "sku", ctx.input().sku(),
+                                "quantity", Integer.toString(ctx.input().quantity())))
+                        .completeWithin(STEP_DEADLINE)
+                        .failureThreshold(FAILURE_THRESHOLD)
+                        .compensateWith(ctx -> inventory.callNow(
+                                ServiceCall.post("/release", "orderId", ctx.input().orderId()),
+                                ctx.idempotencyKey(), ctx.remaining())))
+                .step("charge-payment", s -> s
+                        .call(payment, ctx -> ServiceCall.post("/charge",
+                                "orderId", ctx.input().orderId(),
+                                "amountCents", Long.toString(ctx.input().amountCents())))
+                        .completeWithin(STEP_DEADLINE)
+                        .failureThreshold(FAILURE_THRESHOLD)
+                        .compensateWith(ctx -> payment.callNow(
+                                ServiceCall.post("/refund", "orderId", ctx.input().orderId()),
+                                ctx.idempotencyKey(), ctx.remaining())))
+                .step("book-shipping", s -> s
+                        .call(shipping, ctx -> ServiceCall.post("/shipments",
+                                "orderId", ctx.input().orderId(),
+                                "address", ctx.input().address()))
+                        .completeWithin(STEP_DEADLINE)
+                        .failureThreshold(FAILURE_THRESHOLD)
+                        .compensateWith(ctx -> shipping.callNow(
+                                ServiceCall.post("/cancel", "orderId", ctx.input().orderId()),
+                                ctx.idempotencyKey(), ctx.remaining())))
+                .step("confirm-order", s -> s
+                        .execute(ctx -> {
+                            String shipmentId = ctx.output("book-shipping")
+                                    .map(reply -> Form.decode(reply).get("shipmentId"))
+                                    .orElseThrow(() -> new IllegalStateException("no shipment recorded"));
+                            orders.confirm(ctx.input().orderId(), shipmentId);
+                            return shipmentId;
+                        })
+                        .completeWithin(STEP_DEADLINE)
+                        .failureThreshold(FAILURE_THRESHOLD))
+                .build();
+    }
+}

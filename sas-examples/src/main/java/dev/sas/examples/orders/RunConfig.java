@@ -1,0 +1,129 @@
+package dev.sas.examples.orders;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The settings of one run of the example, from the command line. Immutable.
+ *
+ * @param orders how many orders to place
+ * @param seed seeds every fault decision (and the orders' contents)
+ * @param faults whether faults are injected at all
+ * @param failureRate share of calls answered 503
+ * @param latency added latency per call (spread ±50 %)
+ * @param hangRate share of calls that hang past the step's deadline
+ * @param blockedRate share of orders whose SKU the warehouse blocks (first step fails: ERROR)
+ * @param declineRate share of orders whose card is declined (compensated: stock released)
+ * @param undeliverableRate share of orders the carrier refuses (compensated: refund, release)
+ * @param crash how the first runtime is killed mid-run, if at all
+ * @param postgresUrl a PostgreSQL JDBC URL to use instead of the embedded H2 file, or null
+ * @param dir where the H2 file and the logs go; null for a new temporary directory
+ * @param verbose log to the console instead of {@code sas.log}
+ */
+public record RunConfig(
+        int orders,
+        long seed,
+        boolean faults,
+        double failureRate,
+        Duration latency,
+        double hangRate,
+        double blockedRate,
+        double declineRate,
+        double undeliverableRate,
+        Crash crash,
+        String postgresUrl,
+        Path dir,
+        boolean verbose) {
+
+    /** How the mid-run crash is staged. */
+    public enum Crash {
+        /** No crash. */
+        NONE,
+        /** A second JVM runs the first runtime and is killed with {@code destroyForcibly()}. */
+        PROCESS,
+        /** The first runtime runs in this JVM and is closed abruptly (no grace period). */
+        IN_PROCESS
+    }
+
+    /** Usage text for {@code --help}. */
+    public static final String USAGE = String.join("\n",
+            "usage: OrderProcessingApp [options]",
+            "  --orders N              orders to place (default 200)",
+            "  --seed N                seed of every fault decision (default 42)",
+            "  --no-faults             turn every fault off",
+            "  --failure-rate X        share of calls answered 503 (default 0.15)",
+            "  --latency-ms N          added latency per call (default 15)",
+            "  --hang-rate X           share of calls hanging past the deadline (default 0.03)",
+            "  --blocked-rate X        share of orders whose SKU is blocked: ERROR (default 0.03)",
+            "  --decline-rate X        share of orders whose card is declined (default 0.04)",
+            "  --undeliverable-rate X  share of orders the carrier refuses (default 0.03)",
+            "  --crash[=process|in-process]  kill the first runtime mid-run (default: process)",
+            "  --postgres URL          use PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/test?user=postgres",
+            "  --dir PATH              where the H2 file and logs go (default: a new temp directory)",
+            "  --verbose               log to the console instead of sas.log");
+
+    /** The defaults: 200 orders, seed 42, faults on, no crash, H2. */
+    public static RunConfig defaults() {
+        return new RunConfig(200, 42, true, 0.15, Duration.ofMillis(15), 0.03, 0.03, 0.04, 0.03, Crash.NONE, null,
+                null, false);
+    }
+
+    /**
+     * Parses command-line arguments over the defaults.
+     *
+     * @throws IllegalArgumentException on an unknown option or a bad value, with the usage text
+     */
+    public static RunConfig parse(String... args) {
+        RunConfig c = defaults();
+        int orders = c.orders;
+        long seed = c.seed;
+        boolean faults = c.faults;
+        double failureRate = c.failureRate;
+        Duration latency = c.latency;
+        double hangRate = c.hangRate;
+        double blocked = c.blockedRate;
+        double decline = c.declineRate;
+        double undeliverable = c.undeliverableRate;
+        Crash crash = c.crash;
+        String postgres = c.postgresUrl;
+        Path dir = c.dir;
+        boolean verbose = c.verbose;
+        try {
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--orders" -> orders = Integer.parseInt(args[++i]);
+                    case "--seed" -> seed = Long.parseLong(args[++i]);
+                    case "--no-faults" -> faults = false;
+                    case "--failure-rate" -> failureRate = Double.parseDouble(args[++i]);
+                    case "--latency-ms" -> latency = Duration.ofMillis(Long.parseLong(args[++i]));
+                    case "--hang-rate" -> hangRate = Double.parseDouble(args[++i]);
+                    case "--blocked-rate" -> blocked = Double.parseDouble(args[++i]);
+                    case "--decline-rate" -> decline = Double.parseDouble(args[++i]);
+                    case "--undeliverable-rate" -> undeliverable = Double.parseDouble(args[++i]);
+                    case "--crash", "--crash=process" -> crash = Crash.PROCESS;
+                    case "--crash=in-process" -> crash = Crash.IN_PROCESS;
+                    case "--postgres" -> postgres = args[++i];
+                    case "--dir" -> dir = Path.of(args[++i]);
+                    case "--verbose" -> verbose = true;
+                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+                }
+            }
+        } catch (ArrayIndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("option '" + args[args.length - 1] + "' needs a value\n" + USAGE, e);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("bad number: " + e.getMessage() + "\n" + USAGE, e);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + "\n" + USAGE, e);
+        }
+        if (orders < 1) {
+            throw new IllegalArgumentException("--orders must be at least 1, was " + orders);
+        }
+        if (blocked + decline + undeliverable > 1) {
+            throw new IllegalArgumentException("--blocked-rate, --decline-rate and --undeliverable-rate must add up to"
+                    + " at most 1, were " + blocked + ", " + decline + ", " + undeliverable);
+        }
+        return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blocked, decline, undeliverable, crash,
+                postgres, dir, verbose);
+    }
+}
