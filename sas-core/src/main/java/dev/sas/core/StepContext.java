@@ -36,6 +36,13 @@ public interface StepContext<I> {
     /** The decoded task input. */
     I input();
 
+    /**
+     * The fencing token of the claim running this attempt: it grows with every claim of the task.
+     * A service that remembers the highest token it has seen per task can refuse writes from a
+     * node whose claim was taken over.
+     */
+    long lease();
+
     /** The instant by which this attempt must finish; a later result is rejected. */
     Instant completeBy();
 

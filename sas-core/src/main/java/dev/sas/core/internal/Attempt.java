@@ -90,6 +90,11 @@ final class Attempt implements StepContext<Object> {
     }
 
     @Override
+    public long lease() {
+        return run.lease;
+    }
+
+    @Override
     public Instant completeBy() {
         return completeBy;
     }
