@@ -6,6 +6,7 @@ import dev.sas.core.SasMetrics;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -21,7 +22,7 @@ public final class CrashWorker {
     }
 
     /**
-     * Entry point: {@code --db URL --inventory URI --payment URI --shipping URI --instance ID}.
+     * Entry point: {@code --db URL --inventory URI --payment URI --shipping URI --instance ID --operator-log PATH}.
      *
      * @throws Exception if the worker cannot start
      */
@@ -36,7 +37,7 @@ public final class CrashWorker {
                 URI.create(opts.get("--payment")), URI.create(opts.get("--shipping")));
         Workflow<Order> workflow = OrderWorkflow.create(agents, new OrderDatabase(ds, Clock.systemUTC()));
         Sas sas = OrderRun.runtime(store, workflow, opts.get("--instance"), new OrderStatusBoard(null),
-                alert -> { }).start();
+                new OperatorLog(Path.of(opts.get("--operator-log")))).start();
         System.out.println("READY " + sas.instanceId());
         System.out.flush();
         while (true) {

@@ -60,7 +60,20 @@ public final class OperatorLog implements AlertSink {
         return alerts;
     }
 
-    /** Every entry so far, oldest first. */
+    /**
+     * Alerts in the file, including those other processes (the crash worker) appended.
+     *
+     * @throws UncheckedIOException if the file cannot be read
+     */
+    public synchronized long alertsInFile() {
+        try {
+            return Files.exists(file) ? Files.readAllLines(file).stream().filter(l -> l.contains(" ALERT ")).count() : 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the operator log " + file, e);
+        }
+    }
+
+    /** Every entry this process wrote so far, oldest first. */
     public synchronized List<String> lines() {
         return List.copyOf(lines);
     }

@@ -16,15 +16,21 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.h2.tools.Server;
+import org.slf4j.LoggerFactory;
 
 /**
  * One run of the order-processing example, start to finish: database, services, runtime(s),
@@ -93,7 +99,7 @@ public final class OrderRun {
         Path dir = config.dir() != null ? Files.createDirectories(config.dir()) : Files.createTempDirectory("sas-orders-");
         String tag = UUID.randomUUID().toString().substring(0, 4).toUpperCase(Locale.ROOT);
         String url = config.postgresUrl() != null ? config.postgresUrl()
-                : "jdbc:h2:file:" + dir.resolve("shop").toAbsolutePath() + ";AUTO_SERVER=TRUE;LOCK_TIMEOUT=10000";
+                : "jdbc:h2:file:" + dir.resolve("shop").toAbsolutePath() + ";LOCK_TIMEOUT=10000";
         String database = config.postgresUrl() != null ? "PostgreSQL " + config.postgresUrl().replaceAll("\\?.*", "")
                 : "H2 file " + dir.resolve("shop.mv.db");
         List<Order> orders = Shop.orders(tag, config.orders(), config.seed());
@@ -108,29 +114,42 @@ public final class OrderRun {
             OrderWorkflow.Agents agents = OrderWorkflow.Agents.connect(shop.inventory().uri(), shop.payment().uri(),
                     shop.shipping().uri());
             Workflow<Order> workflow = OrderWorkflow.create(agents, db);
-            out.printf("order-processing example: %d orders (ids %s-00001..), seed %d, crash %s%n", orders.size(), tag,
-                    config.seed(), config.crash());
+            out.printf("order-processing example: %d orders (ids %s-00001..), seed %d, faults %s, crash %s%n",
+                    orders.size(), tag, config.seed(), config.faults() ? "on" : "off", config.crash());
             out.println("  database:  " + database);
             out.println("  services:  " + shop.inventory() + "\n             " + shop.payment() + "\n             "
                     + shop.shipping());
-            out.println("  logs:      " + (config.verbose() ? "console" : dir.resolve("sas.log")) + ", operator log "
-                    + operator.file());
+            out.println("  logs:      " + logDestination() + "; operator log " + operator.file());
 
             Sas sas = runtime(store, workflow, "shop-" + tag, board, operator);
-            Tracker tracker = new Tracker(sas);
+            Progress progress = new Progress(sas, orders.size());
             ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "progress");
                 t.setDaemon(true);
                 return t;
             });
+            ExecutorService customers = Executors.newFixedThreadPool(4, r -> {
+                Thread t = new Thread(r, "customer");
+                t.setDaemon(true);
+                return t;
+            });
             WorkerProcess process = null;
+            Server h2Server = null;
             Sas inProcessWorker = null;
             String crash = null;
             long[] workerMetrics = new long[5];
             try {
                 RunConfig.Crash mode = config.crash();
                 if (mode == RunConfig.Crash.PROCESS) {
-                    process = WorkerProcess.start(url, shop, "worker-" + tag, dir.resolve("worker.log"));
+                    String workerUrl = url;
+                    if (config.postgresUrl() == null) {
+                        // the embedded H2 file is open in this JVM; the worker JVM reaches it through a TCP server
+                        h2Server = Server.createTcpServer("-tcpPort", "0").start();
+                        workerUrl = "jdbc:h2:tcp://127.0.0.1:" + h2Server.getPort() + "/"
+                                + dir.resolve("shop").toAbsolutePath() + ";LOCK_TIMEOUT=10000";
+                    }
+                    process = WorkerProcess.start(workerUrl, shop, "worker-" + tag, dir.resolve("worker.log"),
+                            operator.file());
                     if (!process.awaitReady(Duration.ofSeconds(60))) {
                         out.println("  the worker JVM did not start (see " + dir.resolve("worker.log")
                                 + "); crashing an in-process runtime instead");
@@ -138,7 +157,8 @@ public final class OrderRun {
                         process = null;
                         mode = RunConfig.Crash.IN_PROCESS;
                     } else {
-                        out.println("  worker:    JVM pid " + process.pid() + " runs the first runtime, worker-" + tag);
+                        out.println("  worker:    JVM pid " + process.pid() + " runs the first runtime, worker-" + tag
+                                + "; the shop's own runtime waits");
                     }
                 }
                 if (mode == RunConfig.Crash.IN_PROCESS) {
@@ -149,77 +169,89 @@ public final class OrderRun {
                             .replyChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
                             .alertSink(operator)
                             .build().start();
+                    out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }
                 if (mode == RunConfig.Crash.NONE) {
                     sas.start();
                 }
-                ticker.scheduleAtFixedRate(() -> tick(tracker), 250, 250, TimeUnit.MILLISECONDS);
+                ticker.scheduleWithFixedDelay(() -> tick(progress), 250, 250, TimeUnit.MILLISECONDS);
 
                 long placing = System.nanoTime();
+                Map<String, TaskId> ids = new ConcurrentHashMap<>();
+                List<Future<?>> placed = new ArrayList<>();
                 for (Order o : orders) {
-                    tracker.add(o.orderId(), db.place(sas, workflow, o, OrderStatusBoard.CHANNEL));
+                    placed.add(customers.submit(() -> {
+                        ids.put(o.orderId(), db.place(sas, workflow, o, OrderStatusBoard.CHANNEL));
+                        return null;
+                    }));
                 }
-                out.printf("  placed %d orders in %d ms (order row + task in one transaction each)%n", orders.size(),
-                        (System.nanoTime() - placing) / 1_000_000);
 
                 if (mode != RunConfig.Crash.NONE) {
-                    int crashAt = Math.max(1, orders.size() * 35 / 100);
-                    await(() -> tracker.terminal() >= crashAt, Duration.ofSeconds(30));
-                    tracker.refresh();
-                    long unfinished = orders.size() - tracker.terminal();
+                    // the worker dies while customers are still placing orders
+                    long crashAt = Math.max(1, orders.size() / 4);
+                    await(() -> progress.refresh().terminal() >= crashAt, Duration.ofSeconds(60));
                     if (process != null) {
                         workerMetrics = process.metrics();
                         process.kill();
-                        crash = "worker JVM pid " + process.pid() + " killed (SIGKILL) with " + unfinished
-                                + " orders unfinished; shop-" + tag + " took over";
+                        crash = "worker JVM pid " + process.pid() + " killed (SIGKILL)";
                     } else {
-                        workerMetrics = metricsOf(inProcessWorker.metrics());
                         inProcessWorker.close();
                         workerMetrics = metricsOf(inProcessWorker.metrics());
-                        crash = "in-process runtime worker-" + tag + " closed abruptly (no grace) with " + unfinished
-                                + " orders unfinished; shop-" + tag + " took over";
+                        crash = "in-process runtime worker-" + tag + " closed abruptly (no grace period)";
                     }
+                    Progress.Snapshot at = progress.refresh();
+                    crash += " with " + at.terminal() + " orders finished, " + (ids.size() - at.terminal())
+                            + " placed and unfinished; shop-" + tag + " took over";
                     out.println("  CRASH: " + crash);
                     sas.start();
                 }
+                for (Future<?> f : placed) {
+                    try {
+                        f.get();
+                    } catch (ExecutionException e) {
+                        throw e.getCause() instanceof Exception ex ? ex : e;
+                    }
+                }
+                out.printf("  placed %d orders in %d ms, each order row and its task in one transaction%n",
+                        orders.size(), (System.nanoTime() - placing) / 1_000_000);
 
                 Duration limit = Duration.ofSeconds(Math.max(60, orders.size() / 4));
-                await(() -> tracker.terminal() == orders.size(), limit);
+                await(() -> progress.refresh().terminal() == orders.size(), limit);
                 Duration untilTerminal = Duration.ofNanos(System.nanoTime() - placing);
-                tracker.refresh();
-                printProgress(tracker);
+                ticker.shutdownNow();
+                printProgress(progress.refresh());
 
-                String resubmitted = null;
+                Map<String, TaskStatus> statuses = statuses(sas, ids);
+                String resubmitted = statuses.entrySet().stream().filter(e -> e.getValue() == TaskStatus.ERROR)
+                        .map(Map.Entry::getKey).sorted().findFirst().orElse(null);
                 TaskStatus resubmittedStatus = null;
-                String errorOrder = tracker.first(TaskStatus.ERROR);
-                if (errorOrder != null) {
-                    resubmitted = errorOrder;
+                if (resubmitted != null) {
                     shop.inventory().faults().liftPermanentFaults();
-                    operator.action(clock.instant(), "the warehouse unblocked its SKUs; resubmitting order " + errorOrder);
-                    out.println("  operator: unblocked the warehouse's SKUs and resubmitted order " + errorOrder);
-                    TaskId id = tracker.taskId(errorOrder);
+                    operator.action(clock.instant(), "the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
+                    out.println("  operator: the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
+                    TaskId id = ids.get(resubmitted);
                     sas.resubmit(id);
                     await(() -> sas.status(id).map(i -> i.status().isTerminal() && i.status() != TaskStatus.ERROR)
                             .orElse(false), Duration.ofSeconds(30));
                     resubmittedStatus = sas.status(id).map(TaskInfo::status).orElse(null);
-                    operator.action(clock.instant(), "order " + errorOrder + " is " + resubmittedStatus);
-                    out.println("  operator: order " + errorOrder + " is now " + resubmittedStatus);
+                    operator.action(clock.instant(), "order " + resubmitted + " is " + resubmittedStatus);
+                    out.println("  operator: order " + resubmitted + " is now " + resubmittedStatus);
+                    statuses = statuses(sas, ids);
                 }
-                ticker.shutdownNow();
-                tracker.refresh();
                 sas.close();
                 SasMetrics m = sas.metrics();
 
-                Map<String, TaskStatus> statuses = tracker.statuses();
                 LedgerCheck.Result checks = LedgerCheck.verify(orders, statuses, db.statuses(tag + "-"), shop);
-                if (resubmitted != null && resubmittedStatus != TaskStatus.PROCESSED) {
-                    List<String> failures = new ArrayList<>(checks.failures());
-                    failures.add("resubmitted order " + resubmitted + " ended " + resubmittedStatus + ", not PROCESSED");
-                    checks = new LedgerCheck.Result(checks.passed(), List.copyOf(failures));
-                } else if (resubmitted != null) {
+                if (resubmitted != null) {
                     List<String> passed = new ArrayList<>(checks.passed());
-                    passed.add("the resubmitted order was processed");
-                    checks = new LedgerCheck.Result(List.copyOf(passed), checks.failures());
+                    List<String> failures = new ArrayList<>(checks.failures());
+                    if (resubmittedStatus == TaskStatus.PROCESSED) {
+                        passed.add("the resubmitted order " + resubmitted + " was processed");
+                    } else {
+                        failures.add("resubmitted order " + resubmitted + " ended " + resubmittedStatus
+                                + ", not PROCESSED");
+                    }
+                    checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 }
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
@@ -232,10 +264,11 @@ public final class OrderRun {
                         shop.inventory().unavailable() + shop.payment().unavailable() + shop.shipping().unavailable(),
                         shop.inventory().hung() + shop.payment().hung() + shop.shipping().hung(),
                         shop.inventory().rejected() + shop.payment().rejected() + shop.shipping().rejected(),
-                        operator.alerts(), crash, resubmitted, resubmittedStatus, untilTerminal,
+                        operator.alertsInFile(), crash, resubmitted, resubmittedStatus, untilTerminal,
                         Duration.ofNanos(System.nanoTime() - started), database, dir, checks);
             } finally {
                 ticker.shutdownNow();
+                customers.shutdownNow();
                 if (process != null) {
                     process.close();
                 }
@@ -243,8 +276,27 @@ public final class OrderRun {
                     inProcessWorker.close();
                 }
                 sas.close();
+                if (h2Server != null) {
+                    h2Server.stop();
+                }
             }
         }
+    }
+
+    private static Map<String, TaskStatus> statuses(Sas sas, Map<String, TaskId> ids) {
+        Map<String, TaskStatus> out = new TreeMap<>();
+        ids.forEach((order, id) -> out.put(order, sas.status(id).map(TaskInfo::status).orElse(null)));
+        return out;
+    }
+
+    private static String logDestination() {
+        String factory = LoggerFactory.getILoggerFactory().getClass().getName();
+        String file = System.getProperty("org.slf4j.simpleLogger.logFile");
+        if (factory.startsWith("org.slf4j.simple") && file != null && !file.equals("System.err")) {
+            return "library logs in " + file;
+        }
+        return "library logs via " + factory + (factory.startsWith("org.slf4j.simple") ? " (console)"
+                : " (under exec:java that is Maven's logging, quiet with -q)");
     }
 
     private static long[] metricsOf(SasMetrics m) {
@@ -256,23 +308,24 @@ public final class OrderRun {
         return statuses.values().stream().filter(x -> x == s).count();
     }
 
-    private int ticks;
+    private long lastPrinted;
 
-    private void tick(Tracker tracker) {
+    private void tick(Progress progress) {
         try {
-            tracker.refresh();
-            if (++ticks % 4 == 0) {
-                printProgress(tracker);
+            progress.refresh();
+            if (System.nanoTime() - lastPrinted >= 950_000_000L) {
+                printProgress(progress.last());
             }
         } catch (RuntimeException e) {
-            out.println("  (progress: " + e.getMessage() + ")");
+            out.println("  (progress not available: " + e.getMessage() + ")");
         }
     }
 
-    private void printProgress(Tracker t) {
+    private synchronized void printProgress(Progress.Snapshot p) {
+        lastPrinted = System.nanoTime();
         out.printf(Locale.ROOT, "  [%5.1fs] processed %4d | compensated %3d | error %3d | in flight %4d%n",
-                (System.nanoTime() - started) / 1e9, t.count(TaskStatus.PROCESSED), t.count(TaskStatus.COMPENSATED),
-                t.count(TaskStatus.ERROR), t.placed() - t.terminal());
+                (lastPrinted - started) / 1e9, p.processed(), p.compensated(), p.error(),
+                config.orders() - p.terminal());
     }
 
     private static void await(BooleanSupplier done, Duration limit) throws InterruptedException {
@@ -282,60 +335,42 @@ public final class OrderRun {
         }
     }
 
-    /** Each order's task status, refreshed from the store (so it sees every runtime's work). */
-    private static final class Tracker {
+    /**
+     * Counts of the run's tasks by state, from the store, so they include every runtime's work: the
+     * store's counts minus those it held before the run (exact on a fresh database).
+     */
+    private static final class Progress {
         private final Sas sas;
-        private final Map<String, TaskId> ids = new LinkedHashMap<>();
-        private final Map<String, TaskStatus> status = new LinkedHashMap<>();
+        private final int orders;
+        private final Map<TaskStatus, Long> before;
+        private volatile Snapshot last;
 
-        Tracker(Sas sas) {
+        record Snapshot(long processed, long compensated, long error, long terminal) {
+        }
+
+        Progress(Sas sas, int orders) {
             this.sas = sas;
+            this.orders = orders;
+            this.before = sas.countByStatus();
+            this.last = new Snapshot(0, 0, 0, 0);
         }
 
-        synchronized void add(String orderId, TaskId id) {
-            ids.put(orderId, id);
-            status.put(orderId, TaskStatus.PENDING);
-        }
-
-        void refresh() {
-            Map<String, TaskId> todo = new LinkedHashMap<>();
-            synchronized (this) {
-                status.forEach((order, s) -> {
-                    if (!s.isFinal()) {
-                        todo.put(order, ids.get(order));
-                    }
-                });
+        Snapshot refresh() {
+            Map<TaskStatus, Long> now = sas.countByStatus();
+            long terminal = 0;
+            for (TaskStatus s : TaskStatus.values()) {
+                if (s.isTerminal()) {
+                    terminal += now.get(s) - before.get(s);
+                }
             }
-            Map<String, TaskStatus> fresh = new LinkedHashMap<>();
-            todo.forEach((order, id) -> sas.status(id).ifPresent(i -> fresh.put(order, i.status())));
-            synchronized (this) {
-                status.putAll(fresh);
-            }
+            last = new Snapshot(now.get(TaskStatus.PROCESSED) - before.get(TaskStatus.PROCESSED),
+                    now.get(TaskStatus.COMPENSATED) - before.get(TaskStatus.COMPENSATED),
+                    now.get(TaskStatus.ERROR) - before.get(TaskStatus.ERROR), Math.min(terminal, orders));
+            return last;
         }
 
-        synchronized int placed() {
-            return ids.size();
-        }
-
-        synchronized int terminal() {
-            return (int) status.values().stream().filter(TaskStatus::isTerminal).count();
-        }
-
-        synchronized long count(TaskStatus s) {
-            return status.values().stream().filter(x -> x == s).count();
-        }
-
-        synchronized String first(TaskStatus s) {
-            return status.entrySet().stream().filter(e -> e.getValue() == s).map(Map.Entry::getKey).findFirst()
-                    .orElse(null);
-        }
-
-        synchronized TaskId taskId(String orderId) {
-            return ids.get(orderId);
-        }
-
-        synchronized Map<String, TaskStatus> statuses() {
-            return Map.copyOf(status);
+        Snapshot last() {
+            return last;
         }
     }
 }

@@ -46,7 +46,7 @@ public record RunSummary(
         long unavailable,
         long hung,
         long rejected,
-        int alerts,
+        long alerts,
         String crash,
         String resubmitted,
         TaskStatus resubmittedStatus,

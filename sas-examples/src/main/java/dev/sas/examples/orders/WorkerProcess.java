@@ -33,7 +33,8 @@ final class WorkerProcess implements AutoCloseable {
         reader.start();
     }
 
-    static WorkerProcess start(String dbUrl, Shop shop, String instanceId, Path log) throws IOException {
+    static WorkerProcess start(String dbUrl, Shop shop, String instanceId, Path log, Path operatorLog)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-cp");
@@ -51,6 +52,8 @@ final class WorkerProcess implements AutoCloseable {
         cmd.add(shop.shipping().uri().toString());
         cmd.add("--instance");
         cmd.add(instanceId);
+        cmd.add("--operator-log");
+        cmd.add(operatorLog.toString());
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         return new WorkerProcess(p);
     }
