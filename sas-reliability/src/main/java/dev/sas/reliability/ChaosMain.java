@@ -1,0 +1,77 @@
+package dev.sas.reliability;
+
+import java.util.List;
+
+/**
+ * The runnable chaos run:
+ * {@code java -jar sas-reliability/target/sas-reliability.jar --db postgres --tasks 5000 --kills 10 --restart-db}.
+ *
+ * <p>Options: {@code --db postgres|mariadb} (URL from SAS_TEST_POSTGRES_URL / SAS_TEST_MARIADB_URL or the
+ * local default) or {@code --url}, {@code --tasks}, {@code --workers}, {@code --kills}, {@code --kill-every-ms},
+ * {@code --fail-every}, {@code --restart-db} (PostgreSQL, via {@code pg_ctlcluster --skip-systemctl-redirect
+ * <--pg-cluster, default "15 main"> restart}), {@code --terminate-backends}, {@code --latency-ms a-b},
+ * {@code --slow-per-mille}, {@code --complete-within-ms}, {@code --supervisor-interval-ms},
+ * {@code --poll-interval-ms}, {@code --timeout-s}, {@code --log-dir}, {@code --keep-tables}.
+ * Exits 0 when every invariant holds, 1 when one broke, 2 on a usage error.
+ */
+public final class ChaosMain {
+
+    private ChaosMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
+                System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        ChaosSettings s;
+        try {
+            s = ChaosSettings.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("usage error: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        ChaosReport report;
+        try (ChaosRun run = new ChaosRun(s)) {
+            run.start();
+            long readyBy = System.currentTimeMillis() + 60_000;
+            while (!run.workersReady()) {
+                if (System.currentTimeMillis() > readyBy) {
+                    throw new IllegalStateException("workers did not start within 60 s; see " + run.logDir());
+                }
+                Thread.sleep(100);
+            }
+            run.log("all workers ready");
+            run.startChaos();
+            run.submitAll();
+            long deadline = System.currentTimeMillis() + s.timeout.toMillis();
+            long nextPrint = 0;
+            while (!run.finished()) {
+                if (System.currentTimeMillis() > deadline) {
+                    run.log("timed out after " + s.timeout + " with " + run.progress());
+                    break;
+                }
+                if (System.currentTimeMillis() >= nextPrint) {
+                    run.log(run.progress());
+                    nextPrint = System.currentTimeMillis() + 2_000;
+                }
+                Thread.sleep(200);
+            }
+            run.log("all tasks terminal; letting late replies land and stopping workers");
+            report = run.finish();
+            System.out.println();
+            System.out.println("Settings: " + report.settings);
+            System.out.println();
+            System.out.print(report.toMarkdown());
+            List<String> evidence = report.evidence;
+            if (!evidence.isEmpty()) {
+                System.out.println();
+                System.out.println("Evidence (tasks that broke an invariant):");
+                evidence.forEach(System.out::println);
+            }
+        }
+        if (s.restartDb && !ChaosRun.waitPgReady(60_000)) {
+            System.err.println("PostgreSQL is NOT accepting connections after the run");
+        }
+        System.exit(report.violations().isEmpty() ? 0 : 1);
+    }
+}

@@ -1,0 +1,135 @@
+package dev.sas.reliability;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** What a chaos run found, and which invariants it broke. Filled in by {@link ChaosRun#verify()}. */
+public final class ChaosReport {
+    public String database;
+    public String settings;
+    public int total;
+    public int submitted;
+    public int submitFailures;
+    public int rowsFound;
+    public int terminal;
+    public int processed;
+    public int compensated;
+    public int otherTerminal;
+    public int lost;
+    public int notTerminal;
+    public int unexpectedOutcome;
+    public int expectedFailures;
+    public int effects;
+    public long rawCalls;
+    public int keysAppliedTwice;
+    public int stepsWithTwoKeys;
+    public int effectMismatches;
+    public int orphanEffects;
+    public int tasksWithCompensation;
+    public int compensationEffects;
+    public boolean compensationsMatchFailedTasks;
+    public int killsDone;
+    public int killsWithWorkInFlight;
+    public int pausesDone;
+    public int workerProcesses;
+    public String dbDisruption = "none";
+    public long takeoversMetric;
+    public long takeoverEvents;
+    public long staleRejected;
+    public long deadlinesMissed;
+    public long retries;
+    public long storeFailures;
+    public long maxEventGapMs;
+    public String maxEventGapTask;
+    public long maxStallAfterStartMs;
+    public String maxStallTask;
+    public long maxCreatedToFinalMs;
+    public long p50CreatedToFinalMs;
+    public long p99CreatedToFinalMs;
+    public long wallClockMs;
+    public String loadAverage;
+    /** Tasks that broke an invariant, with their events and ledger rows. */
+    public final List<String> evidence = new ArrayList<>();
+
+    /** The broken invariants; empty when the run proved the promise. */
+    public List<String> violations() {
+        List<String> v = new ArrayList<>();
+        if (submitFailures > 0) {
+            v.add(submitFailures + " submissions failed");
+        }
+        if (lost > 0) {
+            v.add(lost + " submitted tasks lost (no task row)");
+        }
+        if (terminal != total) {
+            v.add("only " + terminal + " of " + total + " tasks terminal");
+        }
+        if (unexpectedOutcome > 0) {
+            v.add(unexpectedOutcome + " tasks ended other than expected (PROCESSED, or COMPENSATED if declined)");
+        }
+        if (keysAppliedTwice > 0 || stepsWithTwoKeys > 0) {
+            v.add("effects applied twice: " + keysAppliedTwice + " keys applied more than once, " + stepsWithTwoKeys
+                    + " (task, step) with more than one idempotency key");
+        }
+        if (effectMismatches > 0) {
+            v.add(effectMismatches + " tasks whose ledger effects do not match their final state");
+        }
+        if (orphanEffects > 0) {
+            v.add(orphanEffects + " ledger effects of unknown tasks");
+        }
+        if (rawCalls < effects) {
+            v.add("raw calls " + rawCalls + " < effects " + effects);
+        }
+        if (!compensationsMatchFailedTasks || tasksWithCompensation != expectedFailures) {
+            v.add("compensated tasks " + tasksWithCompensation + " vs permanently failing " + expectedFailures
+                    + " (match=" + compensationsMatchFailedTasks + ")");
+        }
+        return v;
+    }
+
+    private static String pct(int a, int b) {
+        return String.format(Locale.ROOT, "%.2f %%", b == 0 ? 0.0 : 100.0 * a / b);
+    }
+
+    /** A Markdown table of the results. */
+    public String toMarkdown() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("| metric | value |\n|---|---|\n");
+        row(sb, "database", database);
+        row(sb, "tasks terminal / total", terminal + " / " + total + " (" + pct(terminal, total) + ")");
+        row(sb, "ended PROCESSED / COMPENSATED / other", processed + " / " + compensated + " / " + otherTerminal);
+        row(sb, "lost (submitted, no task row)", lost);
+        row(sb, "not terminal at the end", notTerminal);
+        row(sb, "ended other than expected", unexpectedOutcome);
+        row(sb, "effects applied twice", (keysAppliedTwice + stepsWithTwoKeys) + " (keys applied >1: " + keysAppliedTwice
+                + ", (task,step,kind) with >1 key: " + stepsWithTwoKeys + ")");
+        row(sb, "effects (distinct keys applied)", effects);
+        row(sb, "raw ledger calls (>= effects)", rawCalls + " (" + (rawCalls - effects) + " repeated calls deduplicated)");
+        row(sb, "tasks whose effects do not match their state", effectMismatches);
+        row(sb, "tasks compensated / permanently failing", tasksWithCompensation + " / " + expectedFailures
+                + (compensationsMatchFailedTasks ? " (every compensation matches a failed task)" : " (MISMATCH)"));
+        row(sb, "compensation effects", compensationEffects);
+        row(sb, "worker SIGKILLs (with work in flight)", killsDone + " (" + killsWithWorkInFlight + ")");
+        row(sb, "worker SIGSTOP/SIGCONT freezes", pausesDone);
+        row(sb, "worker JVMs started", workerProcesses);
+        row(sb, "database disruption", dbDisruption);
+        row(sb, "supervisor takeovers (sum of timeoutsRecovered / STEP_TIMED_OUT events)",
+                takeoversMetric + " / " + takeoverEvents);
+        row(sb, "stale replies rejected (sum of staleRejected)", staleRejected);
+        row(sb, "deadlines missed / retries scheduled / store failures", deadlinesMissed + " / " + retries + " / "
+                + storeFailures);
+        row(sb, "max gap between consecutive events of a task", maxEventGapMs + " ms (" + maxEventGapTask + ")");
+        row(sb, "max stall after a task started (excl. queueing)", maxStallAfterStartMs + " ms (" + maxStallTask + ")");
+        row(sb, "created -> final: p50 / p99 / max", p50CreatedToFinalMs + " / " + p99CreatedToFinalMs + " / "
+                + maxCreatedToFinalMs + " ms");
+        row(sb, "wall clock", wallClockMs + " ms");
+        row(sb, "load average at the end", loadAverage);
+        List<String> v = violations();
+        row(sb, "verdict", v.isEmpty() ? "PASS" : "FAIL: " + String.join("; ", v));
+        return sb.toString();
+    }
+
+    private static void row(StringBuilder sb, String k, Object v) {
+        sb.append("| ").append(k).append(" | ").append(v).append(" |\n");
+    }
+}

@@ -1,0 +1,644 @@
+package dev.sas.reliability;
+
+import dev.sas.core.Sas;
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.Workflow;
+import dev.sas.jdbc.JdbcStateStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The coordinator of a chaos run: creates a fresh set of tables, starts the worker JVMs, submits
+ * the tasks, SIGKILLs and restarts workers at random moments (and disrupts the database once if
+ * asked), then checks the ledger and the task table. Workers die with it: {@link #close()} kills
+ * them, and so does a shutdown hook, and each worker halts when this process is gone.
+ *
+ * <p>Phases: {@link #start()}, {@link #submitAll()}, {@link #startChaos()}, wait until
+ * {@link #finished()}, {@link #finish()} (returns the {@link ChaosReport}), {@link #close()}.
+ */
+public final class ChaosRun implements AutoCloseable {
+    private static final String NON_TERMINAL = "('PENDING', 'PROCESSING', 'COMPENSATING')";
+
+    private final ChaosSettings s;
+    private final ChaosDb db;
+    private final String prefix;
+    private final String appPrefix;
+    private final Path logDir;
+    private final long startedAt = System.currentTimeMillis();
+    private final Process[] slots;
+    private final int[] incarnations;
+    private final List<Process> started = new CopyOnWriteArrayList<>();
+    private final List<TaskId> ids = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger killsDone = new AtomicInteger();
+    private final AtomicInteger killsWithWork = new AtomicInteger();
+    private final AtomicInteger pausesDone = new AtomicInteger();
+    private final Thread shutdownHook;
+    private volatile boolean chaosDone;
+    private volatile boolean submitted;
+    private volatile boolean closing;
+    private volatile String dbDisruption = "none";
+    private int submitFailures;
+    private Thread chaosThread;
+    private JdbcStateStore store;
+    private Sas sas;
+    private Workflow<String> workflow;
+
+    public ChaosRun(ChaosSettings settings) {
+        this.s = settings;
+        this.db = settings.db();
+        String id = randomLetters(6);
+        this.prefix = "ch" + id + "_";
+        this.appPrefix = "chaos-" + id + "-";
+        this.logDir = settings.logDir.resolve(prefix + System.currentTimeMillis());
+        this.slots = new Process[settings.workers];
+        this.incarnations = new int[settings.workers];
+        this.shutdownHook = new Thread(this::killAll, "chaos-kill-workers");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /** This run's table prefix. */
+    public String prefix() {
+        return prefix;
+    }
+
+    /** Where the workers' logs go. */
+    public Path logDir() {
+        return logDir;
+    }
+
+    /** Every worker process this run started. */
+    public List<Process> processes() {
+        return List.copyOf(started);
+    }
+
+    void log(String msg) {
+        System.out.printf("[chaos %6.1fs] %s%n", (System.currentTimeMillis() - startedAt) / 1000.0, msg);
+        System.out.flush();
+    }
+
+    /** Creates the tables, the coordinator's (non-running) runtime, and starts the workers. */
+    public void start() throws IOException, SQLException {
+        Files.createDirectories(logDir);
+        log("run " + prefix + " on " + db + ": " + s + "; worker logs in " + logDir.toAbsolutePath());
+        store = JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(4).poolName(appPrefix + "coord")
+                .build();
+        try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
+            for (String ddl : db.ddl(prefix)) {
+                st.execute(ddl);
+            }
+        }
+        workflow = ChaosWorkflow.create(null, null, s);
+        sas = Sas.builder().stateStore(store).workflow(workflow).schedulerEnabled(false).supervisorEnabled(false)
+                .instanceId(appPrefix + "coordinator").build();
+        sas.start();
+        for (int i = 0; i < slots.length; i++) {
+            startWorker(i);
+        }
+    }
+
+    private synchronized void startWorker(int slot) throws IOException {
+        if (closing) {
+            return;
+        }
+        int inc = ++incarnations[slot];
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = s.classpath != null ? s.classpath
+                : System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", cp, WorkerMain.class.getName(),
+                "--prefix", prefix, "--slot", String.valueOf(slot), "--incarnation", String.valueOf(inc),
+                "--parent-pid", String.valueOf(ProcessHandle.current().pid()), "--app-name", appPrefix + "w" + slot,
+                "--url", s.url, "--fail-every", String.valueOf(s.failEvery),
+                "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
+                "--slow-per-mille", String.valueOf(s.slowPerMille),
+                "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
+                "--supervisor-interval-ms", String.valueOf(s.supervisorInterval.toMillis()),
+                "--poll-interval-ms", String.valueOf(s.pollInterval.toMillis())));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logDir.resolve("worker-" + slot + ".log").toFile()));
+        Process p = pb.start();
+        started.add(p);
+        slots[slot] = p;
+        log("started worker " + slot + " incarnation " + inc + " pid " + p.pid());
+    }
+
+    /** True once every worker slot has reported metrics at least once. */
+    public boolean workersReady() {
+        try {
+            return queryLong("SELECT COUNT(DISTINCT slot) FROM " + prefix + "chaos_worker") >= slots.length;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Submits every task through the coordinator's runtime, on 4 threads (a retried submit is
+     * deduplicated by business key, so retrying after a store failure is safe).
+     */
+    public void submitAll() throws InterruptedException {
+        long t0 = System.currentTimeMillis();
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger failures = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            Thread th = new Thread(() -> {
+                for (int i = next.getAndIncrement(); i < s.tasks && !closing; i = next.getAndIncrement()) {
+                    TaskId id = null;
+                    for (int attempt = 1; id == null; attempt++) {
+                        try {
+                            id = sas.submit(workflow, "t-" + i, String.valueOf(i));
+                        } catch (StateStoreException e) {
+                            if (attempt >= 40) {
+                                failures.incrementAndGet();
+                                log("submit of task " + i + " failed for good: " + e);
+                                break;
+                            }
+                            pause(250);
+                        }
+                    }
+                    if (id != null) {
+                        ids.add(id);
+                    }
+                }
+            }, "chaos-submit-" + t);
+            th.start();
+            threads.add(th);
+        }
+        for (Thread th : threads) {
+            th.join();
+        }
+        submitFailures = failures.get();
+        submitted = true;
+        log("submitted " + ids.size() + " tasks in " + (System.currentTimeMillis() - t0) + " ms");
+    }
+
+    /** Starts killing workers in the background; {@link #chaosDone()} tells when it is over. */
+    public void startChaos() {
+        chaosThread = new Thread(this::chaos, "chaos-monkey");
+        chaosThread.setDaemon(true);
+        chaosThread.start();
+    }
+
+    private void chaos() {
+        try {
+            List<String> actions = new ArrayList<>();
+            for (int i = 0; i < s.kills; i++) {
+                actions.add("kill");
+            }
+            for (int i = 0; i < s.pauses; i++) {
+                actions.add("pause");
+            }
+            Collections.shuffle(actions);
+            int disruptAt = (actions.size() + 1) / 2;
+            int k = 0;
+            for (String action : actions) {
+                long base = s.killEvery.toMillis();
+                pause(ThreadLocalRandom.current().nextLong(base / 2, base * 3 / 2 + 1));
+                if (closing) {
+                    return;
+                }
+                k++;
+                int slot = ThreadLocalRandom.current().nextInt(slots.length);
+                Process p = slots[slot];
+                long open = nonTerminal();
+                if (action.equals("kill")) {
+                    p.destroyForcibly();
+                    p.onExit().get(10, TimeUnit.SECONDS);
+                    killsDone.incrementAndGet();
+                    if (open != 0) {
+                        killsWithWork.incrementAndGet();
+                    }
+                    log("SIGKILL #" + killsDone.get() + ": worker " + slot + " pid " + p.pid() + " (exit "
+                            + p.exitValue() + "), " + open + " tasks not terminal");
+                    startWorker(slot);
+                } else {
+                    long ms = s.completeWithin.toMillis() + 2_000;
+                    signal("STOP", p.pid());
+                    log("SIGSTOP: worker " + slot + " pid " + p.pid() + " frozen for " + ms + " ms, " + open
+                            + " tasks not terminal");
+                    pause(ms);
+                    signal("CONT", p.pid());
+                    pausesDone.incrementAndGet();
+                    log("SIGCONT: worker " + slot + " pid " + p.pid() + " resumed");
+                }
+                if (k == disruptAt) {
+                    disruptDatabase();
+                }
+            }
+            if (actions.isEmpty()) {
+                disruptDatabase();
+            }
+        } catch (Exception e) {
+            log("chaos thread failed: " + e);
+        } finally {
+            chaosDone = true;
+        }
+    }
+
+    private static void signal(String sig, long pid) throws IOException, InterruptedException {
+        int rc = new ProcessBuilder("kill", "-" + sig, String.valueOf(pid)).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IOException("kill -" + sig + " " + pid + " exited " + rc);
+        }
+    }
+
+    private void disruptDatabase() throws IOException, InterruptedException {
+        if (s.restartDb) {
+            if (db != ChaosDb.POSTGRES) {
+                throw new IllegalStateException("--restart-db is for PostgreSQL only");
+            }
+            List<String> cmd = new ArrayList<>(List.of("pg_ctlcluster", "--skip-systemctl-redirect"));
+            cmd.addAll(List.of(s.pgCluster.split(" ")));
+            cmd.add("restart");
+            long t0 = System.currentTimeMillis();
+            log("restarting PostgreSQL: " + String.join(" ", cmd));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logDir.resolve("pg-restart.log").toFile())).start();
+            int rc = p.waitFor();
+            boolean up = waitPgReady(60_000);
+            long ms = System.currentTimeMillis() - t0;
+            dbDisruption = "PostgreSQL restarted (pg_ctlcluster exit " + rc + ", accepting again after " + ms + " ms"
+                    + (up ? ")" : ", NOT READY)");
+            log(dbDisruption);
+        } else if (s.terminateBackends && db == ChaosDb.POSTGRES) {
+            String sql = "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE left(application_name, "
+                    + appPrefix.length() + ") = '" + appPrefix + "' AND pid <> pg_backend_pid()";
+            try {
+                long n = queryLong(sql);
+                dbDisruption = "terminated all " + n + " backends of application_name " + appPrefix + "*";
+            } catch (SQLException e) {
+                dbDisruption = "terminating backends failed: " + e.getMessage();
+            }
+            log(dbDisruption);
+        }
+    }
+
+    /** Waits for pg_isready; true when PostgreSQL accepts connections again. */
+    static boolean waitPgReady(long timeoutMs) throws IOException, InterruptedException {
+        long end = System.currentTimeMillis() + timeoutMs;
+        while (System.currentTimeMillis() < end) {
+            Process p = new ProcessBuilder("pg_isready", "-h", "127.0.0.1", "-p", "5432", "-q").start();
+            if (p.waitFor() == 0) {
+                return true;
+            }
+            Thread.sleep(250);
+        }
+        return false;
+    }
+
+    public boolean chaosDone() {
+        return chaosDone;
+    }
+
+    /** Tasks not yet terminal, or -1 if the database cannot be asked right now. */
+    public long nonTerminal() {
+        try {
+            return queryLong("SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL);
+        } catch (SQLException e) {
+            return -1;
+        }
+    }
+
+    /** True when the chaos is over and every submitted task is terminal. */
+    public boolean finished() {
+        return chaosDone && submitted && nonTerminal() == 0;
+    }
+
+    /** One line of progress. */
+    public String progress() {
+        return nonTerminal() + " of " + ids.size() + " submitted tasks not terminal, kills " + killsDone.get() + "/"
+                + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses;
+    }
+
+    /**
+     * Lets late replies land, stops the workers (SIGTERM, so they write their final metrics), and
+     * checks everything.
+     */
+    public ChaosReport finish() throws Exception {
+        if (chaosThread != null) {
+            chaosThread.join(30_000);
+        }
+        pause(s.completeWithin.toMillis() + 1_000);
+        stopWorkers();
+        ChaosReport r = verify();
+        r.wallClockMs = System.currentTimeMillis() - startedAt;
+        try {
+            r.loadAverage = Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            r.loadAverage = "unknown";
+        }
+        return r;
+    }
+
+    private void stopWorkers() throws InterruptedException {
+        closing = true;
+        synchronized (this) {
+            for (Process p : slots) {
+                if (p != null && p.isAlive()) {
+                    p.destroy();
+                }
+            }
+        }
+        for (Process p : slots) {
+            if (p != null && !p.waitFor(15, TimeUnit.SECONDS)) {
+                log("worker pid " + p.pid() + " ignored SIGTERM; killing it");
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** Checks every invariant against the task table, the ledger and the workers' metrics. */
+    public ChaosReport verify() throws SQLException {
+        ChaosReport r = new ChaosReport();
+        r.database = db + " (" + s.url.replaceAll("password=[^&]*", "password=***") + ")";
+        r.settings = s.toString();
+        r.total = s.tasks;
+        r.submitted = ids.size();
+        r.submitFailures = submitFailures;
+        r.expectedFailures = s.expectedFailures();
+        r.killsDone = killsDone.get();
+        r.killsWithWorkInFlight = killsWithWork.get();
+        r.pausesDone = pausesDone.get();
+        r.workerProcesses = started.size();
+        r.dbDisruption = dbDisruption;
+        Map<String, Integer> indexOf = new HashMap<>();
+        Set<String> failing = new HashSet<>();
+        Set<String> suspects = new HashSet<>();
+        try (Connection c = DriverManager.getConnection(s.url)) {
+            // tasks
+            Map<String, String> state = new HashMap<>();
+            List<Long> durations = new ArrayList<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT task_id, business_key, state, created_at, updated_at FROM " + prefix + "task")) {
+                while (rs.next()) {
+                    String id = rs.getString(1);
+                    int index = Integer.parseInt(rs.getString(2).substring(2));
+                    indexOf.put(id, index);
+                    state.put(id, rs.getString(3));
+                    durations.add(rs.getLong(5) - rs.getLong(4));
+                }
+            }
+            for (TaskId id : ids) {
+                String st = state.get(id.value());
+                if (st == null) {
+                    r.lost++;
+                    suspects.add(id.value());
+                    continue;
+                }
+                r.rowsFound++;
+                int index = indexOf.get(id.value());
+                boolean fails = ChaosSettings.failsForGood(index, s.failEvery);
+                if (fails) {
+                    failing.add(id.value());
+                }
+                switch (st) {
+                    case "PENDING", "PROCESSING", "COMPENSATING" -> r.notTerminal++;
+                    case "PROCESSED" -> r.processed++;
+                    case "COMPENSATED" -> r.compensated++;
+                    default -> r.otherTerminal++;
+                }
+                if (!st.equals("PENDING") && !st.equals("PROCESSING") && !st.equals("COMPENSATING")) {
+                    r.terminal++;
+                }
+                if (!st.equals(fails ? "COMPENSATED" : "PROCESSED")) {
+                    r.unexpectedOutcome++;
+                    suspects.add(id.value());
+                }
+            }
+            Collections.sort(durations);
+            if (!durations.isEmpty()) {
+                r.p50CreatedToFinalMs = durations.get(durations.size() / 2);
+                r.p99CreatedToFinalMs = durations.get(Math.min(durations.size() - 1, (int) (durations.size() * 0.99)));
+                r.maxCreatedToFinalMs = durations.get(durations.size() - 1);
+            }
+            // ledger: calls and applications
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT COUNT(*), COALESCE(SUM(calls), 0) FROM " + prefix + "ledger")) {
+                rs.next();
+                r.effects = rs.getInt(1);
+                r.rawCalls = rs.getLong(2);
+            }
+            Map<String, Integer> applications = new HashMap<>();
+            Map<String, Set<String>> keysPerStep = new HashMap<>();
+            Map<String, Set<String>> effectsOfTask = new HashMap<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT idem_key, task_id, step, kind FROM " + prefix + "ledger_apply")) {
+                while (rs.next()) {
+                    String key = rs.getString(1);
+                    String task = rs.getString(2);
+                    String what = rs.getString(4) + ":" + rs.getString(3);
+                    applications.merge(key, 1, Integer::sum);
+                    keysPerStep.computeIfAbsent(task + "|" + what, x -> new HashSet<>()).add(key);
+                    effectsOfTask.computeIfAbsent(task, x -> new HashSet<>()).add(what);
+                    if (applications.get(key) > 1) {
+                        suspects.add(task);
+                    }
+                }
+            }
+            r.keysAppliedTwice = (int) applications.values().stream().filter(n -> n > 1).count();
+            for (Map.Entry<String, Set<String>> e : keysPerStep.entrySet()) {
+                if (e.getValue().size() > 1) {
+                    r.stepsWithTwoKeys++;
+                    suspects.add(e.getKey().substring(0, e.getKey().indexOf('|')));
+                }
+            }
+            Set<String> forwardAll = Set.of("forward:reserve", "forward:debit", "forward:settle");
+            Set<String> compensatedShape = Set.of("forward:reserve", "forward:debit", "compensate:reserve",
+                    "compensate:debit");
+            Set<String> withCompensation = new HashSet<>();
+            for (Map.Entry<String, Set<String>> e : effectsOfTask.entrySet()) {
+                if (!state.containsKey(e.getKey())) {
+                    r.orphanEffects++;
+                    continue;
+                }
+                for (String what : e.getValue()) {
+                    if (what.startsWith("compensate:")) {
+                        r.compensationEffects++;
+                        withCompensation.add(e.getKey());
+                    }
+                }
+            }
+            for (String id : state.keySet()) {
+                String st = state.get(id);
+                Set<String> eff = effectsOfTask.getOrDefault(id, Set.of());
+                boolean ok = switch (st) {
+                    case "PROCESSED" -> eff.equals(forwardAll);
+                    case "COMPENSATED" -> eff.equals(compensatedShape);
+                    default -> false;
+                };
+                if (!ok) {
+                    r.effectMismatches++;
+                    suspects.add(id);
+                }
+            }
+            r.tasksWithCompensation = withCompensation.size();
+            r.compensationsMatchFailedTasks = withCompensation.equals(failing);
+            // worker metrics and events
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT COALESCE(SUM(timeouts_recovered), 0), COALESCE(SUM(stale_rejected), 0),"
+                            + " COALESCE(SUM(deadlines_missed), 0), COALESCE(SUM(retries), 0),"
+                            + " COALESCE(SUM(store_failures), 0) FROM " + prefix + "chaos_worker")) {
+                rs.next();
+                r.takeoversMetric = rs.getLong(1);
+                r.staleRejected = rs.getLong(2);
+                r.deadlinesMissed = rs.getLong(3);
+                r.retries = rs.getLong(4);
+                r.storeFailures = rs.getLong(5);
+            }
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT task_id, type, at FROM " + prefix + "event ORDER BY task_id, id")) {
+                String prevTask = null;
+                String prevType = null;
+                long prevAt = 0;
+                while (rs.next()) {
+                    String task = rs.getString(1);
+                    String type = rs.getString(2);
+                    long at = rs.getLong(3);
+                    if (type.equals("STEP_TIMED_OUT")) {
+                        r.takeoverEvents++;
+                    }
+                    if (task.equals(prevTask)) {
+                        long gap = at - prevAt;
+                        if (gap > r.maxEventGapMs) {
+                            r.maxEventGapMs = gap;
+                            r.maxEventGapTask = task;
+                        }
+                        if (!"RECEIVED".equals(prevType) && gap > r.maxStallAfterStartMs) {
+                            r.maxStallAfterStartMs = gap;
+                            r.maxStallTask = task;
+                        }
+                    }
+                    prevTask = task;
+                    prevType = type;
+                    prevAt = at;
+                }
+            }
+            // evidence for whatever broke an invariant
+            int shown = 0;
+            for (String id : suspects) {
+                if (shown++ >= 10) {
+                    r.evidence.add("... and " + (suspects.size() - 10) + " more suspect tasks");
+                    break;
+                }
+                r.evidence.add(describe(c, id, state.get(id), effectsOfTask.get(id)));
+            }
+        }
+        return r;
+    }
+
+    private String describe(Connection c, String id, String state, Set<String> effects) throws SQLException {
+        StringBuilder sb = new StringBuilder("task " + id + " state " + state + " effects " + effects + "\n");
+        try {
+            for (TaskEvent e : sas.events(TaskId.of(id))) {
+                sb.append("  event ").append(e.at()).append(' ').append(e.type()).append(" step ")
+                        .append(e.stepName()).append(" attempt ").append(e.attempt()).append(": ")
+                        .append(e.message()).append('\n');
+            }
+        } catch (RuntimeException e) {
+            sb.append("  (events unavailable: ").append(e).append(")\n");
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT a.idem_key, a.worker, a.at, l.calls FROM " + prefix
+                + "ledger_apply a JOIN " + prefix + "ledger l ON l.idem_key = a.idem_key WHERE a.task_id = ?"
+                + " ORDER BY a.id")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    sb.append("  ledger applied ").append(rs.getString(1)).append(" by ").append(rs.getString(2))
+                            .append(" at ").append(rs.getLong(3)).append(", calls ").append(rs.getInt(4)).append('\n');
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    private long queryLong(String sql) throws SQLException {
+        try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void killAll() {
+        closing = true;
+        for (Process p : started) {
+            p.destroyForcibly();
+        }
+        for (Process p : started) {
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Kills every worker still alive, closes the coordinator's runtime and drops the run's tables. */
+    @Override
+    public void close() {
+        killAll();
+        if (chaosThread != null) {
+            chaosThread.interrupt();
+        }
+        if (sas != null) {
+            sas.close();
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (!s.keepTables) {
+            try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
+                for (String t : ChaosDb.tables(prefix)) {
+                    st.execute("DROP TABLE IF EXISTS " + t);
+                }
+            } catch (SQLException e) {
+                log("could not drop tables " + prefix + "*: " + e.getMessage());
+            }
+        } else {
+            log("kept tables " + prefix + "*");
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook is running or has run
+        }
+    }
+
+    static String randomLetters(int n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            sb.append((char) ('a' + ThreadLocalRandom.current().nextInt(26)));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,131 @@
+package dev.sas.reliability;
+
+import dev.sas.core.Agent;
+import dev.sas.core.AgentRequest;
+import dev.sas.core.Codec;
+import dev.sas.core.NonRetryableException;
+import dev.sas.core.RetryPolicy;
+import dev.sas.core.Workflow;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The workflow every worker runs: three steps ({@code reserve}, {@code debit}, {@code settle}),
+ * each a call through {@link LedgerAgent} with the step's idempotency key, each compensated by
+ * a ledger call with the compensation's key. The input is the task's index; {@code settle}
+ * declines some indexes for good ({@link ChaosSettings#failsForGood}), so those tasks compensate.
+ */
+final class ChaosWorkflow {
+    static final String NAME = "chaos-transfer";
+    static final String[] STEPS = {"reserve", "debit", "settle"};
+    static final int FAILURE_THRESHOLD = 10;
+
+    private ChaosWorkflow() {
+    }
+
+    /** Retries transient failures (the database restarting, connections killed) for a while. */
+    static RetryPolicy retryPolicy() {
+        return RetryPolicy.builder().maxAttempts(30).backoff(Duration.ofMillis(50), Duration.ofSeconds(1), 2.0)
+                .jitter(0.2).build();
+    }
+
+    /** The workflow; {@code agent} and {@code ledger} may be null where nothing runs (the coordinator). */
+    static Workflow<String> create(LedgerAgent agent, Ledger ledger, ChaosSettings s) {
+        Workflow.Builder<String> b = Workflow.builder(NAME, Codec.string());
+        Agent<String, String> a = agent != null ? agent : LedgerAgent.unusable();
+        for (String step : STEPS) {
+            b.step(step, sb -> sb.call(a, ctx -> ctx.input())
+                    .completeWithin(s.completeWithin)
+                    .retry(retryPolicy())
+                    .failureThreshold(FAILURE_THRESHOLD)
+                    .compensateWith(ctx -> {
+                        if (ledger == null) {
+                            throw new IllegalStateException("no ledger in this process");
+                        }
+                        LedgerAgent.pause(s);
+                        ledger.apply(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(), "compensate");
+                        LedgerAgent.pause(s);
+                    }));
+        }
+        return b.build();
+    }
+
+    /**
+     * Calls the ledger on the worker's own "network" pool, so that a reply held back past the
+     * deadline really arrives late (the runtime cancelling its future does not stop the service).
+     */
+    static final class LedgerAgent implements Agent<String, String> {
+        private final Ledger ledger;
+        private final ExecutorService service;
+        private final ChaosSettings s;
+
+        LedgerAgent(Ledger ledger, ExecutorService service, ChaosSettings s) {
+            this.ledger = ledger;
+            this.service = service;
+            this.s = s;
+        }
+
+        static Agent<String, String> unusable() {
+            return new Agent<>() {
+                @Override
+                public String name() {
+                    return "ledger";
+                }
+
+                @Override
+                public CompletionStage<String> call(AgentRequest<String> request) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("no ledger in this process"));
+                }
+            };
+        }
+
+        static void pause(ChaosSettings s) throws InterruptedException {
+            int min = s.ledgerLatencyMinMs;
+            int max = Math.max(min, s.ledgerLatencyMaxMs);
+            if (max > 0) {
+                Thread.sleep(ThreadLocalRandom.current().nextInt(min, max + 1));
+            }
+        }
+
+        @Override
+        public String name() {
+            return "ledger";
+        }
+
+        @Override
+        public RetryPolicy retryPolicy() {
+            return ChaosWorkflow.retryPolicy();
+        }
+
+        @Override
+        public CompletionStage<String> call(AgentRequest<String> r) {
+            CompletableFuture<String> reply = new CompletableFuture<>();
+            service.execute(() -> {
+                try {
+                    reply.complete(serve(r));
+                } catch (Throwable e) {
+                    reply.completeExceptionally(e);
+                }
+            });
+            return reply;
+        }
+
+        private String serve(AgentRequest<String> r) throws Exception {
+            int index = Integer.parseInt(r.payload());
+            pause(s);
+            if (r.stepName().equals(STEPS[2]) && ChaosSettings.failsForGood(index, s.failEvery)) {
+                throw new NonRetryableException("ledger declines task " + index + " for good");
+            }
+            boolean applied = ledger.apply(r.idempotencyKey(), r.taskId().value(), r.stepName(), "forward");
+            if (r.attempt() == 1 && s.slowPerMille > 0 && ThreadLocalRandom.current().nextInt(1000) < s.slowPerMille) {
+                // the effect is applied, but the reply comes back after the step's deadline
+                Thread.sleep(s.completeWithin.toMillis() + 500);
+            }
+            pause(s);
+            return applied ? "applied" : "already-applied";
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package dev.sas.reliability;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sas.core.Sas;
+import dev.sas.core.SasMetrics;
+import dev.sas.jdbc.JdbcStateStore;
+import dev.sas.reliability.ChaosWorkflow.LedgerAgent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One worker JVM of a chaos run: an SAS runtime (scheduler, agents, supervisor) on the shared
+ * database, running {@link ChaosWorkflow}. It writes its {@link SasMetrics} to
+ * {@code <prefix>chaos_worker} every 200 ms (the coordinator sums them; a SIGKILL loses at most
+ * the last 200 ms), and halts as soon as its coordinator process is gone.
+ *
+ * <p>Arguments: {@code --prefix P --slot N --incarnation K --parent-pid PID --app-name A} followed
+ * by the shared {@link ChaosSettings} options ({@code --url}, latencies, deadlines ...).
+ */
+public final class WorkerMain {
+
+    private WorkerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String prefix = null;
+        String appName = null;
+        int slot = 0;
+        int incarnation = 0;
+        long parentPid = -1;
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--prefix" -> prefix = args[++i];
+                case "--app-name" -> appName = args[++i];
+                case "--slot" -> slot = Integer.parseInt(args[++i]);
+                case "--incarnation" -> incarnation = Integer.parseInt(args[++i]);
+                case "--parent-pid" -> parentPid = Long.parseLong(args[++i]);
+                default -> rest.add(args[i]);
+            }
+        }
+        if (prefix == null || appName == null || parentPid < 0) {
+            throw new IllegalArgumentException("--prefix, --app-name and --parent-pid are required");
+        }
+        // die with the coordinator, whatever way it ends (even SIGKILL)
+        ProcessHandle.of(parentPid).ifPresentOrElse(
+                h -> h.onExit().thenRun(() -> Runtime.getRuntime().halt(3)),
+                () -> Runtime.getRuntime().halt(3));
+
+        ChaosSettings s = ChaosSettings.parse(rest.toArray(String[]::new));
+        ChaosDb db = s.db();
+        long pid = ProcessHandle.current().pid();
+        String instanceId = "w" + slot + "-i" + incarnation + "-p" + pid;
+
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(s.url);
+        hc.setPoolName(appName + "-ledger");
+        hc.setMaximumPoolSize(12);
+        hc.setConnectionTimeout(5_000);
+        if (db == ChaosDb.POSTGRES) {
+            hc.addDataSourceProperty("ApplicationName", appName);
+        }
+        HikariDataSource ledgerDs = new HikariDataSource(hc);
+        ExecutorService service = Executors.newFixedThreadPool(16, r -> {
+            Thread t = new Thread(r, "ledger-service");
+            t.setDaemon(true);
+            return t;
+        });
+        Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId);
+        JdbcStateStore store = JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(8)
+                .poolName(appName).build();
+        Sas sas = Sas.builder().stateStore(store)
+                .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s), ledger, s))
+                .instanceId(instanceId)
+                .schedulerThreads(4)
+                .agentThreads(8)
+                .claimBatchSize(8)
+                .maxInFlight(24)
+                .pollInterval(s.pollInterval)
+                .supervisorInterval(s.supervisorInterval)
+                .shutdownGrace(java.time.Duration.ofSeconds(3))
+                .build();
+        String sql = db.metricsUpsert(prefix);
+        int fSlot = slot;
+        int fIncarnation = incarnation;
+        AtomicInteger stopped = new AtomicInteger();
+        Runnable report = () -> {
+            SasMetrics m = sas.metrics();
+            try (Connection c = ledgerDs.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, instanceId);
+                ps.setInt(2, fSlot);
+                ps.setInt(3, fIncarnation);
+                ps.setLong(4, pid);
+                long[] v = {m.claimed(), m.stepsCompleted(), m.tasksProcessed(), m.retriesScheduled(),
+                    m.timeoutsRecovered(), m.staleRejected(), m.deadlinesMissed(), m.errors(), m.compensated(),
+                    m.compensationFailed(), m.storeFailures(), System.currentTimeMillis()};
+                for (int i = 0; i < v.length; i++) {
+                    ps.setLong(5 + i, v[i]);
+                }
+                ps.setInt(17, stopped.get());
+                ps.executeUpdate();
+            } catch (Exception e) {
+                System.err.println(instanceId + ": could not write metrics: " + e);
+            }
+        };
+        ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "metrics-reporter");
+            t.setDaemon(true);
+            return t;
+        });
+        CountDownLatch done = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            // graceful stop (SIGTERM at the end of a run): let late replies arrive, then report
+            reporter.shutdownNow();
+            sas.close();
+            service.shutdown();
+            try {
+                service.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            stopped.set(1);
+            report.run();
+            store.close();
+            ledgerDs.close();
+            System.out.println(instanceId + " stopped: " + sas.metrics());
+            done.countDown();
+        }, "worker-shutdown"));
+        sas.start();
+        report.run();
+        reporter.scheduleWithFixedDelay(report, 200, 200, TimeUnit.MILLISECONDS);
+        System.out.println("READY " + instanceId);
+        System.out.flush();
+        done.await();
+    }
+}
