@@ -50,7 +50,7 @@ public final class Bench {
         public boolean writeDocs = true;
         public long timeoutMs = 600_000;
         public boolean quick;
-        public String dataDir;
+        public List<String> systems = SYSTEMS;
     }
 
     /** Per database, per metric, per system: the value of each measured run. */
@@ -112,6 +112,13 @@ public final class Bench {
                 case "--threads" -> o.threads = Integer.parseInt(args[++i]);
                 case "--rate" -> o.rate = Integer.parseInt(args[++i]);
                 case "--latency-tasks" -> o.latencyTasks = Integer.parseInt(args[++i]);
+                case "--systems" -> o.systems = java.util.Arrays.stream(args[++i].split(",")).map(x -> switch (x.trim()) {
+                    case "sas" -> SAS;
+                    case "fetch" -> DBS_FETCH;
+                    case "lock" -> DBS_LOCK;
+                    case "raw" -> RAW;
+                    default -> throw new IllegalArgumentException("unknown system " + x + " (sas,fetch,lock,raw)");
+                }).toList();
                 case "--no-latency" -> o.latency = false;
                 case "--no-multi" -> o.multiStep = false;
                 case "--no-warmup" -> o.warmup = false;
@@ -215,10 +222,11 @@ public final class Bench {
         // alternate the order so no system always runs first
         List<String> order = new ArrayList<>(SYSTEMS);
         java.util.Collections.rotate(order, Math.max(0, run));
+        order.retainAll(o.systems);
         for (String s : order) {
             throughput(o, t, r, db, s, tag, n);
         }
-        if (o.multiStep) {
+        if (o.multiStep && o.systems.contains(SAS)) {
             multiStep(o, t, r, db, tag, n);
         }
         if (o.latency) {
@@ -238,9 +246,12 @@ public final class Bench {
         };
     }
 
-    /** Lock-and-fetch needs SKIP LOCKED support that db-scheduler only has for PostgreSQL, MySQL 8 and MariaDB. */
+    /**
+     * db-scheduler 16.12 supports lock-and-fetch only on PostgreSQL (and MySQL 8 / SQL Server /
+     * Oracle): on H2 and MariaDB its builder refuses it.
+     */
     static boolean supported(String system, Target t) {
-        return !(system.equals(DBS_LOCK) && t.kind() == Target.Kind.H2);
+        return !(system.equals(DBS_LOCK) && t.kind() != Target.Kind.POSTGRES);
     }
 
     private static void throughput(Options o, Target t, Report r, String db, String system, String tag, int n)
@@ -250,12 +261,14 @@ public final class Bench {
         }
         Probe p = new Probe(n);
         try (BenchSystem s = create(system, t, p, tag, 1, o.threads)) {
+            CountingDataSource.Counts c0 = s.counts();
             long e0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 s.submit(i);
             }
             long e1 = System.nanoTime();
             CountingDataSource.Counts before = s.counts();
+            CountingDataSource.Counts ec = before.minus(c0);
             long d0 = System.nanoTime();
             s.start();
             boolean ok = p.awaitDone(n, o.timeoutMs);
@@ -269,6 +282,8 @@ public final class Bench {
             double drain = ok ? n / ((last - d0) / 1e9) : Double.NaN;
             r.add(db, "enqueue/s", system, enq);
             r.add(db, "completed/s", system, drain);
+            r.add(db, "enqueue statements/task", system, (double) ec.statements() / n);
+            r.add(db, "enqueue commits/task", system, (double) ec.commits() / n);
             r.add(db, "statements/task", system, (double) c.statements() / n);
             r.add(db, "commits/task", system, (double) c.commits() / n);
             log(String.format("  %-30s one-step: enqueue %s/s, completed %s/s, %s stmts/task, %s commits/task", system,
@@ -313,7 +328,7 @@ public final class Bench {
         Probe p = new Probe(idle + m);
         try (BenchSystem s = create(system, t, p, tag + "l", 1, o.threads)) {
             s.start();
-            Thread.sleep(300);
+            Thread.sleep(o.quick ? 50 : 300);
             // idle: one task at a time, the system otherwise quiet
             for (int k = 0; k < idle; k++) {
                 p.submitted(k, System.nanoTime());
