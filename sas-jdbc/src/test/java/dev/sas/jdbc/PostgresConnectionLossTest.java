@@ -74,7 +74,10 @@ class PostgresConnectionLossTest {
             applied = store.write(List.of(Tasks.finish(c, T0)), T0).equals(List.of(WriteOutcome.APPLIED));
         } catch (StateStoreException e) {
             assertThat(e.getMessage()).contains("write");
-            TaskInfo untouched = store.find(id).orElseThrow();
+            // Other pooled connections were killed too: read once the pool has replaced them.
+            TaskInfo untouched = Awaitility.await().atMost(Duration.ofSeconds(20))
+                    .ignoreException(StateStoreException.class)
+                    .until(() -> store.find(id).orElseThrow(), info -> true);
             assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
             assertThat(untouched.steps()).isEmpty();
             assertThat(store.events(id)).extracting(TaskEvent::type)
@@ -99,7 +102,6 @@ class PostgresConnectionLossTest {
             store.submit(newTask(id, "k" + i, "{}", T0), received(id, "k" + i, T0), null);
         }
         java.util.Set<TaskId> seen = new java.util.HashSet<>();
-        int failures = 0;
         for (int round = 0; round < 40 && seen.size() < 200; round++) {
             if (round % 5 == 2) {
                 killPoolConnections();
@@ -108,8 +110,8 @@ class PostgresConnectionLossTest {
                 for (ClaimedTask c : store.claim("a", 10, T0)) {
                     assertThat(seen.add(c.taskId())).as("claimed twice: %s", c.taskId()).isTrue();
                 }
-            } catch (StateStoreException e) {
-                failures++;
+            } catch (StateStoreException expectedWhileConnectionsDie) {
+                // the next round (or the pool's replacement connection) goes on
             }
         }
         Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class).until(() -> {
@@ -123,6 +125,5 @@ class PostgresConnectionLossTest {
             assertThat(store.events(id)).extracting(TaskEvent::type)
                     .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
         }
-        assertThat(failures).isGreaterThanOrEqualTo(0);
     }
 }

@@ -32,7 +32,7 @@ final class Tasks {
     static Transition finish(ClaimedTask c, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "first", StepStatus.COMPLETED, c.attempt(), "out",
                 null, now, now, false, null);
-        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
+        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
                 c.currentStep(), "first", c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
                 List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_COMPLETED,
                                 c.currentStep(), "first", c.attempt(), now, null),
@@ -41,7 +41,7 @@ final class Tasks {
     }
 
     static Transition expire(ClaimedTask c, Instant now) {
-        return new Transition(c.taskId(), c.lease(), Transition.Guard.EXPIRED, false, TaskStatus.PENDING, false,
+        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.EXPIRED, false, TaskStatus.PENDING, false,
                 c.currentStep(), "first", c.attempt(), c.failureCount() + 1, TIMEOUT, now, "timed out", null,
                 List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_TIMED_OUT,
                         c.currentStep(), "first", c.attempt(), now, null)));

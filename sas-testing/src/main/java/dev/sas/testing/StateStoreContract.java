@@ -97,7 +97,8 @@ public abstract class StateStoreContract {
     protected static Transition continueTo(ClaimedTask c, int nextStep, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, c.completeBy().minus(TIMEOUT), now, false, null);
-        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, true, TaskStatus.PROCESSING, true,
+        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, true,
+                TaskStatus.PROCESSING, true,
                 nextStep, "s" + nextStep, 1, 0, TIMEOUT, null, null, step,
                 List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
                         event(c, TaskEvent.Type.STEP_STARTED, nextStep, now)));
@@ -107,7 +108,8 @@ public abstract class StateStoreContract {
     protected static Transition finish(ClaimedTask c, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, now, now, false, null);
-        return new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
+        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false,
+                TaskStatus.PROCESSED, false,
                 c.currentStep(), "s" + c.currentStep(), c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
                 List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
                         event(c, TaskEvent.Type.PROCESSED, -1, now)));
@@ -119,7 +121,7 @@ public abstract class StateStoreContract {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(),
                 status == TaskStatus.ERROR ? StepStatus.FAILED : StepStatus.PENDING, c.attempt(), null, error, now,
                 null, false, null);
-        return new Transition(c.taskId(), c.lease(), guard, false, status, false, c.currentStep(),
+        return new Transition(c.taskId(), c.lease(), c.currentStep(), guard, false, status, false, c.currentStep(),
                 "s" + c.currentStep(), c.attempt(), failureCount, TIMEOUT, nextAttemptAt, error, step,
                 List.of(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
                         c.currentStep(), now)));
@@ -386,6 +388,22 @@ public abstract class StateStoreContract {
     }
 
     @Test
+    void replaying_a_write_that_already_applied_is_stale_and_records_nothing_twice() {
+        TaskId id = submit("replay");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Transition moveOn = continueTo(c, 1, "out", T0);
+        assertThat(store.write(List.of(moveOn), T0)).containsExactly(WriteOutcome.APPLIED);
+        int events = store.events(id).size();
+
+        // The commit's acknowledgement was lost and the writer tries again: same lease, still held.
+        assertThat(store.write(List.of(moveOn), T0.plusSeconds(1))).containsExactly(WriteOutcome.STALE);
+
+        assertThat(store.events(id)).hasSize(events);
+        assertThat(task(id).currentStep()).isEqualTo(1);
+        assertThat(task(id).lockedBy()).isEqualTo("a");
+    }
+
+    @Test
     void holder_write_after_the_deadline_is_stale() {
         TaskId id = submit("late");
         ClaimedTask c = claim("a", 1, T0).get(0);
@@ -474,7 +492,7 @@ public abstract class StateStoreContract {
         store.write(List.of(continueTo(c, 1, "reserved", T0)), T0);
         // Step 1 fails for good: compensate step 0, released for a claim.
         StepUpdate failed = new StepUpdate(1, "s1", StepStatus.FAILED, 1, null, "declined", T0, T0, false, null);
-        Transition toCompensating = new Transition(id, c.lease(), Transition.Guard.HOLDER, false,
+        Transition toCompensating = new Transition(id, c.lease(), 1, Transition.Guard.HOLDER, false,
                 TaskStatus.COMPENSATING, false, 0, "s0", 0, 0, TIMEOUT, T0, "declined", failed, List.of());
         assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
         assertThat(task(id).status()).isEqualTo(TaskStatus.COMPENSATING);
@@ -486,7 +504,8 @@ public abstract class StateStoreContract {
         assertThat(store.events(id).get(store.events(id).size() - 1).type())
                 .isEqualTo(TaskEvent.Type.COMPENSATION_STARTED);
         StepUpdate undone = new StepUpdate(0, "s0", null, 0, null, null, T0, T0, true, StepStatus.COMPENSATED);
-        Transition done = new Transition(id, comp.lease(), Transition.Guard.HOLDER, false, TaskStatus.COMPENSATED,
+        Transition done = new Transition(id, comp.lease(), comp.currentStep(), Transition.Guard.HOLDER, false,
+                TaskStatus.COMPENSATED,
                 false, 0, "s0", 1, 0, TIMEOUT, null, null, undone, List.of());
         assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
 

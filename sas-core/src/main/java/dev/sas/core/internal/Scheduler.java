@@ -246,7 +246,7 @@ public final class Scheduler {
         log.error("task {} step {}: {}", c.taskId(), c.currentStep(), reason);
         TaskEvent error = new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.ERROR,
                 c.currentStep(), null, c.attempt(), now, reason);
-        Transition t = new Transition(c.taskId(), c.lease(), Transition.Guard.HOLDER, false, TaskStatus.ERROR, false,
+        Transition t = new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false, TaskStatus.ERROR, false,
                 c.currentStep(), null, c.attempt(), c.failureCount(), UNKNOWN_STEP_TIMEOUT, null, reason, null,
                 List.of(error));
         recorder.write(t, c.completeBy(), (outcome, at) -> {
@@ -613,7 +613,7 @@ public final class Scheduler {
             int step, int attempt, int failureCount, Instant nextAttemptAt, String lastError, StepUpdate stepUpdate,
             List<TaskEvent> evs) {
         StepDefinition<Object> def = run.workflow.steps().get(step);
-        return new Transition(run.taskId, run.lease, Transition.Guard.HOLDER, unlessCancelRequested, status, keepLock,
+        return new Transition(run.taskId, run.lease, run.currentStep, Transition.Guard.HOLDER, unlessCancelRequested, status, keepLock,
                 step, def.name(), attempt, failureCount, def.completeWithin(), nextAttemptAt, lastError, stepUpdate, evs);
     }
 

@@ -144,7 +144,7 @@ public final class Supervisor {
         evs.add(event(e, TaskEvent.Type.STEP_TIMED_OUT, e.currentStep(), stepName, now, message));
         if (failures < threshold) {
             RetryPolicy policy = def != null ? def.retryPolicy() : RetryPolicy.defaults();
-            return new Transition(e.taskId(), e.lease(), Transition.Guard.EXPIRED, false,
+            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false,
                     compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, false, e.currentStep(), stepName,
                     e.attempt(), failures, timeout, now.plus(policy.backoff(failures)), message, null, evs);
         }
@@ -154,7 +154,7 @@ public final class Supervisor {
                     message, now));
             StepUpdate failed = new StepUpdate(e.currentStep(), stepName, null, e.attempt(), null, message, null, now,
                     true, StepStatus.COMPENSATION_FAILED);
-            return new Transition(e.taskId(), e.lease(), Transition.Guard.EXPIRED, false,
+            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false,
                     TaskStatus.COMPENSATION_FAILED, false, e.currentStep(), stepName, e.attempt(), failures, timeout,
                     null, message, failed, evs);
         }
@@ -167,7 +167,7 @@ public final class Supervisor {
             // Ask a scheduler to compensate: release the task as COMPENSATING at the last compensable step.
             evs.add(event(e, TaskEvent.Type.COMPENSATING, -1, null, now, message));
             StepDefinition<?> comp = wf.steps().get(j);
-            return new Transition(e.taskId(), e.lease(), Transition.Guard.EXPIRED, false, TaskStatus.COMPENSATING,
+            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false, TaskStatus.COMPENSATING,
                     false, j, comp.name(), 0, 0, comp.completeWithin(), now, message, failed, evs);
         }
         TaskStatus end = e.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
@@ -176,7 +176,7 @@ public final class Supervisor {
         if (end == TaskStatus.ERROR) {
             alerts.add(new Alert(e.taskId(), e.businessKey(), e.workflow(), TaskStatus.ERROR, stepName, message, now));
         }
-        return new Transition(e.taskId(), e.lease(), Transition.Guard.EXPIRED, false, end, false, e.currentStep(),
+        return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false, end, false, e.currentStep(),
                 stepName, e.attempt(), failures, timeout, null, message, failed, evs);
     }
 

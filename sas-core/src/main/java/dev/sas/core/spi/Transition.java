@@ -15,6 +15,8 @@ import java.util.Objects;
  *
  * @param taskId the task
  * @param lease the lease the writer holds (or, for the supervisor, saw expire)
+ * @param fromStep the step the writer saw the task at; the write applies only if the task is
+ *     still there, so a replayed write (say, after a lost commit acknowledgement) is stale
  * @param guard which condition besides the lease must hold
  * @param unlessCancelRequested also require that no cancel was requested; if one was, change
  *     nothing and report {@link WriteOutcome#CANCEL_REQUESTED}
@@ -34,6 +36,7 @@ import java.util.Objects;
 public record Transition(
         TaskId taskId,
         long lease,
+        int fromStep,
         Guard guard,
         boolean unlessCancelRequested,
         TaskStatus status,

@@ -176,7 +176,7 @@ public final class InMemoryStateStore implements StateStore {
 
     private WriteOutcome apply(Transition t, Instant now) {
         Row r = tasks.get(t.taskId());
-        if (r == null || r.lease != t.lease() || r.lockedBy == null) {
+        if (r == null || r.lease != t.lease() || r.lockedBy == null || r.currentStep != t.fromStep()) {
             return WriteOutcome.STALE;
         }
         boolean expired = r.completeBy.isBefore(now);

@@ -80,7 +80,7 @@ public final class JdbcStore {
                 + " last_error = COALESCE(?, last_error)"
                 + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
                 + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
-                + " AND (? = 0 OR cancel_requested = FALSE)";
+                + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ?";
         this.upsertStep = dialect.upsertStepSql(t);
         this.upsertCompensation = dialect.upsertCompensationSql(t);
     }
@@ -346,6 +346,7 @@ public final class JdbcStore {
                     .bind(16, holder ? 1 : 0)
                     .bind(17, nowMs)
                     .bind(18, x.unlessCancelRequested() ? 1 : 0)
+                    .bind(19, x.fromStep())
                     .add();
         }
         int[] counts = updates.execute();
@@ -420,16 +421,17 @@ public final class JdbcStore {
     private void resolveCancelRequested(Handle h, List<Transition> transitions, List<Integer> candidates,
             WriteOutcome[] outcomes, long nowMs) {
         List<String> ids = candidates.stream().map(i -> transitions.get(i).taskId().value()).distinct().toList();
-        Query q = h.createQuery("SELECT task_id, lease, locked_by, complete_by, cancel_requested FROM " + t.task()
+        Query q = h.createQuery("SELECT task_id, lease, locked_by, complete_by, cancel_requested, current_step FROM "
+                + t.task()
                 + " WHERE task_id IN (" + placeholders(ids.size()) + ")");
         bindAll(q, 0, ids);
         Map<String, Object[]> rows = new HashMap<>();
         q.map((rs, ctx) -> rows.put(rs.getString(1), new Object[] {
-            rs.getLong(2), rs.getString(3), longOrNull(rs, 4), rs.getBoolean(5)})).forEach(x -> { });
+            rs.getLong(2), rs.getString(3), longOrNull(rs, 4), rs.getBoolean(5), rs.getInt(6)})).forEach(x -> { });
         for (int i : candidates) {
             Transition x = transitions.get(i);
             Object[] r = rows.get(x.taskId().value());
-            if (r == null || (long) r[0] != x.lease() || r[1] == null || r[2] == null) {
+            if (r == null || (long) r[0] != x.lease() || r[1] == null || r[2] == null || (int) r[4] != x.fromStep()) {
                 continue;
             }
             boolean expired = (long) r[2] < nowMs;
