@@ -74,7 +74,7 @@ public record RunSummary(
         sb.append(rule);
         row(sb, "orders placed", orders);
         row(sb, "  processed", processed);
-        row(sb, "  compensated (undone after a permanent fault)", compensated);
+        row(sb, "  compensated (after a permanent fault)", compensated);
         row(sb, "  in error (left for the operator)", error);
         if (other > 0) {
             row(sb, "  not terminal (!)", other);
