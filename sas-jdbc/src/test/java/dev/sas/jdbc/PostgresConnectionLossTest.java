@@ -12,10 +12,6 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.WriteOutcome;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import org.awaitility.Awaitility;
@@ -46,18 +42,7 @@ class PostgresConnectionLossTest {
     }
 
     private int killPoolConnections() throws Exception {
-        try (Connection c = DriverManager.getConnection(url);
-                PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE datname = 'test' AND pid <> pg_backend_pid() AND application_name = ?")) {
-            ps.setString(1, poolName);
-            int killed = 0;
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    killed++;
-                }
-            }
-            return killed;
-        }
+        return TestDb.killPostgresConnections(url, poolName);
     }
 
     @Test

@@ -85,17 +85,6 @@ class PostgresRuntimeOutageTest {
     }
 
     private static int kill(String url, String poolName) throws Exception {
-        try (Connection c = DriverManager.getConnection(url);
-                PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE pid <> pg_backend_pid() AND application_name = ?")) {
-            ps.setString(1, poolName);
-            int killed = 0;
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    killed++;
-                }
-            }
-            return killed;
-        }
+        return TestDb.killPostgresConnections(url, poolName);
     }
 }

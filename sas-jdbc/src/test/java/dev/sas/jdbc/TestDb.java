@@ -41,6 +41,27 @@ enum TestDb {
         };
     }
 
+    /**
+     * Terminates every PostgreSQL backend whose application_name is {@code applicationName} (a
+     * pool's name), as a network drop or server restart would.
+     *
+     * @return how many backends were terminated
+     */
+    static int killPostgresConnections(String url, String applicationName) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url);
+                java.sql.PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        + " WHERE pid <> pg_backend_pid() AND application_name = ?")) {
+            ps.setString(1, applicationName);
+            int killed = 0;
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    killed++;
+                }
+            }
+            return killed;
+        }
+    }
+
     static String randomPrefix() {
         return "t" + randomLetters(8) + "_";
     }
