@@ -481,6 +481,56 @@ public abstract class FailureModeContract {
     }
 
     @Test
+    void step_whose_outcome_is_unknown_is_compensated_too() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        ScriptedAgent payments = new ScriptedAgent("payments", THREE_TRIES)
+                .otherwiseFail(new IllegalStateException("reply lost"));
+        Workflow<String> wf = Workflow.builder("unknown-outcome", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release")))
+                .step("charge", s -> s.call(payments, ctx -> "42").completeWithin(DEADLINE)
+                        .compensateWith(ctx -> log.add("refund " + ctx.idempotencyKey())))
+                .build();
+        Sas sas = runtime("node-a", wf);
+        TaskId id = sas.submit(wf, "order-1", "x");
+
+        for (int i = 0; i < 4; i++) {
+            drain(sas);
+            clock.tick(Duration.ofSeconds(1));
+        }
+
+        // The charge may have gone through with its reply lost: it is refunded, then stock released.
+        assertThat(log).containsExactly("refund " + id + ":charge:compensate", "release");
+        TaskInfo info = status(sas, id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(info.step("charge").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(info.step("charge").compensationStatus()).isEqualTo(StepStatus.COMPENSATED);
+    }
+
+    @Test
+    void step_timing_out_for_good_is_compensated_too() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        ScriptedAgent shipping = new ScriptedAgent("shipping", THREE_TRIES).thenHang().thenHang();
+        Workflow<String> wf = Workflow.builder("timeout-comp", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release")))
+                .step("ship", s -> s.call(shipping, ctx -> "box").completeWithin(DEADLINE).failureThreshold(2)
+                        .compensateWith(ctx -> log.add("cancel shipment")))
+                .build();
+        Sas sas = runtime("node-a", wf);
+        TaskId id = sas.submit(wf, "order-1", "x");
+
+        for (int i = 0; i < 3; i++) {
+            drain(sas);
+            clock.tick(DEADLINE.plusSeconds(2));
+            sas.runSupervisorOnce();
+        }
+        drain(sas);
+
+        assertThat(log).containsExactly("cancel shipment", "release");
+        assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(shipping.calls()).hasSize(2);
+    }
+
+    @Test
     void compensation_that_keeps_failing_ends_compensation_failed_with_an_alert() {
         List<String> log = new CopyOnWriteArrayList<>();
         Workflow<String> wf = Workflow.builder("saga-fail", Codec.string())

@@ -514,7 +514,7 @@ public final class Scheduler {
                     scheduleWakeUp(next, at);
                 } else if (outcome == WriteOutcome.CANCEL_REQUESTED) {
                     run.cancelRequested = true;
-                    beginCompensation(run, i - 1, failed, List.of(), message, true);
+                    beginCompensation(run, i, failed, List.of(), message, true); // outcome of step i unknown
                 } else {
                     stale(run, outcome);
                 }
@@ -543,8 +543,18 @@ public final class Scheduler {
         }
         StepUpdate failed = new StepUpdate(i, a.stepName, StepStatus.FAILED, a.attemptNo, null, message, a.startedAt,
                 now, false, null);
-        beginCompensation(run, i - 1, failed, List.of(event(run, TaskEvent.Type.STEP_FAILED, i, a.attemptNo, now,
-                message)), message, run.cancelRequested);
+        beginCompensation(run, lastPossiblyApplied(policy, error, i), failed, List.of(event(run,
+                TaskEvent.Type.STEP_FAILED, i, a.attemptNo, now, message)), message, run.cancelRequested);
+    }
+
+    /**
+     * The highest step whose effect may have happened: a step that failed definitely (non-retryable)
+     * did not apply; one that ran out of retries on errors that may be transient (a lost reply, a
+     * time-out) may have, so it is compensated too. Compensations must therefore tolerate nothing
+     * to undo, which the idempotency key makes easy.
+     */
+    private static int lastPossiblyApplied(RetryPolicy policy, Throwable error, int failedStep) {
+        return policy.isNonRetryable(error) ? failedStep - 1 : failedStep;
     }
 
     /**

@@ -161,8 +161,9 @@ public final class Supervisor {
         StepUpdate failed = new StepUpdate(e.currentStep(), stepName, StepStatus.FAILED, e.attempt(), null, message,
                 null, now, false, null);
         evs.add(event(e, TaskEvent.Type.STEP_FAILED, e.currentStep(), stepName, now, message));
+        // A step that timed out may have applied its effect: compensate it too.
         int j = wf != null && (wf.compensateOnFailure() || e.cancelRequested())
-                ? TaskRun.lastCompensable(wf, e.currentStep() - 1) : -1;
+                ? TaskRun.lastCompensable(wf, e.currentStep()) : -1;
         if (j >= 0) {
             // Ask a scheduler to compensate: release the task as COMPENSATING at the last compensable step.
             evs.add(event(e, TaskEvent.Type.COMPENSATING, -1, null, now, message));
