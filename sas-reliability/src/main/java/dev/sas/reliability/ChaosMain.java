@@ -62,6 +62,11 @@ public final class ChaosMain {
             System.out.println("Settings: " + report.settings);
             System.out.println();
             System.out.print(report.toMarkdown());
+            if (report.longestStall != null) {
+                System.out.println();
+                System.out.println("Task with the longest stall:");
+                System.out.print(report.longestStall);
+            }
             List<String> evidence = report.evidence;
             if (!evidence.isEmpty()) {
                 System.out.println();

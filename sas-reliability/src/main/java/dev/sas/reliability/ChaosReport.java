@@ -32,6 +32,9 @@ public final class ChaosReport {
     public int killsDone;
     public int killsWithWorkInFlight;
     public int pausesDone;
+    public int selfExits;
+    /** Events and ledger rows of the task with the longest stall. */
+    public String longestStall;
     public int workerProcesses;
     public String dbDisruption = "none";
     public long takeoversMetric;
@@ -111,6 +114,7 @@ public final class ChaosReport {
         row(sb, "compensation effects", compensationEffects);
         row(sb, "worker SIGKILLs (with work in flight)", killsDone + " (" + killsWithWorkInFlight + ")");
         row(sb, "worker SIGSTOP/SIGCONT freezes", pausesDone);
+        row(sb, "workers that died on their own (restarted)", selfExits);
         row(sb, "worker JVMs started", workerProcesses);
         row(sb, "database disruption", dbDisruption);
         row(sb, "supervisor takeovers (sum of timeoutsRecovered / STEP_TIMED_OUT events)",

@@ -52,6 +52,7 @@ public final class ChaosRun implements AutoCloseable {
     private final AtomicInteger killsDone = new AtomicInteger();
     private final AtomicInteger killsWithWork = new AtomicInteger();
     private final AtomicInteger pausesDone = new AtomicInteger();
+    private final AtomicInteger selfExits = new AtomicInteger();
     private final Thread shutdownHook;
     private volatile boolean chaosDone;
     private volatile boolean submitted;
@@ -129,7 +130,7 @@ public final class ChaosRun implements AutoCloseable {
                 "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", cp, WorkerMain.class.getName(),
                 "--prefix", prefix, "--slot", String.valueOf(slot), "--incarnation", String.valueOf(inc),
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid()), "--app-name", appPrefix + "w" + slot,
-                "--url", s.url, "--fail-every", String.valueOf(s.failEvery),
+                "--url", s.url, "--fail-every", String.valueOf(s.failEvery), "--skew-ms", String.valueOf(s.skewMs),
                 "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
                 "--slow-per-mille", String.valueOf(s.slowPerMille),
                 "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
@@ -219,7 +220,12 @@ public final class ChaosRun implements AutoCloseable {
                     return;
                 }
                 k++;
-                int slot = ThreadLocalRandom.current().nextInt(slots.length);
+                // a kill on an idle cluster proves little: before the tasks are in, wait for work
+                for (int w = 0; w < 100 && !submitted && nonTerminal() == 0 && !closing; w++) {
+                    pause(100);
+                }
+                restartCrashed();
+                int slot = pickReadySlot();
                 Process p = slots[slot];
                 long open = nonTerminal();
                 if (action.equals("kill")) {
@@ -254,6 +260,48 @@ public final class ChaosRun implements AutoCloseable {
         } finally {
             chaosDone = true;
         }
+    }
+
+    /** Restarts any worker that died on its own (not killed by this harness), and counts it. */
+    private synchronized void restartCrashed() throws IOException {
+        for (int i = 0; i < slots.length; i++) {
+            Process p = slots[i];
+            if (p != null && !p.isAlive() && !closing) {
+                selfExits.incrementAndGet();
+                log("worker " + i + " pid " + p.pid() + " exited on its own with " + p.exitValue() + "; see "
+                        + logDir.resolve("worker-" + i + ".log") + "; restarting it");
+                startWorker(i);
+            }
+        }
+    }
+
+    /**
+     * A random slot whose current incarnation has started (reported metrics), so a kill hits a
+     * working node rather than a JVM still booting; after 30 s of waiting, any slot.
+     */
+    private int pickReadySlot() throws IOException {
+        long end = System.currentTimeMillis() + 30_000;
+        while (System.currentTimeMillis() < end && !closing) {
+            List<Integer> ready = new ArrayList<>();
+            try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT slot, MAX(incarnation) FROM " + prefix
+                            + "chaos_worker GROUP BY slot")) {
+                while (rs.next()) {
+                    int slot = rs.getInt(1);
+                    if (slot < slots.length && rs.getInt(2) == incarnations[slot] && slots[slot].isAlive()) {
+                        ready.add(slot);
+                    }
+                }
+            } catch (SQLException e) {
+                // the database is restarting; try again
+            }
+            if (!ready.isEmpty()) {
+                return ready.get(ThreadLocalRandom.current().nextInt(ready.size()));
+            }
+            pause(100);
+            restartCrashed();
+        }
+        return ThreadLocalRandom.current().nextInt(slots.length);
     }
 
     private static void signal(String sig, long pid) throws IOException, InterruptedException {
@@ -352,8 +400,15 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private void stopWorkers() throws InterruptedException {
-        closing = true;
         synchronized (this) {
+            for (int i = 0; i < slots.length; i++) {
+                Process p = slots[i];
+                if (p != null && !p.isAlive()) {
+                    selfExits.incrementAndGet();
+                    log("worker " + i + " pid " + p.pid() + " had exited on its own with " + p.exitValue());
+                }
+            }
+            closing = true;
             for (Process p : slots) {
                 if (p != null && p.isAlive()) {
                     p.destroy();
@@ -380,6 +435,7 @@ public final class ChaosRun implements AutoCloseable {
         r.killsDone = killsDone.get();
         r.killsWithWorkInFlight = killsWithWork.get();
         r.pausesDone = pausesDone.get();
+        r.selfExits = selfExits.get();
         r.workerProcesses = started.size();
         r.dbDisruption = dbDisruption;
         Map<String, Integer> indexOf = new HashMap<>();
@@ -533,6 +589,10 @@ public final class ChaosRun implements AutoCloseable {
                     prevType = type;
                     prevAt = at;
                 }
+            }
+            if (r.maxStallTask != null) {
+                r.longestStall = describe(c, r.maxStallTask, state.get(r.maxStallTask),
+                        effectsOfTask.get(r.maxStallTask));
             }
             // evidence for whatever broke an invariant
             int shown = 0;

@@ -24,6 +24,8 @@ public final class ChaosSettings {
     int kills = 10;
     /** Workers frozen (SIGSTOP) past their deadlines and then resumed (SIGCONT): zombie nodes. */
     int pauses = 2;
+    /** Worker 0's clock runs this many ms behind the others' (0 = no skew). */
+    long skewMs = 1_000;
     Duration killEvery = Duration.ofSeconds(4);
     /** Every n-th task (index % n == n / 2) is declined for good at step 3 and compensated: 20 = 5 %. */
     int failEvery = 20;
@@ -66,6 +68,11 @@ public final class ChaosSettings {
 
     public ChaosSettings pauses(int pauses) {
         this.pauses = pauses;
+        return this;
+    }
+
+    public ChaosSettings skewMs(long skewMs) {
+        this.skewMs = skewMs;
         return this;
     }
 
@@ -167,6 +174,7 @@ public final class ChaosSettings {
                         case "--workers" -> s.workers = Integer.parseInt(v);
                         case "--kills" -> s.kills = Integer.parseInt(v);
                         case "--pauses" -> s.pauses = Integer.parseInt(v);
+                        case "--skew-ms" -> s.skewMs = Long.parseLong(v);
                         case "--kill-every-ms" -> s.killEvery = Duration.ofMillis(Long.parseLong(v));
                         case "--fail-every" -> s.failEvery = Integer.parseInt(v);
                         case "--pg-cluster" -> s.pgCluster = v;
@@ -200,7 +208,7 @@ public final class ChaosSettings {
     @Override
     public String toString() {
         return "tasks=" + tasks + ", workers=" + workers + ", kills=" + kills + " (every ~" + killEvery.toMillis()
-                + " ms +-50%), pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery + " (" + expectedFailures() + " tasks fail for good at step 3)"
+                + " ms +-50%), worker 0 clock skew=-" + skewMs + " ms, pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery + " (" + expectedFailures() + " tasks fail for good at step 3)"
                 + ", restartDb=" + restartDb + ", terminateBackends=" + terminateBackends + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
                 + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="

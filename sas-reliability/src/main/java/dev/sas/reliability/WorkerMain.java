@@ -31,6 +31,23 @@ public final class WorkerMain {
     private WorkerMain() {
     }
 
+    /** Opens the store, retrying for up to a minute while the database is unreachable (e.g. restarting). */
+    private static JdbcStateStore openStore(ChaosSettings s, String prefix, String appName) throws InterruptedException {
+        long end = System.currentTimeMillis() + 60_000;
+        while (true) {
+            try {
+                return JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(8).poolName(appName)
+                        .build();
+            } catch (RuntimeException e) {
+                if (System.currentTimeMillis() > end) {
+                    throw e;
+                }
+                System.err.println("store not reachable yet (" + e.getMessage() + "); retrying");
+                Thread.sleep(500);
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String prefix = null;
         String appName = null;
@@ -66,6 +83,7 @@ public final class WorkerMain {
         hc.setPoolName(appName + "-ledger");
         hc.setMaximumPoolSize(12);
         hc.setConnectionTimeout(5_000);
+        hc.setInitializationFailTimeout(-1); // start even while the database restarts
         if (db == ChaosDb.POSTGRES) {
             hc.addDataSourceProperty("ApplicationName", appName);
         }
@@ -76,9 +94,11 @@ public final class WorkerMain {
             return t;
         });
         Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId);
-        JdbcStateStore store = JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(8)
-                .poolName(appName).build();
-        Sas sas = Sas.builder().stateStore(store)
+        JdbcStateStore store = openStore(s, prefix, appName);
+        java.time.Clock clock = s.skewMs != 0 && slot == 0
+                ? java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofMillis(-s.skewMs))
+                : java.time.Clock.systemUTC();
+        Sas sas = Sas.builder().stateStore(store).clock(clock)
                 .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s), ledger, s))
                 .instanceId(instanceId)
                 .schedulerThreads(4)
