@@ -331,7 +331,11 @@ public final class Sas implements AutoCloseable {
         if (result.created()) {
             log.debug("task {} submitted: workflow {} v{}, business key {}", id, workflow.name(), workflow.version(),
                     businessKey);
-            events.publish(List.of(received), options.replyTo());
+            if (options.transaction() == null) {
+                // Inside a host transaction the task may still roll back: its RECEIVED event is in
+                // the event log once committed, but listeners hear first of it at its claim.
+                events.publish(List.of(received), options.replyTo());
+            }
             if (options.delay().isZero()) {
                 scheduler.wakeUp();
             }

@@ -52,6 +52,9 @@ public final class JdbcStore {
             + " last_error, cancel_requested";
 
     private final Jdbi jdbi;
+    /** Opens handles on the host's connection set for the current submit (built once: Jdbi setup is costly). */
+    private final Jdbi hostJdbi;
+    private final ThreadLocal<Connection> hostConnection = new ThreadLocal<>();
     private final Dialect dialect;
     private final Tables t;
     private final int maxPayloadBytes;
@@ -65,6 +68,8 @@ public final class JdbcStore {
     /** A store on {@code jdbi}, whose schema is already in place. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, int maxPayloadBytes) {
         this.jdbi = jdbi;
+        this.hostJdbi = Jdbi.create(new HostConnection(hostConnection)).installPlugin(PLUGIN);
+        hostJdbi.getConfig(Handles.class).setForceEndTransactions(false);
         this.dialect = dialect;
         this.t = tables;
         this.maxPayloadBytes = maxPayloadBytes;
@@ -111,10 +116,11 @@ public final class JdbcStore {
         }
         if (transaction instanceof Connection connection) {
             return run("submit", task.taskId(), () -> {
-                Jdbi host = Jdbi.create(new HostConnection(connection)).installPlugin(PLUGIN);
-                host.getConfig(Handles.class).setForceEndTransactions(false);
-                try (Handle h = host.open()) {
+                hostConnection.set(connection);
+                try (Handle h = hostJdbi.open()) {
                     return submitJoined(h, task, received);
+                } finally {
+                    hostConnection.remove();
                 }
             });
         }
@@ -726,11 +732,15 @@ public final class JdbcStore {
         return ids.stream().collect(Collectors.joining(", "));
     }
 
-    /** A host's connection: Jdbi may use it but must never close it. */
-    private record HostConnection(Connection connection) implements org.jdbi.v3.core.ConnectionFactory {
+    /** The host's connection for the current submit: Jdbi may use it but must never close it. */
+    private record HostConnection(ThreadLocal<Connection> current) implements org.jdbi.v3.core.ConnectionFactory {
         @Override
         public Connection openConnection() {
-            return connection;
+            Connection c = current.get();
+            if (c == null) {
+                throw new IllegalStateException("no host connection set for this thread");
+            }
+            return c;
         }
 
         @Override

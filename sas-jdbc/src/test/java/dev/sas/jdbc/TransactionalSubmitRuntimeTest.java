@@ -1,0 +1,52 @@
+package dev.sas.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sas.core.Codec;
+import dev.sas.core.Sas;
+import dev.sas.core.SubmitOptions;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** A runtime's listeners hear only of tasks whose host transaction committed. */
+class TransactionalSubmitRuntimeTest {
+
+    @Test
+    void rolled_back_submission_is_never_announced_and_a_committed_one_runs() throws Exception {
+        String url = "jdbc:h2:mem:txsubmit-" + TestDb.randomLetters(8) + ";DB_CLOSE_DELAY=-1";
+        List<TaskEvent> heard = new CopyOnWriteArrayList<>();
+        Workflow<String> wf = Workflow.builder("orders", Codec.string())
+                .step("confirm", s -> s.execute(ctx -> "ok"))
+                .build();
+        try (JdbcStateStore store = JdbcStateStore.builder().url(url).build();
+             Sas sas = Sas.builder().stateStore(store).workflow(wf).replyChannel("orders", heard::add)
+                     .pollInterval(Duration.ofMillis(50)).build().start();
+             Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            SubmitOptions inTx = SubmitOptions.builder().replyTo("orders").transaction(c).build();
+
+            TaskId rolledBack = sas.submit(wf, "order-1", "x", inTx);
+            c.rollback();
+            TaskId committed = sas.submit(wf, "order-2", "y", inTx);
+            c.commit();
+            sas.pollNow();
+
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> sas.status(committed).map(i -> i.status() == TaskStatus.PROCESSED).orElse(false));
+            assertThat(sas.status(rolledBack)).isEmpty();
+            assertThat(heard).noneMatch(e -> e.taskId().equals(rolledBack));
+            await().atMost(Duration.ofSeconds(5)).until(() -> heard.stream()
+                    .anyMatch(e -> e.taskId().equals(committed) && e.type() == TaskEvent.Type.PROCESSED));
+            assertThat(sas.events(committed)).extracting(TaskEvent::type).first().isEqualTo(TaskEvent.Type.RECEIVED);
+        }
+    }
+}
