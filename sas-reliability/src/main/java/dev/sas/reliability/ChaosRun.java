@@ -154,17 +154,24 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     /**
-     * Submits every task through the coordinator's runtime, on 4 threads (a retried submit is
-     * deduplicated by business key, so retrying after a store failure is safe).
+     * Submits every task through the coordinator's runtime, on 4 threads, spread evenly over
+     * {@link ChaosSettings#submitWindowMs()} so that work arrives during the whole chaos (a retried
+     * submit is deduplicated by business key, so retrying after a store failure is safe).
      */
     public void submitAll() throws InterruptedException {
         long t0 = System.currentTimeMillis();
         AtomicInteger next = new AtomicInteger();
+        long window = s.submitWindowMs();
         AtomicInteger failures = new AtomicInteger();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
             Thread th = new Thread(() -> {
                 for (int i = next.getAndIncrement(); i < s.tasks && !closing; i = next.getAndIncrement()) {
+                    long due = t0 + window * i / s.tasks;
+                    long wait = due - System.currentTimeMillis();
+                    if (wait > 0) {
+                        pause(wait);
+                    }
                     TaskId id = null;
                     for (int attempt = 1; id == null; attempt++) {
                         try {

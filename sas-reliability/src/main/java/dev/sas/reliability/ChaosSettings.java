@@ -26,6 +26,8 @@ public final class ChaosSettings {
     int pauses = 2;
     /** Worker 0's clock runs this many ms behind the others' (0 = no skew). */
     long skewMs = 1_000;
+    /** Spread the submissions over this many ms (like live traffic); -1 = over the chaos window. */
+    long submitOverMs = -1;
     Duration killEvery = Duration.ofSeconds(4);
     /** Every n-th task (index % n == n / 2) is declined for good at step 3 and compensated: 20 = 5 %. */
     int failEvery = 20;
@@ -74,6 +76,19 @@ public final class ChaosSettings {
     public ChaosSettings skewMs(long skewMs) {
         this.skewMs = skewMs;
         return this;
+    }
+
+    public ChaosSettings submitOverMs(long submitOverMs) {
+        this.submitOverMs = submitOverMs;
+        return this;
+    }
+
+    /** The submission window: {@link #submitOverMs}, or by default the expected length of the chaos. */
+    long submitWindowMs() {
+        if (submitOverMs >= 0) {
+            return submitOverMs;
+        }
+        return (kills + pauses) * killEvery.toMillis() + pauses * (completeWithin.toMillis() + 2_000);
     }
 
     public ChaosSettings killEvery(Duration killEvery) {
@@ -175,6 +190,7 @@ public final class ChaosSettings {
                         case "--kills" -> s.kills = Integer.parseInt(v);
                         case "--pauses" -> s.pauses = Integer.parseInt(v);
                         case "--skew-ms" -> s.skewMs = Long.parseLong(v);
+                        case "--submit-over-ms" -> s.submitOverMs = Long.parseLong(v);
                         case "--kill-every-ms" -> s.killEvery = Duration.ofMillis(Long.parseLong(v));
                         case "--fail-every" -> s.failEvery = Integer.parseInt(v);
                         case "--pg-cluster" -> s.pgCluster = v;
@@ -207,8 +223,10 @@ public final class ChaosSettings {
 
     @Override
     public String toString() {
-        return "tasks=" + tasks + ", workers=" + workers + ", kills=" + kills + " (every ~" + killEvery.toMillis()
-                + " ms +-50%), worker 0 clock skew=-" + skewMs + " ms, pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery + " (" + expectedFailures() + " tasks fail for good at step 3)"
+        return "tasks=" + tasks + " (submitted over " + submitWindowMs() + " ms), workers=" + workers + ", kills="
+                + kills + " (every ~" + killEvery.toMillis() + " ms +-50%), worker 0 clock skew=-" + skewMs
+                + " ms, pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery
+                + " (" + expectedFailures() + " tasks fail for good at step 3)"
                 + ", restartDb=" + restartDb + ", terminateBackends=" + terminateBackends + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
                 + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
