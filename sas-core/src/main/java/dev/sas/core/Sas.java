@@ -73,6 +73,8 @@ public final class Sas implements AutoCloseable {
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
     /** Default largest encoded input or step output: 1 MiB. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /** Shortest supervisor lease: 1 s (the lease is three supervisor intervals). */
+    public static final Duration MIN_SUPERVISOR_LEASE = Duration.ofSeconds(1);
     /** Longest business key. */
     public static final int MAX_BUSINESS_KEY_LENGTH = 200;
 
@@ -105,8 +107,9 @@ public final class Sas implements AutoCloseable {
         this.recorder = new Recorder(store, clock, metrics, Math.max(b.claimBatchSize, 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics, b.claimBatchSize,
                 b.maxInFlight, b.maxPayloadBytes, b.pollInterval);
-        Duration leaseTtl = b.supervisorInterval.multipliedBy(3).compareTo(Duration.ofSeconds(5)) < 0
-                ? Duration.ofSeconds(5) : b.supervisorInterval.multipliedBy(3);
+        // The active supervisor renews its lease every interval; after three missed renewals another takes over.
+        Duration leaseTtl = b.supervisorInterval.multipliedBy(3).compareTo(MIN_SUPERVISOR_LEASE) < 0
+                ? MIN_SUPERVISOR_LEASE : b.supervisorInterval.multipliedBy(3);
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, leaseTtl, 500,
                 b.retention, scheduler::wakeUp);
     }

@@ -57,6 +57,8 @@ public final class JdbcStateStore implements StateStore {
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     /** Pool size when the store creates its own pool and none is set. */
     public static final int DEFAULT_MAX_POOL_SIZE = 10;
+    /** How long a pool we create waits for a connection before the operation fails: 5 s. */
+    public static final java.time.Duration CONNECTION_TIMEOUT = java.time.Duration.ofSeconds(5);
     /** The embedded H2 database used when neither a data source nor a URL is set. */
     public static final String DEFAULT_URL = "jdbc:h2:file:./sas-data/sas;LOCK_TIMEOUT=10000";
 
@@ -444,6 +446,8 @@ public final class JdbcStateStore implements StateStore {
             config.setPoolName(poolName != null ? poolName : "sas-" + POOLS.incrementAndGet());
             // no gap locks on MariaDB claims; already the default elsewhere
             config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+            // Fail fast while the database is away: the runtime backs off and retries on its own.
+            config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
             Dialect guess = Dialects.guessFromUrl(jdbcUrl);
             if (guess != null) {
                 guess.configurePool(config, config.getPoolName());

@@ -7,7 +7,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -26,7 +25,6 @@ final class Attempt implements StepContext<Object> {
     private final Clock clock;
     private final AtomicBoolean finished = new AtomicBoolean();
     volatile Thread thread;
-    volatile CompletableFuture<?> future;
     volatile Future<?> timer;
 
     Attempt(TaskRun run, Clock clock) {

@@ -35,6 +35,8 @@ public final class Recorder {
     private record Pending(Transition transition, Instant deadline, Callback callback) {
     }
 
+    private static final long INITIAL_BACKOFF_MS = 50;
+
     private final StateStore store;
     private final Clock clock;
     private final Metrics metrics;
@@ -82,16 +84,26 @@ public final class Recorder {
     }
 
     private void loop() {
+        List<Pending> retry = new ArrayList<>();
+        long retryAtNanos = 0;
+        long backoffMs = INITIAL_BACKOFF_MS;
         List<Pending> batch = new ArrayList<>(maxBatch);
-        long backoffMs = 50;
-        while (true) {
-            try {
+        try {
+            while (true) {
+                batch.clear();
+                if (!retry.isEmpty() && System.nanoTime() - retryAtNanos >= 0) {
+                    batch.addAll(retry);
+                    retry.clear();
+                }
+                queue.drainTo(batch, maxBatch - batch.size());
                 if (batch.isEmpty()) {
-                    Pending first = queue.poll(100, TimeUnit.MILLISECONDS);
+                    if (stopping && retry.isEmpty() && queue.isEmpty()) {
+                        return;
+                    }
+                    long waitMs = retry.isEmpty() ? 100
+                            : Math.max(1, Math.min(100, (retryAtNanos - System.nanoTime()) / 1_000_000));
+                    Pending first = queue.poll(waitMs, TimeUnit.MILLISECONDS);
                     if (first == null) {
-                        if (stopping) {
-                            return;
-                        }
                         continue;
                     }
                     batch.add(first);
@@ -102,38 +114,74 @@ public final class Recorder {
                 for (Pending p : batch) {
                     transitions.add(p.transition);
                 }
-                List<WriteOutcome> outcomes;
                 try {
-                    outcomes = store.write(transitions, now);
-                    backoffMs = 50;
+                    List<WriteOutcome> outcomes = store.write(transitions, now);
+                    for (int i = 0; i < batch.size(); i++) {
+                        complete(batch.get(i), outcomes.get(i), now);
+                    }
+                    backoffMs = INITIAL_BACKOFF_MS;
                 } catch (StateStoreException e) {
                     metrics.storeFailures.increment();
                     log.warn("could not record {} transitions ({}); retrying in {} ms", batch.size(), e.getMessage(),
                             backoffMs);
-                    giveUpExpired(batch, now);
-                    if (stopping && batch.isEmpty()) {
-                        return;
+                    List<Pending> failed = batch.size() > 1 ? writeOneByOne(batch) : new ArrayList<>(batch);
+                    if (failed.isEmpty()) {
+                        continue;
                     }
-                    TimeUnit.MILLISECONDS.sleep(backoffMs);
+                    retry.addAll(failed);
+                    giveUpExpired(retry, now);
+                    retryAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs);
                     backoffMs = Math.min(backoffMs * 2, 5_000);
-                    continue;
                 }
-                for (int i = 0; i < batch.size(); i++) {
-                    complete(batch.get(i), outcomes.get(i), now);
-                }
-                batch.clear();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                for (Pending p : batch) {
-                    complete(p, null, clock.instant());
-                }
-                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            Instant now = clock.instant();
+            for (Pending p : batch) {
+                complete(p, null, now);
+            }
+            for (Pending p : retry) {
+                complete(p, null, now);
             }
         }
     }
 
-    private void giveUpExpired(List<Pending> batch, Instant now) {
-        batch.removeIf(p -> {
+    /**
+     * Tries each transition of a failed batch on its own, so that one the store refuses does not
+     * hold the rest back. If the first two fail too, the store is taken to be down and all are
+     * returned for a later retry. Once one has succeeded, a transition that still fails is refused
+     * for itself: it is given up (the supervisor recovers its task at the deadline, and the failure
+     * threshold bounds how often that repeats); those that failed before are retried later.
+     *
+     * @return the transitions to retry later
+     */
+    private List<Pending> writeOneByOne(List<Pending> batch) {
+        List<Pending> retryLater = new ArrayList<>();
+        boolean storeUp = false;
+        for (Pending p : batch) {
+            if (!storeUp && retryLater.size() >= 2) {
+                retryLater.add(p);
+                continue;
+            }
+            Instant now = clock.instant();
+            try {
+                complete(p, store.write(List.of(p.transition), now).get(0), now);
+                storeUp = true;
+            } catch (StateStoreException e) {
+                if (storeUp) {
+                    log.error("task {} step {}: the store refused to record {} ({}); left to the supervisor",
+                            p.transition.taskId(), p.transition.currentStep(), p.transition.status(), e.getMessage());
+                    complete(p, null, now);
+                } else {
+                    retryLater.add(p);
+                }
+            }
+        }
+        return retryLater;
+    }
+
+    private void giveUpExpired(List<Pending> pending, Instant now) {
+        pending.removeIf(p -> {
             if (p.deadline.isBefore(now)) {
                 log.warn("task {} step {}: gave up recording {} after its deadline; the supervisor will recover it",
                         p.transition.taskId(), p.transition.currentStep(), p.transition.status());

@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -309,9 +308,7 @@ public final class Scheduler {
                 Thread.interrupted(); // the deadline's interrupt was for the step, not for this pool thread
             }
         }
-        CompletableFuture<String> f = stage.toCompletableFuture();
-        a.future = f;
-        f.whenComplete((out, err) -> onResult(a, out, err));
+        stage.whenComplete((out, err) -> onResult(a, out, err));
     }
 
     private void scheduleDeadline(Attempt a, Duration delay) {
@@ -336,11 +333,8 @@ public final class Scheduler {
             return;
         }
         metrics.deadlinesMissed.increment();
-        log.warn("{}: no result by its deadline {}; cancelled and left to the supervisor", a, a.completeBy);
-        CompletableFuture<?> f = a.future;
-        if (f != null) {
-            f.cancel(true);
-        }
+        log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
+        // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
         synchronized (a) {
             Thread th = a.thread;
             if (th != null) {
@@ -352,10 +346,9 @@ public final class Scheduler {
 
     private void onResult(Attempt a, String output, Throwable error) {
         if (!a.finish()) {
-            if (!(unwrap(error) instanceof CancellationException)) {
-                metrics.staleRejected.increment();
-                log.warn("{}: result arrived after its deadline {} and was rejected", a, a.completeBy);
-            }
+            metrics.staleRejected.increment();
+            log.warn("{}: {} arrived after its deadline {} and was rejected", a,
+                    error == null ? "a reply" : "a failure (" + describe(unwrap(error)) + ")", a.completeBy);
             return;
         }
         if (a.timer != null) {

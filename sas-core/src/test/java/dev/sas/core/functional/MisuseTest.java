@@ -70,6 +70,39 @@ class MisuseTest {
     }
 
     @Test
+    void agent_reply_after_the_deadline_timer_fired_is_still_rejected_and_counted() {
+        CompletableFuture<String> hung = new CompletableFuture<>();
+        AtomicInteger calls = new AtomicInteger();
+        Agent<String, String> slow = new Agent<>() {
+            @Override
+            public String name() {
+                return "slow";
+            }
+
+            @Override
+            public CompletionStage<String> call(AgentRequest<String> request) {
+                return calls.incrementAndGet() == 1 ? hung : CompletableFuture.completedFuture("fast");
+            }
+        };
+        Workflow<String> wf = Workflow.builder("late-timer", Codec.string())
+                .step("call", s -> s.call(slow, ctx -> "req").completeWithin(Duration.ofMillis(200)))
+                .build();
+        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
+                .supervisorInterval(Duration.ofMillis(100)).build().start()) {
+            TaskId id = sas.submit(wf, "k", "x");
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
+            assertThat(sas.metrics().deadlinesMissed()).isEqualTo(1);
+
+            hung.complete("too late");
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> sas.metrics().staleRejected() == 1);
+            assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("fast");
+            assertThat(completedEvents(id)).isEqualTo(1);
+        }
+    }
+
+    @Test
     void agent_that_completes_its_future_twice_is_recorded_once() {
         ManualClock clock = new ManualClock();
         CompletableFuture<String> reply = new CompletableFuture<>();

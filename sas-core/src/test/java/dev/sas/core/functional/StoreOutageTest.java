@@ -79,6 +79,42 @@ class StoreOutageTest {
     }
 
     @Test
+    void one_transition_the_store_refuses_does_not_hold_back_the_rest_of_its_batch() {
+        InMemoryStateStore real = new InMemoryStateStore();
+        StateStore picky = (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("write")) {
+                        List<?> transitions = (List<?>) args[0];
+                        boolean poisoned = transitions.stream().anyMatch(t -> ((dev.sas.core.spi.Transition) t)
+                                .events().stream().anyMatch(e -> "poison".equals(e.businessKey())));
+                        if (poisoned) {
+                            throw new StateStoreException("write failed: value too long for column (injected)");
+                        }
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Workflow<String> wf = Workflow.builder("poison", Codec.string())
+                .step("only", s -> s.execute(ctx -> "ok").completeWithin(Duration.ofSeconds(30)))
+                .build();
+        List<TaskId> good = new ArrayList<>();
+        try (Sas sas = Sas.builder().stateStore(picky).workflow(wf).schedulerThreads(1).claimBatchSize(64)
+                .pollInterval(Duration.ofMillis(20)).build()) {
+            TaskId poison = sas.submit(wf, "poison", "x");
+            for (int i = 0; i < 50; i++) {
+                good.add(sas.submit(wf, "good-" + i, "x"));
+            }
+            sas.start();
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    real.countByStatus().getOrDefault(TaskStatus.PROCESSED, 0L) == good.size());
+            assertThat(real.find(poison).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSING);
+        }
+    }
+
+    @Test
     void threaded_runtime_rides_out_an_outage_and_finishes_every_task() {
         InMemoryStateStore real = new InMemoryStateStore();
         StateStore store = flaky(real);
