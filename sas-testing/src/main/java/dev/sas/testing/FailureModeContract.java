@@ -602,6 +602,31 @@ public abstract class FailureModeContract {
         assertThat(sas.cancel(id)).as("finished").isFalse();
     }
 
+    @Test
+    void cancel_while_a_step_waits_for_its_retry_compensates_that_step_too() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        ScriptedAgent payments = new ScriptedAgent("payments", THREE_TRIES)
+                .thenFail(new IllegalStateException("reply lost"));
+        Workflow<String> wf = Workflow.builder("cancel-retry", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release")))
+                .step("charge", s -> s.call(payments, ctx -> "42")
+                        .compensateWith(ctx -> log.add("refund")))
+                .build();
+        Sas sas = runtime("node-a", wf);
+        TaskId id = sas.submit(wf, "order-1", "x");
+        drain(sas);
+        assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PENDING);
+
+        assertThat(sas.cancel(id)).isTrue();
+        clock.tick(Duration.ofSeconds(1));
+        drain(sas);
+
+        // The failed charge attempt may have gone through: it is refunded before the stock is released.
+        assertThat(log).containsExactly("refund", "release");
+        assertThat(status(sas, id).status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(payments.calls()).hasSize(1);
+    }
+
     // ------------------------------------------------------------------ operators and redeploys
 
     @Test

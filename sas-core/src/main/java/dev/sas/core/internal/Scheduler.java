@@ -233,7 +233,9 @@ public final class Scheduler {
         events.publish(List.of(event(run, run.compensating() ? TaskEvent.Type.COMPENSATION_STARTED
                 : TaskEvent.Type.STEP_STARTED, run.currentStep, run.attempt, clock.instant(), null)), run.replyTo);
         if (run.cancelRequested && !run.compensating()) {
-            beginCompensation(run, run.currentStep - 1, null, List.of(), "cancelled by an operator", true);
+            // Earlier attempts at the current step (attempt > 1) may have applied its effect.
+            int from = run.attempt > 1 ? run.currentStep : run.currentStep - 1;
+            beginCompensation(run, from, null, List.of(), "cancelled by an operator", true);
         } else {
             dispatch(run);
         }
