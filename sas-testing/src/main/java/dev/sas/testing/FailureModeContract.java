@@ -15,7 +15,6 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.WorkflowNotFoundException;
-import dev.sas.core.spi.StateStore;
 import dev.sas.core.testing.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +26,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * attempts, the events, and that no step result or remote effect was recorded twice. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
  */
-public abstract class FailureModeContract {
+public abstract class FailureModeContract extends StoreTestSupport {
 
     /** Deadline of every step here. */
     protected static final Duration DEADLINE = Duration.ofSeconds(10);
@@ -45,8 +42,6 @@ public abstract class FailureModeContract {
     protected static final RetryPolicy THREE_TRIES = RetryPolicy.builder().maxAttempts(3)
             .fixedBackoff(Duration.ofSeconds(1)).jitter(0).build();
 
-    /** The store under test. */
-    protected StateStore store;
     /** Time for every runtime. */
     protected final ManualClock clock = new ManualClock();
     /** Alerts raised by any runtime. */
@@ -55,26 +50,10 @@ public abstract class FailureModeContract {
     protected final List<TaskEvent> delivered = new CopyOnWriteArrayList<>();
     private final List<Sas> runtimes = new ArrayList<>();
 
-    /** A new, empty store. */
-    protected abstract StateStore createStore() throws Exception;
-
-    /** Releases the store; closes it by default. */
-    protected void destroyStore(StateStore store) throws Exception {
-        store.close();
-    }
-
-    @BeforeEach
-    void setUpStore() throws Exception {
-        store = createStore();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
+    @Override
+    void beforeStoreIsDestroyed() {
         for (Sas s : runtimes) {
             s.close();
-        }
-        if (store != null) {
-            destroyStore(store);
         }
     }
 

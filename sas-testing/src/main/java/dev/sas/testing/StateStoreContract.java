@@ -29,8 +29,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,35 +36,12 @@ import org.junit.jupiter.api.Test;
  * {@link #createStore()}, and run it: the in-memory store and every JDBC database run this same
  * suite. Tests pass explicit instants, so stores must never read a clock of their own.
  */
-public abstract class StateStoreContract {
+public abstract class StateStoreContract extends StoreTestSupport {
 
     /** A fixed starting instant for every test. */
     protected static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
     /** The step timeout used for submitted tasks. */
     protected static final Duration TIMEOUT = Duration.ofSeconds(30);
-
-    /** The store under test, fresh for each test. */
-    protected StateStore store;
-
-    /** A new, empty store. Called before each test. */
-    protected abstract StateStore createStore() throws Exception;
-
-    /** Releases what {@link #createStore()} made. Called after each test; closes the store by default. */
-    protected void destroyStore(StateStore store) throws Exception {
-        store.close();
-    }
-
-    @BeforeEach
-    void setUpStore() throws Exception {
-        store = createStore();
-    }
-
-    @AfterEach
-    void tearDownStore() throws Exception {
-        if (store != null) {
-            destroyStore(store);
-        }
-    }
 
     // ---------------------------------------------------------------- helpers
 

@@ -585,35 +585,34 @@ public final class JdbcStore {
     /** See {@code StateStore.resubmit}. */
     public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
         long nowMs = millis(now);
-        return run("resubmit", taskId, () -> jdbi.inTransaction(h -> {
-            int n = h.createUpdate("UPDATE " + t.task() + " SET failure_count = 0, attempt = 0, next_attempt_at = ?,"
-                            + " updated_at = ?, state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE 'COMPENSATING' END"
-                            + " WHERE task_id = ? AND state IN ('ERROR','COMPENSATION_FAILED')")
-                    .bind(0, nowMs).bind(1, nowMs).bind(2, taskId.value())
-                    .execute();
-            if (n == 0) {
-                return false;
-            }
-            bindEvent(h.prepareBatch(insertEvent), event).add().execute();
-            return true;
-        }));
+        return updateThenRecord("resubmit", taskId, event, "UPDATE " + t.task()
+                + " SET failure_count = 0, attempt = 0, next_attempt_at = ?, updated_at = ?,"
+                + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE 'COMPENSATING' END"
+                + " WHERE task_id = ? AND state IN ('ERROR','COMPENSATION_FAILED')", nowMs, nowMs, taskId.value());
     }
 
     /** See {@code StateStore.requestCancel}. */
     public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
         long nowMs = millis(now);
-        return run("requestCancel", taskId, () -> jdbi.inTransaction(h -> {
-            // state is assigned last: MySQL evaluates SET assignments left to right on the new values
-            int n = h.createUpdate("UPDATE " + t.task() + " SET cancel_requested = TRUE, updated_at = ?,"
-                            + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
-                            + " attempt = CASE WHEN state = 'ERROR' THEN 0 ELSE attempt END,"
-                            + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
-                            + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
-                            + " WHERE task_id = ? AND cancel_requested = FALSE"
-                            + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')")
-                    .bind(0, nowMs).bind(1, nowMs).bind(2, taskId.value())
-                    .execute();
-            if (n == 0) {
+        // state is assigned last: MySQL evaluates SET assignments left to right on the new values
+        return updateThenRecord("requestCancel", taskId, event, "UPDATE " + t.task()
+                + " SET cancel_requested = TRUE, updated_at = ?,"
+                + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
+                + " attempt = CASE WHEN state = 'ERROR' THEN 0 ELSE attempt END,"
+                + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
+                + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
+                + " WHERE task_id = ? AND cancel_requested = FALSE"
+                + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')", nowMs, nowMs, taskId.value());
+    }
+
+    /** Runs a conditional update and, in the same transaction, records {@code event} if it changed a row. */
+    private boolean updateThenRecord(String operation, TaskId taskId, TaskEvent event, String sql, Object... args) {
+        return run(operation, taskId, () -> jdbi.inTransaction(h -> {
+            org.jdbi.v3.core.statement.Update update = h.createUpdate(sql);
+            for (int i = 0; i < args.length; i++) {
+                update.bind(i, args[i]);
+            }
+            if (update.execute() == 0) {
                 return false;
             }
             bindEvent(h.prepareBatch(insertEvent), event).add().execute();
