@@ -224,15 +224,29 @@ public final class Bench {
         java.util.Collections.rotate(order, Math.max(0, run));
         order.retainAll(o.systems);
         for (String s : order) {
-            throughput(o, t, r, db, s, tag, n);
+            guarded(r, db, s + " one-step", () -> throughput(o, t, r, db, s, tag, n));
         }
         if (o.multiStep && o.systems.contains(SAS)) {
-            multiStep(o, t, r, db, tag, n);
+            guarded(r, db, "SAS three-step", () -> multiStep(o, t, r, db, tag, n));
         }
         if (o.latency) {
             for (String s : order) {
-                latency(o, t, r, db, s, tag);
+                guarded(r, db, s + " latency", () -> latency(o, t, r, db, s, tag));
             }
+        }
+    }
+
+    private interface Phase {
+        void run() throws Exception;
+    }
+
+    /** A phase that fails (e.g. the database restarted under us) is recorded as a problem; the rest goes on. */
+    private static void guarded(Report r, String db, String what, Phase p) {
+        try {
+            p.run();
+        } catch (Exception | Error e) {
+            r.problems.add(db + " " + what + " failed: " + e);
+            log("  " + what + " FAILED: " + e);
         }
     }
 
