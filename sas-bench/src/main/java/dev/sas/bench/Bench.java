@@ -51,6 +51,7 @@ public final class Bench {
         public long timeoutMs = 600_000;
         public boolean quick;
         public List<String> systems = SYSTEMS;
+        public String commandLine = "";
     }
 
     /** Per database, per metric, per system: the value of each measured run. */
@@ -98,6 +99,7 @@ public final class Bench {
 
     static Options parse(String[] args) {
         Options o = new Options();
+        o.commandLine = String.join(" ", args);
         String db = null;
         Integer tasks = null;
         Integer runs = null;
@@ -463,7 +465,7 @@ public final class Bench {
         StringBuilder sb = new StringBuilder();
         sb.append("Generated ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME))
                 .append(" by `java -jar sas-bench/target/sas-bench.jar")
-                .append(o.quick ? " --quick" : "").append("`.\n\n");
+                .append(o.commandLine.isEmpty() ? "" : " " + o.commandLine).append("`.\n\n");
         sb.append("- Machine: ").append(machine()).append("\n");
         sb.append("- Load average (1/5/15 min) before: ").append(r.loadBefore).append(", after: ").append(r.loadAfter)
                 .append(loadWarning(r)).append("\n");
