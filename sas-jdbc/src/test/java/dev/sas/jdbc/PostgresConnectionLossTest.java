@@ -37,6 +37,9 @@ class PostgresConnectionLossTest {
 
     @AfterEach
     void close() {
+        if (store == null) {
+            return; // skipped: PostgreSQL is not configured
+        }
         store.close();
         TestDb.POSTGRES.drop(url, prefix);
     }

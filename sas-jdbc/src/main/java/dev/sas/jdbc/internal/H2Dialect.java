@@ -35,17 +35,35 @@ final class H2Dialect implements Dialect {
 
     @Override
     public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
-        String token = UUID.randomUUID().toString();
         String claimable = "locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?";
-        int n = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
-                        + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
-                        + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END"
-                        + " WHERE task_id IN (SELECT task_id FROM " + t.task() + " WHERE " + claimable
-                        + " ORDER BY priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY) AND " + claimable)
-                .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now)
-                .bind(4, now).bind(5, limit).bind(6, now)
-                .execute();
-        if (n == 0) {
+        // Candidates first (a cheap index read), then a conditional update by primary key: an
+        // UPDATE ... WHERE task_id IN (subquery) cost ~30 ms per 64 rows on H2. The update re-checks
+        // that each row is still claimable, so a row another claimer took in between is skipped.
+        List<String> candidates = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE " + claimable
+                        + " ORDER BY priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY")
+                .bind(0, now).bind(1, limit)
+                .mapTo(String.class)
+                .list();
+        if (candidates.isEmpty()) {
+            return List.of();
+        }
+        String token = UUID.randomUUID().toString();
+        StringBuilder ids = new StringBuilder();
+        for (int i = 0; i < candidates.size(); i++) {
+            ids.append(i == 0 ? "?" : ", ?");
+        }
+        org.jdbi.v3.core.statement.Update update = h.createUpdate("UPDATE " + t.task()
+                + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
+                + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
+                + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END"
+                + " WHERE task_id IN (" + ids + ") AND " + claimable)
+                .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now);
+        int next = 4;
+        for (String id : candidates) {
+            update.bind(next++, id);
+        }
+        update.bind(next, now);
+        if (update.execute() == 0) {
             return List.of();
         }
         return h.createQuery("SELECT " + ClaimRow.COLUMNS + " FROM " + t.task() + " WHERE claim_token = ?")

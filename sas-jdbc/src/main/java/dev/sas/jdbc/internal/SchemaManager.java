@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
  * race on the version row just re-reads. Not API.
  */
 public final class SchemaManager {
+    private static final int MAX_SCHEMA_ATTEMPTS = 10;
 
     private static final Logger log = LoggerFactory.getLogger(SchemaManager.class);
 
@@ -57,7 +58,9 @@ public final class SchemaManager {
                 applyOnce();
                 return;
             } catch (JdbiException e) {
-                if (attempt == 3) {
+                // DDL commits on its own (H2, MariaDB): racing instances can each trip over the
+                // other's half-applied script, so re-check a few times before giving up.
+                if (attempt == MAX_SCHEMA_ATTEMPTS) {
                     throw e;
                 }
                 log.debug("schema update raced with another instance or failed; re-checking", e);
