@@ -61,6 +61,8 @@ public final class Sas implements AutoCloseable {
     public static final int DEFAULT_CLAIM_BATCH_SIZE = 64;
     /** Default most tasks held at once: 256. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 256;
+    /** Default threads recording step results: 2. */
+    public static final int DEFAULT_WRITER_THREADS = 2;
     /** Default threads per agent: 8. */
     public static final int DEFAULT_AGENT_THREADS = 8;
     /** Default poll interval for work from other instances: 500 ms. */
@@ -157,7 +159,7 @@ public final class Sas implements AutoCloseable {
         timer = t;
         eventExecutor = Executors.newSingleThreadExecutor(new NamedThreadFactory("sas-events", false));
         events.start(eventExecutor);
-        recorder.start();
+        recorder.start(config.writerThreads);
         scheduler.start(steps, this::agentExecutor, timer);
         if (config.schedulerEnabled) {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
@@ -169,11 +171,12 @@ public final class Sas implements AutoCloseable {
             supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, ms, ms, TimeUnit.MILLISECONDS);
         }
         log.info("SAS runtime {} started: store={}, workflows={}, schedulerEnabled={}, schedulerThreads={}, "
-                        + "claimBatchSize={}, maxInFlight={}, pollInterval={}, supervisorEnabled={}, supervisorInterval={}, "
+                        + "claimBatchSize={}, maxInFlight={}, writerThreads={}, pollInterval={}, supervisorEnabled={}, supervisorInterval={}, "
                         + "agentThreads={}, maxPayloadBytes={}, retention={}, shutdownGrace={}, clock={}",
                 instanceId, store, registry.all().stream().map(w -> w.name() + " v" + w.version()).toList(),
                 config.schedulerEnabled, config.stepExecutor != null ? "host executor" : config.schedulerThreads,
-                config.claimBatchSize, config.maxInFlight, config.pollInterval, config.supervisorEnabled,
+                config.claimBatchSize, config.maxInFlight, config.writerThreads, config.pollInterval,
+                config.supervisorEnabled,
                 config.supervisorInterval, config.agentThreads, config.maxPayloadBytes, config.retention,
                 config.shutdownGrace, clock);
         return this;
@@ -534,6 +537,7 @@ public final class Sas implements AutoCloseable {
         private int claimBatchSize = DEFAULT_CLAIM_BATCH_SIZE;
         private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
         private int agentThreads = DEFAULT_AGENT_THREADS;
+        private int writerThreads = DEFAULT_WRITER_THREADS;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Duration supervisorInterval = DEFAULT_SUPERVISOR_INTERVAL;
         private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
@@ -562,6 +566,7 @@ public final class Sas implements AutoCloseable {
             b.claimBatchSize = claimBatchSize;
             b.maxInFlight = maxInFlight;
             b.agentThreads = agentThreads;
+            b.writerThreads = writerThreads;
             b.pollInterval = pollInterval;
             b.supervisorInterval = supervisorInterval;
             b.shutdownGrace = shutdownGrace;
@@ -651,6 +656,17 @@ public final class Sas implements AutoCloseable {
          */
         public Builder maxInFlight(int max) {
             this.maxInFlight = positive("maxInFlight", max);
+            return this;
+        }
+
+        /**
+         * Threads that record step results ({@code sas-scheduler-recorder-N}); each commits a batch
+         * of whatever results are waiting, so more writers means more commits in parallel.
+         *
+         * @throws IllegalArgumentException if less than 1
+         */
+        public Builder writerThreads(int threads) {
+            this.writerThreads = positive("writerThreads", threads);
             return this;
         }
 

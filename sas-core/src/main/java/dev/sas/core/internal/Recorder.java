@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes the scheduler's transitions. Started, it runs one thread ({@code sas-scheduler-recorder})
+ * Writes the scheduler's transitions. Started, it runs writer threads ({@code sas-scheduler-recorder-N})
  * that drains every transition queued meanwhile into one {@link StateStore#write} call, so many
  * step completions share a commit. Not started, it writes each transition on the caller's thread.
  * A transition that cannot be written before its deadline is given up (the supervisor recovers
@@ -42,7 +42,7 @@ public final class Recorder {
     private final Metrics metrics;
     private final int maxBatch;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
-    private volatile Thread thread;
+    private final List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean stopping;
 
     /** A recorder writing inline until {@link #start()}. */
@@ -53,11 +53,18 @@ public final class Recorder {
         this.maxBatch = maxBatch;
     }
 
-    /** Starts the writer thread. */
-    public void start() {
-        Thread t = new NamedThreadFactory("sas-scheduler-recorder", false).newThread(this::loop);
-        thread = t;
-        t.start();
+    /**
+     * Starts {@code writers} threads draining the queue, each committing its own batches. A task has
+     * at most one transition queued at a time, and stores lock rows in task-id order, so batches of
+     * different writers never conflict.
+     */
+    public void start(int writers) {
+        NamedThreadFactory factory = new NamedThreadFactory("sas-scheduler-recorder");
+        for (int i = 0; i < writers; i++) {
+            Thread t = factory.newThread(this::loop);
+            threads.add(t);
+            t.start();
+        }
     }
 
     /**
@@ -66,7 +73,7 @@ public final class Recorder {
      * @param deadline give up retrying a failed write after this instant
      */
     public void write(Transition transition, Instant deadline, Callback callback) {
-        if (thread == null) {
+        if (threads.isEmpty()) {
             Instant now = clock.instant();
             WriteOutcome outcome;
             try {
@@ -200,12 +207,12 @@ public final class Recorder {
         }
     }
 
-    /** Writes what is queued, then stops the thread (waiting at most {@code timeoutMs}). */
+    /** Writes what is queued, then stops the threads (waiting at most about {@code timeoutMs}). */
     public void stop(long timeoutMs) throws InterruptedException {
         stopping = true;
-        Thread t = thread;
-        if (t != null) {
-            t.join(timeoutMs);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (Thread t : threads) {
+            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             if (t.isAlive()) {
                 t.interrupt();
                 t.join(1_000);
