@@ -117,13 +117,6 @@ public final class RetryPolicy {
         return Duration.ofMillis(Math.max(0, Math.round(capped + spread)));
     }
 
-    /** The longest delay {@link #backoff(int)} can return for {@code failedAttempts}. */
-    public Duration maxBackoff(int failedAttempts) {
-        double base = initialBackoff.toMillis() * Math.pow(multiplier, Math.max(0, failedAttempts - 1));
-        double capped = Math.min(base, (double) maxBackoff.toMillis());
-        return Duration.ofMillis(Math.round(capped * (1 + jitter)) + 1);
-    }
-
     @Override
     public String toString() {
         return "RetryPolicy{maxAttempts=" + maxAttempts + ", initialBackoff=" + initialBackoff

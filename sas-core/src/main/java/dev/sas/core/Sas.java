@@ -445,9 +445,9 @@ public final class Sas implements AutoCloseable {
     public void resubmit(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        TaskEvent event = new TaskEvent(taskId, info.businessKey(), info.workflow(), TaskEvent.Type.RESUBMITTED,
-                info.currentStep(), null, 0, clock.instant(), null);
-        if (!store.resubmit(taskId, clock.instant(), event)) {
+        Instant now = clock.instant();
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
+        if (!store.resubmit(taskId, now, event)) {
             throw new IllegalStateException("task " + taskId + " is " + store.find(taskId).map(TaskInfo::status)
                     .orElse(null) + "; only ERROR or COMPENSATION_FAILED tasks can be resubmitted");
         }
@@ -468,15 +468,20 @@ public final class Sas implements AutoCloseable {
     public boolean cancel(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        TaskEvent event = new TaskEvent(taskId, info.businessKey(), info.workflow(), TaskEvent.Type.CANCEL_REQUESTED,
-                info.currentStep(), null, 0, clock.instant(), null);
-        boolean requested = store.requestCancel(taskId, clock.instant(), event);
+        Instant now = clock.instant();
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
+        boolean requested = store.requestCancel(taskId, now, event);
         if (requested) {
             log.info("task {} step {}: cancel requested by an operator", taskId, info.currentStep());
             events.publish(List.of(event), null);
             scheduler.wakeUp();
         }
         return requested;
+    }
+
+    private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at) {
+        return new TaskEvent(info.taskId(), info.businessKey(), info.workflow(), type, info.currentStep(), null, 0, at,
+                null);
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.Codec;
 import dev.sas.core.StepContext;
 import dev.sas.core.TaskId;
 import java.time.Clock;
@@ -112,11 +111,6 @@ final class Attempt implements StepContext<Object> {
     public Optional<String> output(String name) {
         int index = run.workflow.step(name).index();
         return index < run.outputs.size() ? Optional.ofNullable(run.outputs.get(index)) : Optional.empty();
-    }
-
-    @Override
-    public <T> Optional<T> output(String name, Codec<T> codec) {
-        return output(name).map(codec::decode);
     }
 
     @Override

@@ -219,9 +219,4 @@ public final class Recorder {
             }
         }
     }
-
-    /** Transitions waiting to be written. */
-    public int queued() {
-        return queue.size();
-    }
 }

@@ -88,7 +88,7 @@ public final class InMemoryStateStore implements StateStore {
                     + transaction.getClass().getName() + "); use the JDBC store");
         }
         synchronized (lock) {
-            String key = task.workflow() + '\u0000' + task.businessKey();
+            String key = key(task.workflow(), task.businessKey());
             TaskId existing = byBusinessKey.get(key);
             if (existing != null) {
                 return new SubmitResult(existing, false);
@@ -293,7 +293,7 @@ public final class InMemoryStateStore implements StateStore {
     @Override
     public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
         synchronized (lock) {
-            return Optional.ofNullable(byBusinessKey.get(workflow + '\u0000' + businessKey));
+            return Optional.ofNullable(byBusinessKey.get(key(workflow, businessKey)));
         }
     }
 
@@ -379,12 +379,16 @@ public final class InMemoryStateStore implements StateStore {
                 Row r = it.next();
                 if (r.status.isFinal() && r.updatedAt.isBefore(finishedBefore)) {
                     it.remove();
-                    byBusinessKey.remove(r.workflow + '\u0000' + r.businessKey);
+                    byBusinessKey.remove(key(r.workflow, r.businessKey));
                     deleted++;
                 }
             }
             return deleted;
         }
+    }
+
+    private static String key(String workflow, String businessKey) {
+        return workflow + '\u0000' + businessKey;
     }
 
     @Override

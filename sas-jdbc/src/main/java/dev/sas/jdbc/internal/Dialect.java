@@ -19,7 +19,9 @@ public interface Dialect {
     String name();
 
     /** Driver properties for a pool this store creates (e.g. the application name seen by the server). */
-    void configurePool(HikariConfig config, String poolName);
+    default void configurePool(HikariConfig config, String poolName) {
+        // nothing driver-specific by default
+    }
 
     /**
      * Inserts a PENDING task row with 12 parameters (task_id, workflow, workflow_version,
@@ -28,7 +30,9 @@ public interface Dialect {
      * business key exist, or fail with a duplicate-key error that {@link #isDuplicateKey} recognises.
      * It must not abort the surrounding transaction on a duplicate: a host transaction goes on.
      */
-    String insertTaskSql(Tables t);
+    default String insertTaskSql(Tables t) {
+        return plainInsertTaskSql(t);
+    }
 
     /** The plain INSERT of {@link #insertTaskSql}, for dialects that add a conflict clause to it. */
     static String plainInsertTaskSql(Tables t) {

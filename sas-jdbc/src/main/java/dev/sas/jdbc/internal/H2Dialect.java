@@ -1,6 +1,5 @@
 package dev.sas.jdbc.internal;
 
-import com.zaxxer.hikari.HikariConfig;
 import java.util.List;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
@@ -16,16 +15,6 @@ final class H2Dialect implements Dialect {
     @Override
     public String name() {
         return "h2";
-    }
-
-    @Override
-    public void configurePool(HikariConfig config, String poolName) {
-        // nothing driver-specific needed
-    }
-
-    @Override
-    public String insertTaskSql(Tables t) {
-        return Dialect.plainInsertTaskSql(t);
     }
 
     @Override

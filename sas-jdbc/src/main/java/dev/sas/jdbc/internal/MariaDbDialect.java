@@ -1,6 +1,5 @@
 package dev.sas.jdbc.internal;
 
-import com.zaxxer.hikari.HikariConfig;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,16 +16,6 @@ final class MariaDbDialect implements Dialect {
     @Override
     public String name() {
         return "mariadb";
-    }
-
-    @Override
-    public void configurePool(HikariConfig config, String poolName) {
-        // nothing driver-specific needed
-    }
-
-    @Override
-    public String insertTaskSql(Tables t) {
-        return Dialect.plainInsertTaskSql(t);
     }
 
     @Override
