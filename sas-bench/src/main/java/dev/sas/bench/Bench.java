@@ -19,11 +19,25 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Runs SAS, db-scheduler (both polling strategies) and a raw-JDBC loop side by side on the same
  * databases with the same worker threads and pool size, and prints (and writes into
- * {@code docs/benchmarks.md}) a table of medians with min/max over the runs.
+ * {@code docs/benchmarks.md}) a table of medians with min/max over the runs; then SAS alone:
+ * takeover after a node is killed, the supervisor's scan cost over large tables, and heap use
+ * with a large backlog. Also draws the throughput bar chart (PNG, XChart).
  *
- * <pre>java -jar sas-bench/target/sas-bench.jar --all [--db h2|postgres|mariadb|all] [--tasks N] [--runs K] [--quick]</pre>
+ * <pre>java -jar sas-bench/target/sas-bench.jar --all [--db h2|postgres|mariadb|all] [--tasks N] [--runs K] [--quick]
+ *     [--phases throughput,multi,latency,takeover,scan,memory]</pre>
  */
 public final class Bench {
+
+    static {
+        // The takeover phase serves the H2 file over TCP to a second JVM: listen on the loopback only.
+        if (System.getProperty("h2.bindAddress") == null) {
+            System.setProperty("h2.bindAddress", "127.0.0.1");
+        }
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    /** Every phase, in the order they run per database. */
+    static final List<String> PHASES = List.of("throughput", "multi", "latency", "takeover", "scan", "memory");
 
     static final String SAS = "SAS";
     static final String DBS_FETCH = "db-scheduler (fetch)";
@@ -44,8 +58,25 @@ public final class Bench {
         public int rate = 200;
         public int latencyTasks = 1_000;
         public int idleSamples = 30;
+        public boolean throughput = true;
         public boolean multiStep = true;
         public boolean latency = true;
+        public boolean takeover = true;
+        public boolean scan = true;
+        public boolean memory = true;
+        /** Takeover: tasks the killed node holds, their step deadline, the survivor's supervisor interval. */
+        public int takeoverTasks = 1_000;
+        public long takeoverDeadlineMs = 2_000;
+        public long takeoverIntervalMs = 1_000;
+        /** Supervisor scan: terminal rows per measured size, expired claims among them, timed scans per size. */
+        public List<Long> scanSizes = List.of(10_000L, 100_000L, 1_000_000L);
+        public int scanExpired = 1_000;
+        public int scanRepeats = 9;
+        /** Memory: pending tasks submitted to a started runtime. */
+        public int memoryTasks = 100_000;
+        /** Where the throughput chart goes; null: next to the docs when they are written, else nowhere. */
+        public Path chart;
+        public boolean writeChart = true;
         public Path docs = Path.of("docs/benchmarks.md");
         public boolean writeDocs = true;
         public long timeoutMs = 600_000;
@@ -62,6 +93,14 @@ public final class Bench {
         public final List<String> problems = new ArrayList<>();
         /** Per database and system, tasks completed / tasks expected, summed over all phases. */
         public final Map<String, Map<String, long[]>> completion = new LinkedHashMap<>();
+        /** Per database: the takeover phase's result. */
+        public final Map<String, Takeover.Result> takeover = new LinkedHashMap<>();
+        /** Per database: the supervisor scan per table size. */
+        public final Map<String, List<ScanCost.Result>> scan = new LinkedHashMap<>();
+        /** Per database: heap use with a backlog. */
+        public final Map<String, MemoryUse.Result> memory = new LinkedHashMap<>();
+        /** The throughput chart, if one was written. */
+        public Path chart;
         public String loadBefore;
         public String loadAfter;
 
@@ -84,6 +123,7 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         Options o = parse(args);
         Report r = run(o);
+        writeChart(o, r);
         String md = markdown(o, r);
         System.out.println();
         System.out.println(md);
@@ -103,6 +143,13 @@ public final class Bench {
         String db = null;
         Integer tasks = null;
         Integer runs = null;
+        Integer takeoverTasks = null;
+        Long takeoverDeadline = null;
+        Long takeoverInterval = null;
+        List<Long> scanSizes = null;
+        Integer scanExpired = null;
+        Integer scanRepeats = null;
+        Integer memoryTasks = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -123,13 +170,47 @@ public final class Bench {
                 }).toList();
                 case "--no-latency" -> o.latency = false;
                 case "--no-multi" -> o.multiStep = false;
+                case "--no-throughput" -> o.throughput = false;
+                case "--no-takeover" -> o.takeover = false;
+                case "--no-scan" -> o.scan = false;
+                case "--no-memory" -> o.memory = false;
+                case "--phases" -> {
+                    List<String> ps = java.util.Arrays.stream(args[++i].split(",")).map(x -> x.trim().toLowerCase(Locale.ROOT))
+                            .filter(x -> !x.isEmpty()).toList();
+                    for (String x : ps) {
+                        if (!PHASES.contains(x)) {
+                            throw new IllegalArgumentException("unknown phase " + x + " " + PHASES);
+                        }
+                    }
+                    o.throughput = ps.contains("throughput");
+                    o.multiStep = ps.contains("multi");
+                    o.latency = ps.contains("latency");
+                    o.takeover = ps.contains("takeover");
+                    o.scan = ps.contains("scan");
+                    o.memory = ps.contains("memory");
+                }
+                case "--takeover-tasks" -> takeoverTasks = positive(a, Integer.parseInt(args[++i]));
+                case "--takeover-deadline-ms" -> takeoverDeadline = (long) positive(a, Integer.parseInt(args[++i]));
+                case "--takeover-interval-ms" -> takeoverInterval = (long) positive(a, Integer.parseInt(args[++i]));
+                case "--scan-sizes" -> scanSizes = java.util.Arrays.stream(args[++i].split(",")).map(String::trim)
+                        .map(x -> (long) positive("--scan-sizes", Integer.parseInt(x.replace("_", "")))).sorted().toList();
+                case "--scan-expired" -> scanExpired = positive(a, Integer.parseInt(args[++i]));
+                case "--scan-repeats" -> scanRepeats = positive(a, Integer.parseInt(args[++i]));
+                case "--memory-tasks" -> memoryTasks = positive(a, Integer.parseInt(args[++i]));
+                case "--chart" -> o.chart = Path.of(args[++i]);
+                case "--no-chart" -> o.writeChart = false;
                 case "--no-warmup" -> o.warmup = false;
                 case "--docs" -> o.docs = Path.of(args[++i]);
                 case "--no-docs" -> o.writeDocs = false;
                 case "-h", "--help" -> {
                     System.out.println("usage: java -jar sas-bench.jar [--all] [--db h2|postgres|mariadb|all[,..]]"
                             + " [--tasks N] [--runs K] [--quick] [--threads T] [--rate R] [--latency-tasks M]"
-                            + " [--no-latency] [--no-multi] [--no-warmup] [--docs PATH | --no-docs]");
+                            + " [--systems sas,fetch,lock,raw]"
+                            + " [--phases throughput,multi,latency,takeover,scan,memory]"
+                            + " [--no-throughput] [--no-latency] [--no-multi] [--no-takeover] [--no-scan] [--no-memory]"
+                            + " [--takeover-tasks N] [--takeover-deadline-ms MS] [--takeover-interval-ms MS]"
+                            + " [--scan-sizes A,B,C] [--scan-expired E] [--scan-repeats K] [--memory-tasks N]"
+                            + " [--no-warmup] [--docs PATH | --no-docs] [--chart PATH | --no-chart]");
                     System.exit(0);
                 }
                 default -> throw new IllegalArgumentException("unknown option " + a + " (try --help)");
@@ -142,6 +223,12 @@ public final class Bench {
             o.latencyTasks = 100;
             o.idleSamples = 5;
             o.timeoutMs = 20_000;
+            o.takeoverTasks = 50;
+            o.takeoverDeadlineMs = 1_000;
+            o.takeoverIntervalMs = 500;
+            o.scanSizes = List.of(1_000L, 5_000L);
+            o.scanRepeats = 3;
+            o.memoryTasks = 2_000;
         }
         if (tasks != null) {
             o.tasks = tasks;
@@ -149,6 +236,13 @@ public final class Bench {
         if (runs != null) {
             o.runs = runs;
         }
+        o.takeoverTasks = takeoverTasks != null ? takeoverTasks : o.takeoverTasks;
+        o.takeoverDeadlineMs = takeoverDeadline != null ? takeoverDeadline : o.takeoverDeadlineMs;
+        o.takeoverIntervalMs = takeoverInterval != null ? takeoverInterval : o.takeoverIntervalMs;
+        o.scanSizes = scanSizes != null ? scanSizes : o.scanSizes;
+        o.scanExpired = scanExpired != null ? scanExpired : o.scanExpired;
+        o.scanRepeats = scanRepeats != null ? scanRepeats : o.scanRepeats;
+        o.memoryTasks = memoryTasks != null ? memoryTasks : o.memoryTasks;
         o.targets = targets(db, o.quick, null);
         return o;
     }
@@ -188,6 +282,44 @@ public final class Bench {
         return out;
     }
 
+    private static int positive(String option, int v) {
+        if (v < 1) {
+            throw new IllegalArgumentException(option + " must be at least 1, was " + v);
+        }
+        return v;
+    }
+
+    /** Draws the throughput chart where {@link #chartPath} says, if there is anything to draw; sets {@code r.chart}. */
+    static void writeChart(Options o, Report r) {
+        Path chart = chartPath(o);
+        if (chart == null) {
+            return;
+        }
+        try {
+            if (Chart.throughput(r, chart)) {
+                r.chart = chart;
+                log("wrote " + chart.toAbsolutePath());
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            r.problems.add("throughput chart not written: " + e);
+        }
+    }
+
+    /** Where the throughput chart goes: {@code --chart}, else next to the docs when they are written. */
+    static Path chartPath(Options o) {
+        if (!o.writeChart) {
+            return null;
+        }
+        if (o.chart != null) {
+            return o.chart;
+        }
+        if (!o.writeDocs) {
+            return null;
+        }
+        Path parent = o.docs.toAbsolutePath().getParent();
+        return parent.resolve("benchmarks-throughput.png");
+    }
+
     private static String env(String name) {
         String v = System.getenv(name);
         return v == null || v.isBlank() ? null : v;
@@ -202,13 +334,54 @@ public final class Bench {
         for (Target t : o.targets) {
             r.databases.put(t.key(), t.describe());
             log(t.key() + ": " + r.databases.get(t.key()));
-            if (o.warmup) {
+            boolean compared = o.throughput || (o.multiStep && o.systems.contains(SAS)) || o.latency;
+            if (compared && o.warmup) {
                 log(t.key() + ": warm-up run");
                 runOnce(o, t, new Report(), Math.max(500, o.tasks / 4), -1);
             }
-            for (int k = 0; k < o.runs; k++) {
+            for (int k = 0; compared && k < o.runs; k++) {
                 log(t.key() + ": run " + (k + 1) + "/" + o.runs);
                 runOnce(o, t, r, o.tasks, k);
+            }
+            String db = t.key();
+            String tag = "b" + UUID.randomUUID().toString().replace("-", "").substring(0, 6);
+            if (o.takeover) {
+                log(db + ": takeover");
+                guarded(r, db, "SAS takeover", () -> {
+                    Takeover.Result x = Takeover.run(o, t, tag);
+                    r.takeover.put(db, x);
+                    if (!x.complete()) {
+                        r.problems.add(db + " SAS takeover: " + x.processed() + " of " + x.tasks() + " tasks PROCESSED, "
+                                + x.processedEvents() + " PROCESSED events for " + x.distinctProcessed() + " tasks, "
+                                + x.duplicateDones() + " reported twice");
+                    }
+                });
+            }
+            if (o.scan) {
+                log(db + ": supervisor scan");
+                guarded(r, db, "SAS supervisor scan", () -> {
+                    List<ScanCost.Result> x = ScanCost.run(o, t, tag);
+                    r.scan.put(db, x);
+                    for (ScanCost.Result s : x) {
+                        if (s.returned() != Math.min(s.limit(), s.expiredRows())) {
+                            r.problems.add(db + " SAS supervisor scan: returned " + s.returned() + " of "
+                                    + s.expiredRows() + " expired rows at " + s.terminalRows() + " terminal rows");
+                        }
+                    }
+                });
+            }
+            if (o.memory) {
+                log(db + ": memory");
+                guarded(r, db, "SAS memory", () -> {
+                    MemoryUse.Result x = MemoryUse.run(o, t, tag);
+                    r.memory.put(db, x);
+                    if (x.stored() != x.tasks()) {
+                        r.problems.add(db + " SAS memory: " + x.stored() + " of " + x.tasks() + " tasks stored");
+                    }
+                    if (!x.bounded()) {
+                        r.problems.add(db + " SAS memory: inFlight " + x.inFlight() + " exceeds maxInFlight " + x.maxInFlight());
+                    }
+                });
             }
             if (t.kind() == Target.Kind.H2) {
                 deleteH2Files(t);
@@ -225,7 +398,7 @@ public final class Bench {
         List<String> order = new ArrayList<>(SYSTEMS);
         java.util.Collections.rotate(order, Math.max(0, run));
         order.retainAll(o.systems);
-        for (String s : order) {
+        for (String s : o.throughput ? order : List.<String>of()) {
             guarded(r, db, s + " one-step", () -> throughput(o, t, r, db, s, tag, n));
         }
         if (o.multiStep && o.systems.contains(SAS)) {
@@ -411,13 +584,19 @@ public final class Bench {
         }
     }
 
-    private static void deleteH2Files(Target t) {
+    /** The directory of an H2 file target's database. */
+    static Path h2Dir(Target t) {
         String url = t.url();
         String path = url.substring("jdbc:h2:file:".length(), url.indexOf(';') > 0 ? url.indexOf(';') : url.length());
-        Path dir = Path.of(path).getParent();
+        return Path.of(path).getParent();
+    }
+
+    private static void deleteH2Files(Target t) {
+        Path dir = h2Dir(t);
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
-                if (f.getFileName().toString().startsWith("bench.")) {
+                String name = f.getFileName().toString();
+                if (name.startsWith("bench.") || name.startsWith("takeover.")) {
                     Files.deleteIfExists(f);
                 }
             }
@@ -469,14 +648,16 @@ public final class Bench {
         sb.append("- Machine: ").append(machine()).append("\n");
         sb.append("- Load average (1/5/15 min) before: ").append(r.loadBefore).append(", after: ").append(r.loadAfter)
                 .append(loadWarning(r)).append("\n");
-        sb.append("- Settings: ").append(o.tasks).append(" tasks per throughput run, ").append(o.threads)
-                .append(" worker threads, pool ").append(Target.POOL_SIZE).append(" connections (HikariCP, READ COMMITTED) for every system, ")
-                .append(o.warmup ? "1 warm-up run + " : "no warm-up, ").append(o.runs)
-                .append(" measured run(s); cells are median (min–max). Latency: ").append(o.idleSamples)
-                .append(" idle samples, then ").append(o.latencyTasks).append(" tasks at ").append(o.rate)
-                .append("/s. db-scheduler polling interval ").append(DbSchedulerSystem.POLLING_INTERVAL.toMillis())
-                .append(" ms, immediate execution on; raw JDBC claim batch ").append(RawJdbcSystem.BATCH)
-                .append("; SAS defaults otherwise (claim batch 64, maxInFlight 256, poll 500 ms).\n");
+        if (!r.values.isEmpty()) {
+            sb.append("- Settings: ").append(o.tasks).append(" tasks per throughput run, ").append(o.threads)
+                    .append(" worker threads, pool ").append(Target.POOL_SIZE).append(" connections (HikariCP, READ COMMITTED) for every system, ")
+                    .append(o.warmup ? "1 warm-up run + " : "no warm-up, ").append(o.runs)
+                    .append(" measured run(s); cells are median (min–max). Latency: ").append(o.idleSamples)
+                    .append(" idle samples, then ").append(o.latencyTasks).append(" tasks at ").append(o.rate)
+                    .append("/s. db-scheduler polling interval ").append(DbSchedulerSystem.POLLING_INTERVAL.toMillis())
+                    .append(" ms, immediate execution on; raw JDBC claim batch ").append(RawJdbcSystem.BATCH)
+                    .append("; SAS defaults otherwise (claim batch 64, maxInFlight 256, poll 500 ms).\n");
+        }
         for (var e : r.databases.entrySet()) {
             sb.append("- ").append(e.getKey()).append(": ").append(e.getValue()).append("\n");
         }
@@ -505,7 +686,23 @@ public final class Bench {
             }
             sb.append("\n");
         }
-        sb.append("Targets (medians): ");
+        if (r.chart != null) {
+            Path base = o.docs.toAbsolutePath().getParent();
+            String ref = base != null ? base.relativize(r.chart.toAbsolutePath()).toString() : r.chart.toString();
+            sb.append("![One-step throughput, completed/s per system and database](")
+                    .append(ref.replace('\\', '/')).append(")\n\n");
+        }
+        if (!r.values.isEmpty()) {
+            sb.append("Targets (medians): ").append(compareVerdicts(r)).append(".\n");
+        }
+        newPhases(o, r, sb);
+        if (!r.problems.isEmpty()) {
+            sb.append("\n**Problems:** ").append(String.join("; ", r.problems)).append("\n");
+        }
+        return sb.toString();
+    }
+
+    private static String compareVerdicts(Report r) {
         List<String> verdicts = new ArrayList<>();
         for (String db : r.values.keySet()) {
             double sas = Stats.median(r.get(db, "completed/s", SAS));
@@ -515,16 +712,124 @@ public final class Bench {
             double raw = Stats.median(r.get(db, "completed/s", RAW));
             double cps = Stats.median(r.get(db, "3-step commits/step", SAS));
             double idle = Stats.median(r.get(db, "idle start p50 ms", SAS));
-            verdicts.add(db + ": completed/s vs best db-scheduler " + ratio(sas, best) + (sas >= 2 * best ? " (≥ 2× met)" : " (≥ 2× MISSED)")
-                    + ", vs raw " + ratio(sas, raw) + (sas >= 0.8 * raw ? " (≥ 0.8× met)" : " (≥ 0.8× MISSED)")
-                    + ", commits/step " + Stats.fmt(cps) + (cps <= 2 ? " (≤ 2 met)" : " (≤ 2 MISSED)")
-                    + ", idle submit→start p50 " + Stats.fmt(idle) + " ms" + (idle <= 5 ? " (≤ 5 ms met)" : " (≤ 5 ms MISSED)"));
+            List<String> parts = new ArrayList<>();
+            if (!Double.isNaN(sas) && !Double.isNaN(best)) {
+                parts.add("completed/s vs best db-scheduler " + ratio(sas, best) + (sas >= 2 * best ? " (≥ 2× met)" : " (≥ 2× MISSED)"));
+            }
+            if (!Double.isNaN(sas) && !Double.isNaN(raw)) {
+                parts.add("vs raw " + ratio(sas, raw) + (sas >= 0.8 * raw ? " (≥ 0.8× met)" : " (≥ 0.8× MISSED)"));
+            }
+            if (!Double.isNaN(cps)) {
+                parts.add("commits/step " + Stats.fmt(cps) + (cps <= 2 ? " (≤ 2 met)" : " (≤ 2 MISSED)"));
+            }
+            if (!Double.isNaN(idle)) {
+                parts.add("idle submit→start p50 " + Stats.fmt(idle) + " ms" + (idle <= 5 ? " (≤ 5 ms met)" : " (≤ 5 ms MISSED)"));
+            }
+            verdicts.add(db + ": " + (parts.isEmpty() ? "n/a" : String.join(", ", parts)));
         }
-        sb.append(String.join("; ", verdicts)).append(".\n");
-        if (!r.problems.isEmpty()) {
-            sb.append("\n**Problems:** ").append(String.join("; ", r.problems)).append("\n");
+        return String.join("; ", verdicts);
+    }
+
+    /** The sections of phases 4–6 (SAS alone): one column per database. */
+    private static void newPhases(Options o, Report r, StringBuilder sb) {
+        if (!r.takeover.isEmpty()) {
+            List<String> dbs = new ArrayList<>(r.takeover.keySet());
+            Takeover.Result any = r.takeover.values().iterator().next();
+            sb.append("\n#### Takeover after a node is killed (SAS)\n\n");
+            sb.append("A child JVM runs a SAS runtime whose step blocks; it claims ").append(String.format("%,d", any.tasks()))
+                    .append(" tasks (maxInFlight = tasks, claim batch ").append(Math.min(TakeoverNode.CLAIM_BATCH, any.tasks()))
+                    .append(", one thread per step, its supervisor off) and is killed with SIGKILL")
+                    .append(" once every step is running. A survivor runtime in the benchmark's JVM (same tables, no-op step, ")
+                    .append(o.threads).append(" threads, supervisor interval ").append(any.supervisorIntervalMs())
+                    .append(" ms, other settings default) was started just before the kill. The step's completeWithin is ")
+                    .append(any.completeWithinMs()).append(" ms. Time is from the kill to the survivor's last `PROCESSED` event.\n\n");
+            table(sb, dbs);
+            row(sb, "tasks held by the killed node", dbs, db -> String.format("%,d", r.takeover.get(db).tasks()));
+            row(sb, "child JVM start → all tasks held, ms", dbs, db -> String.format("%,d", r.takeover.get(db).nodeStartMs()));
+            row(sb, "first → last task held on the node (deadlines running), ms", dbs,
+                    db -> String.format("%,d", r.takeover.get(db).claimSpreadMs()));
+            row(sb, "all held → SIGKILL, ms", dbs, db -> String.format("%,d", r.takeover.get(db).heldBeforeKillMs()));
+            row(sb, "SIGKILL → first PROCESSED, ms", dbs, db -> Stats.fmt(r.takeover.get(db).firstDoneMs()));
+            row(sb, "**SIGKILL → last PROCESSED, ms**", dbs, db -> "**" + Stats.fmt(r.takeover.get(db).lastDoneMs()) + "**");
+            row(sb, "target: completeWithin + supervisor interval + 1 s, ms", dbs,
+                    db -> Stats.fmt(r.takeover.get(db).targetMs()));
+            row(sb, "verdict", dbs, db -> {
+                Takeover.Result x = r.takeover.get(db);
+                return !x.complete() ? "**incomplete**" : x.lastDoneMs() <= x.targetMs() ? "met" : "**MISSED**";
+            });
+            row(sb, "PROCESSED tasks / PROCESSED events / tasks with one", dbs, db -> {
+                Takeover.Result x = r.takeover.get(db);
+                return String.format("%,d / %,d / %,d", x.processed(), x.processedEvents(), x.distinctProcessed());
+            });
+            row(sb, "claims recovered by the survivor's supervisor", dbs,
+                    db -> String.format("%,d", r.takeover.get(db).recovered()));
         }
-        return sb.toString();
+        if (!r.scan.isEmpty()) {
+            List<String> dbs = new ArrayList<>(r.scan.keySet());
+            ScanCost.Result any = r.scan.values().iterator().next().get(0);
+            sb.append("\n#### Supervisor scan cost (SAS `StateStore.findExpired`)\n\n");
+            sb.append("`findExpired(now, ").append(any.limit()).append(")` with ").append(String.format("%,d", any.expiredRows()))
+                    .append(" expired claims (locked, complete_by in the past) among N terminal (`PROCESSED`) task rows,")
+                    .append(" copied from rows the store wrote itself; table analysed after each size. Cells: median ms (min–max) of ")
+                    .append(o.scanRepeats).append(" scans after three warm-up scans. Goal: flat across sizes (the scan reads only expired rows).\n\n");
+            table(sb, dbs);
+            java.util.TreeSet<Long> sizes = new java.util.TreeSet<>();
+            r.scan.values().forEach(l -> l.forEach(x -> sizes.add(x.terminalRows())));
+            for (long size : sizes) {
+                row(sb, String.format("%,d terminal rows", size), dbs, db -> r.scan.get(db).stream()
+                        .filter(x -> x.terminalRows() == size).findFirst()
+                        .map(x -> cell(x.scansMs()) + (x.returned() != x.expiredRows() ? " (" + x.returned() + " rows!)" : ""))
+                        .orElse("n/a"));
+            }
+            row(sb, "rows returned per scan", dbs, db -> r.scan.get(db).stream().map(x -> Integer.toString(x.returned()))
+                    .distinct().reduce((a, b) -> a + ", " + b).orElse("n/a"));
+            row(sb, "largest ÷ smallest table (goal ≤ 2×)", dbs, db -> {
+                List<ScanCost.Result> l = r.scan.get(db);
+                if (l.size() < 2) {
+                    return "n/a";
+                }
+                double ratio = l.get(l.size() - 1).medianMs() / l.get(0).medianMs();
+                return String.format("%.2f×", ratio) + (ratio <= 2 ? " met" : " **MISSED**");
+            });
+        }
+        if (!r.memory.isEmpty()) {
+            List<String> dbs = new ArrayList<>(r.memory.keySet());
+            MemoryUse.Result any = r.memory.values().iterator().next();
+            sb.append("\n#### Memory with a backlog (SAS)\n\n");
+            sb.append("Heap used (`MemoryMXBean`, smallest of 4 readings after `System.gc()`) by a started runtime (")
+                    .append(o.threads).append(" threads, maxInFlight ").append(any.maxInFlight())
+                    .append(", steps block so the backlog stays pending) before and after ")
+                    .append(String.format("%,d", any.tasks())).append(" tasks are submitted from ").append(o.threads)
+                    .append(" threads. On H2 the delta includes H2's own page cache, which lives in the same heap.\n\n");
+            table(sb, dbs);
+            row(sb, "pending tasks submitted", dbs, db -> String.format("%,d", r.memory.get(db).tasks()));
+            row(sb, "submit time, s", dbs, db -> Stats.fmt(r.memory.get(db).submitMs() / 1000.0));
+            row(sb, "heap used before, MiB", dbs, db -> Stats.fmt(r.memory.get(db).heapBefore() / (double) MemoryUse.MiB));
+            row(sb, "heap used after, MiB", dbs, db -> Stats.fmt(r.memory.get(db).heapAfter() / (double) MemoryUse.MiB));
+            row(sb, "**heap delta, MiB**", dbs, db -> "**" + Stats.fmt(r.memory.get(db).deltaMiB()) + "**");
+            row(sb, "heap delta per submitted task, bytes", dbs, db -> Stats.fmt(r.memory.get(db).bytesPerTask()));
+            row(sb, "runtime inFlight() (maxInFlight)", dbs, db -> r.memory.get(db).inFlight() + " ("
+                    + r.memory.get(db).maxInFlight() + ")");
+            row(sb, "store: PENDING / PROCESSING", dbs, db -> String.format("%,d / %,d", r.memory.get(db).pending(),
+                    r.memory.get(db).processing()));
+            row(sb, "backlog not loaded (inFlight ≤ maxInFlight)", dbs, db -> r.memory.get(db).bounded() ? "met" : "**MISSED**");
+        }
+    }
+
+    private static void table(StringBuilder sb, List<String> dbs) {
+        sb.append("| |");
+        for (String db : dbs) {
+            sb.append(" ").append(db).append(" |");
+        }
+        sb.append("\n|---|").append("---:|".repeat(dbs.size())).append("\n");
+    }
+
+    private static void row(StringBuilder sb, String label, List<String> dbs, java.util.function.Function<String, String> cell) {
+        sb.append("| ").append(label).append(" |");
+        for (String db : dbs) {
+            sb.append(" ").append(cell.apply(db)).append(" |");
+        }
+        sb.append("\n");
     }
 
     private static String loadWarning(Report r) {
