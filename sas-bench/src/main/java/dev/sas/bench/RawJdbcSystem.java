@@ -1,6 +1,7 @@
 package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,17 +14,38 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The ceiling: {@code threads} loops, each claiming up to {@link #BATCH} pending rows of a minimal
- * table in one transaction (PostgreSQL: {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP
+ * The ceiling: {@code threads} loops, each claiming up to {@link #BATCH} pending rows in one
+ * transaction (PostgreSQL: {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP
  * LOCKED LIMIT n) RETURNING id}; MariaDB: {@code SELECT … FOR UPDATE SKIP LOCKED} then
  * {@code UPDATE … IN (…)}; H2: {@code UPDATE … FETCH FIRST n} stamping a claim token, then a select
  * by token), running the no-op, and completing the batch with one batched {@code UPDATE} in one
  * transaction. A local submit wakes an idle loop; otherwise idle loops poll every 10 ms. No
  * retries, events, deadlines or recovery: it is what the database allows, not a scheduler.
+ *
+ * <p>Two table shapes: {@link Shape#TASK_TABLE} is SAS's own task table (created from SAS's schema
+ * script, every column and index, claimed with the same predicate and order), so the ratio to it
+ * says how close SAS gets on the same table shape; {@link Shape#MINIMAL} is a 4-column table with
+ * one index, what a bare queue could do.
  */
 public final class RawJdbcSystem implements BenchSystem {
 
     public static final int BATCH = 64;
+
+    /** The table the loop claims from. */
+    public enum Shape {
+        /** SAS's task table: same columns and indexes, claimed in the same order. */
+        TASK_TABLE,
+        /** {@code (id, state, token, payload)} with one index. */
+        MINIMAL
+    }
+
+    private static final String CLAIMABLE = "locked_by IS NULL AND state IN ('PENDING', 'COMPENSATING')"
+            + " AND next_attempt_at <= ?";
+    private static final String CLAIM_SET = "locked_by = ?, lease = lease + 1, attempt = attempt + 1,"
+            + " complete_by = ? + step_timeout_ms, updated_at = ?, state = 'PROCESSING'";
+
+    private final Shape shape;
+    private final String owner = "raw-" + UUID.randomUUID().toString().substring(0, 8);
 
     private final Target.Kind kind;
     private final HikariDataSource pool;
@@ -36,47 +58,113 @@ public final class RawJdbcSystem implements BenchSystem {
     private volatile boolean running;
     private volatile Throwable failure;
 
-    public RawJdbcSystem(Target target, Probe probe, String prefix, int threads) {
+    public RawJdbcSystem(Target target, Probe probe, String prefix, int threads, Shape shape) {
         this.kind = target.kind();
-        this.table = prefix + "raw";
+        this.shape = shape;
+        this.table = shape == Shape.TASK_TABLE ? prefix + "task" : prefix + "raw";
         this.probe = probe;
         this.threads = threads;
         this.pool = target.pool("raw");
         this.counting = new CountingDataSource(pool);
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(true);
-            s.execute("create table " + table + " (id bigint primary key, state smallint not null,"
-                    + " token varchar(40), payload varchar(100))");
-            switch (kind) {
-                case POSTGRES -> {
-                    s.execute("create index " + table + "_due on " + table + " (id) where state = 0");
+            if (shape == Shape.TASK_TABLE) {
+                for (String ddl : taskTableDdl(kind, prefix)) {
+                    s.execute(ddl);
+                }
+                if (kind == Target.Kind.POSTGRES) {
                     s.execute("analyze " + table);
                 }
-                case MARIADB -> s.execute("create index " + table + "_due on " + table + " (state, id)");
-                case H2 -> {
-                    s.execute("create index " + table + "_due on " + table + " (state, id)");
-                    s.execute("create index " + table + "_tok on " + table + " (token)");
+            } else {
+                s.execute("create table " + table + " (id bigint primary key, state smallint not null,"
+                        + " token varchar(40), payload varchar(100))");
+                switch (kind) {
+                    case POSTGRES -> {
+                        s.execute("create index " + table + "_due on " + table + " (id) where state = 0");
+                        s.execute("analyze " + table);
+                    }
+                    case MARIADB -> s.execute("create index " + table + "_due on " + table + " (state, id)");
+                    case H2 -> {
+                        s.execute("create index " + table + "_due on " + table + " (state, id)");
+                        s.execute("create index " + table + "_tok on " + table + " (token)");
+                    }
                 }
             }
-        } catch (SQLException e) {
-            Target.dropTables(pool, table);
+        } catch (SQLException | IOException e) {
+            Target.dropTables(pool, prefix);
             pool.close();
             throw new IllegalStateException("cannot create " + table + ": " + e.getMessage(), e);
         }
     }
 
+    /**
+     * The {@code CREATE TABLE} and {@code CREATE INDEX} statements of SAS's task table, taken from
+     * the schema script SAS itself runs (so the shape cannot drift from the real one).
+     */
+    static List<String> taskTableDdl(Target.Kind kind, String prefix) throws IOException {
+        String dir = switch (kind) {
+            case POSTGRES -> "postgresql";
+            case MARIADB -> "mariadb";
+            case H2 -> "h2";
+        };
+        String script;
+        try (var in = RawJdbcSystem.class.getResourceAsStream("/dev/sas/jdbc/schema/" + dir + "/V1__init.sql")) {
+            if (in == null) {
+                throw new IOException("SAS schema script for " + dir + " not on the class path");
+            }
+            script = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        List<String> out = new ArrayList<>();
+        StringBuilder sql = new StringBuilder();
+        for (String line : script.split("\\R")) {
+            if (!line.trim().startsWith("--")) {
+                sql.append(line).append('\n');
+            }
+        }
+        for (String stmt : sql.toString().split(";")) {
+            String x = stmt.trim().replace("${prefix}", prefix);
+            String head = x.toUpperCase(java.util.Locale.ROOT);
+            if ((head.startsWith("CREATE TABLE") && head.contains(prefix.toUpperCase(java.util.Locale.ROOT) + "TASK ("))
+                    || (head.startsWith("CREATE INDEX") && head.contains(" ON " + prefix.toUpperCase(java.util.Locale.ROOT) + "TASK "))) {
+                out.add(x);
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IOException("found no task table in the SAS schema script for " + dir);
+        }
+        return out;
+    }
+
     @Override
     public String name() {
-        return "raw JDBC";
+        return shape == Shape.TASK_TABLE ? Bench.RAW : Bench.RAW_MIN;
     }
 
     @Override
     public void submit(int i) throws SQLException {
-        try (Connection c = counting.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("insert into " + table + " (id, state, payload) values (?, 0, 'x')")) {
+        try (Connection c = counting.dataSource().getConnection()) {
             c.setAutoCommit(true);
-            ps.setLong(1, i);
-            ps.executeUpdate();
+            if (shape == Shape.TASK_TABLE) {
+                long now = System.currentTimeMillis();
+                try (PreparedStatement ps = c.prepareStatement("insert into " + table + " (task_id, workflow,"
+                        + " workflow_version, business_key, state, priority, lease, next_attempt_at, failure_count,"
+                        + " current_step, current_step_name, attempt, step_timeout_ms, cancel_requested, created_at,"
+                        + " updated_at, input) values (?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000,"
+                        + " FALSE, ?, ?, 'x')")) {
+                    ps.setString(1, "t" + i);
+                    ps.setString(2, "t" + i);
+                    ps.setLong(3, now);
+                    ps.setLong(4, now);
+                    ps.setLong(5, now);
+                    ps.executeUpdate();
+                }
+            } else {
+                try (PreparedStatement ps = c.prepareStatement("insert into " + table
+                        + " (id, state, payload) values (?, 0, 'x')")) {
+                    ps.setLong(1, i);
+                    ps.executeUpdate();
+                }
+            }
         }
         if (running) {
             wake.release();
@@ -97,17 +185,21 @@ public final class RawJdbcSystem implements BenchSystem {
     private void loop() {
         while (running) {
             try {
-                List<Long> ids = claim();
+                List<String> ids = shape == Shape.TASK_TABLE ? claimTasks() : claim();
                 if (ids.isEmpty()) {
                     wake.tryAcquire(10, TimeUnit.MILLISECONDS);
                     continue;
                 }
-                for (long id : ids) {
-                    probe.started((int) id); // the no-op step
+                for (String id : ids) {
+                    probe.started(number(id)); // the no-op step
                 }
-                complete(ids);
-                for (long id : ids) {
-                    probe.done((int) id);
+                if (shape == Shape.TASK_TABLE) {
+                    completeTasks(ids);
+                } else {
+                    complete(ids);
+                }
+                for (String id : ids) {
+                    probe.done(number(id));
                 }
                 if (ids.size() == BATCH) {
                     wake.release(); // there may be more: keep a sibling busy too
@@ -124,8 +216,107 @@ public final class RawJdbcSystem implements BenchSystem {
         }
     }
 
-    private List<Long> claim() throws SQLException {
-        List<Long> ids = new ArrayList<>(BATCH);
+    private static int number(String id) {
+        return Integer.parseInt(id.charAt(0) == 't' ? id.substring(1) : id);
+    }
+
+    /** Claims from SAS's task table with SAS's predicate and order; returns task ids. */
+    private List<String> claimTasks() throws SQLException {
+        List<String> ids = new ArrayList<>(BATCH);
+        long now = System.currentTimeMillis();
+        try (Connection c = counting.dataSource().getConnection()) {
+            switch (kind) {
+                case POSTGRES -> {
+                    c.setAutoCommit(true);
+                    try (PreparedStatement ps = c.prepareStatement("update " + table + " set " + CLAIM_SET
+                            + " where task_id in (select task_id from " + table + " where " + CLAIMABLE
+                            + " order by priority desc, next_attempt_at limit ? for update skip locked) returning task_id")) {
+                        ps.setString(1, owner);
+                        ps.setLong(2, now);
+                        ps.setLong(3, now);
+                        ps.setLong(4, now);
+                        ps.setInt(5, BATCH);
+                        readIds(ps, ids);
+                    }
+                }
+                case MARIADB, H2 -> {
+                    // MariaDB: lock with SKIP LOCKED; H2 (no SKIP LOCKED): candidates, then the
+                    // update re-checks they are still claimable, as SAS's H2 claim does
+                    c.setAutoCommit(false);
+                    List<String> candidates = new ArrayList<>(BATCH);
+                    try (PreparedStatement ps = c.prepareStatement("select task_id from " + table + " where " + CLAIMABLE
+                            + " order by priority desc, next_attempt_at "
+                            + (kind == Target.Kind.MARIADB ? "limit ? for update skip locked" : "fetch first ? rows only"))) {
+                        ps.setLong(1, now);
+                        ps.setInt(2, BATCH);
+                        readIds(ps, candidates);
+                    }
+                    if (!candidates.isEmpty()) {
+                        String token = UUID.randomUUID().toString();
+                        try (PreparedStatement ps = c.prepareStatement("update " + table + " set " + CLAIM_SET
+                                + ", claim_token = ? where task_id in (" + String.join(", ", java.util.Collections.nCopies(
+                                        candidates.size(), "?")) + ") and " + CLAIMABLE)) {
+                            int k = 1;
+                            ps.setString(k++, owner);
+                            ps.setLong(k++, now);
+                            ps.setLong(k++, now);
+                            ps.setString(k++, token);
+                            for (String id : candidates) {
+                                ps.setString(k++, id);
+                            }
+                            ps.setLong(k, now);
+                            int n = ps.executeUpdate();
+                            if (n == candidates.size()) {
+                                ids.addAll(candidates);
+                            } else if (n > 0) {
+                                try (PreparedStatement q = c.prepareStatement("select task_id from " + table
+                                        + " where claim_token = ?")) {
+                                    q.setString(1, token);
+                                    readIds(q, ids);
+                                }
+                            }
+                        }
+                    }
+                    c.commit();
+                    c.setAutoCommit(true);
+                }
+            }
+        }
+        return ids;
+    }
+
+    private static void readIds(PreparedStatement ps, List<String> into) throws SQLException {
+        try (ResultSet r = ps.executeQuery()) {
+            while (r.next()) {
+                into.add(r.getString(1));
+            }
+        }
+    }
+
+    /** Completes a batch in SAS's task table: PROCESSED, unlocked, fenced by the holder as SAS is. */
+    private void completeTasks(List<String> ids) throws SQLException {
+        long now = System.currentTimeMillis();
+        List<String> sorted = new ArrayList<>(ids);
+        java.util.Collections.sort(sorted);
+        try (Connection c = counting.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("update " + table + " set state = 'PROCESSED',"
+                    + " locked_by = NULL, complete_by = NULL, next_attempt_at = NULL, updated_at = ? where task_id = ? and locked_by = ?")) {
+                for (String id : sorted) {
+                    ps.setLong(1, now);
+                    ps.setString(2, id);
+                    ps.setString(3, owner);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+            c.commit();
+            c.setAutoCommit(true);
+        }
+    }
+
+    private List<String> claim() throws SQLException {
+        List<String> ids = new ArrayList<>(BATCH);
         try (Connection c = counting.dataSource().getConnection()) {
             switch (kind) {
                 case POSTGRES -> {
@@ -136,7 +327,7 @@ public final class RawJdbcSystem implements BenchSystem {
                         ps.setInt(1, BATCH);
                         try (ResultSet r = ps.executeQuery()) {
                             while (r.next()) {
-                                ids.add(r.getLong(1));
+                                ids.add(String.valueOf(r.getLong(1)));
                             }
                         }
                     }
@@ -148,14 +339,14 @@ public final class RawJdbcSystem implements BenchSystem {
                         ps.setInt(1, BATCH);
                         try (ResultSet r = ps.executeQuery()) {
                             while (r.next()) {
-                                ids.add(r.getLong(1));
+                                ids.add(String.valueOf(r.getLong(1)));
                             }
                         }
                     }
                     if (!ids.isEmpty()) {
                         StringBuilder in = new StringBuilder();
-                        for (long id : ids) {
-                            in.append(in.length() == 0 ? "" : ",").append(id);
+                        for (String id : ids) {
+                            in.append(in.length() == 0 ? "" : ",").append(Long.parseLong(id));
                         }
                         try (Statement s = c.createStatement()) {
                             s.executeUpdate("update " + table + " set state = 1 where id in (" + in + ")");
@@ -177,7 +368,7 @@ public final class RawJdbcSystem implements BenchSystem {
                         ps.setString(1, token);
                         try (ResultSet r = ps.executeQuery()) {
                             while (r.next()) {
-                                ids.add(r.getLong(1));
+                                ids.add(String.valueOf(r.getLong(1)));
                             }
                         }
                     }
@@ -189,12 +380,12 @@ public final class RawJdbcSystem implements BenchSystem {
         return ids;
     }
 
-    private void complete(List<Long> ids) throws SQLException {
+    private void complete(List<String> ids) throws SQLException {
         try (Connection c = counting.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement ps = c.prepareStatement("update " + table + " set state = 2 where id = ?")) {
-                for (long id : ids) {
-                    ps.setLong(1, id);
+                for (String id : ids) {
+                    ps.setLong(1, Long.parseLong(id));
                     ps.addBatch();
                 }
                 ps.executeBatch();

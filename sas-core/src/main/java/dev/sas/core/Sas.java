@@ -113,7 +113,7 @@ public final class Sas implements AutoCloseable {
         Duration leaseTtl = b.supervisorInterval.multipliedBy(3).compareTo(MIN_SUPERVISOR_LEASE) < 0
                 ? MIN_SUPERVISOR_LEASE : b.supervisorInterval.multipliedBy(3);
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, leaseTtl, 500,
-                b.retention, scheduler::wakeUp);
+                b.retention, scheduler::wakeUpAt);
     }
 
     /** A new builder. Not thread-safe. */

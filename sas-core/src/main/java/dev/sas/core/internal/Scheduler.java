@@ -106,6 +106,15 @@ public final class Scheduler {
     }
 
     /**
+     * Wakes the claim loop now and again at {@code due} (recovered tasks come due after a backoff;
+     * waking only now would find nothing and leave them to the next poll).
+     */
+    public void wakeUpAt(Instant due) {
+        wakeUp();
+        scheduleWakeUp(due, clock.instant());
+    }
+
+    /**
      * Stops claiming; running steps go on, and a task whose step finishes from now on is handed
      * back to the store (due at once) instead of starting its next step here.
      */

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,13 +43,13 @@ public final class Supervisor {
     private final Duration leaseTtl;
     private final int batch;
     private final Duration retention;
-    private final Runnable wakeScheduler;
+    private final Consumer<Instant> wakeScheduler;
     private boolean leader;
     private Instant nextPurge = Instant.MIN;
 
     /** A supervisor; call {@link #runOnce()} on its interval. */
     public Supervisor(StateStore store, Registry registry, Clock clock, String instanceId, EventBus events,
-            Metrics metrics, Duration leaseTtl, int batch, Duration retention, Runnable wakeScheduler) {
+            Metrics metrics, Duration leaseTtl, int batch, Duration retention, Consumer<Instant> wakeScheduler) {
         this.store = store;
         this.registry = registry;
         this.clock = clock;
@@ -80,6 +81,7 @@ public final class Supervisor {
             leader = true;
         }
         int recovered = 0;
+        Instant firstDue = null;
         while (true) {
             List<ExpiredTask> expired = store.findExpired(now, batch);
             if (expired.isEmpty()) {
@@ -104,8 +106,11 @@ public final class Supervisor {
                         case CANCELLED -> metrics.compensated.increment();
                         default -> { }
                     }
-                    log.warn("task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
+                    log.info("task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
                             e.lockedBy(), e.completeBy(), t.status());
+                    if (t.nextAttemptAt() != null && (firstDue == null || t.nextAttemptAt().isBefore(firstDue))) {
+                        firstDue = t.nextAttemptAt();
+                    }
                     events.publish(t.events(), e.replyTo());
                     for (Alert a : alerts) {
                         if (a.taskId().equals(e.taskId())) {
@@ -124,7 +129,9 @@ public final class Supervisor {
         }
         purgeIfDue(now);
         if (recovered > 0) {
-            wakeScheduler.run();
+            log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
+                    instanceId, recovered);
+            wakeScheduler.accept(firstDue != null ? firstDue : now);
         }
         return recovered;
     }

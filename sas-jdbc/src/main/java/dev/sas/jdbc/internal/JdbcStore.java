@@ -14,9 +14,11 @@ import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -320,6 +322,20 @@ public final class JdbcStore {
     }
 
     private List<WriteOutcome> writeIn(Handle h, List<Transition> transitions, long nowMs) {
+        try {
+            return writeIn(h, h.getConnection(), transitions, nowMs);
+        } catch (SQLException e) {
+            throw new StateStoreException("write of " + transitions.size() + " transition(s) failed on "
+                    + dialect.name() + ": " + rootMessage(e), e);
+        }
+    }
+
+    /**
+     * The hot path: plain JDBC batches on the transaction's connection (binding through Jdbi costs
+     * more CPU per row than the database spends on it here).
+     */
+    private List<WriteOutcome> writeIn(Handle h, Connection c, List<Transition> transitions, long nowMs)
+            throws SQLException {
         int n = transitions.size();
         // Lock rows in task-id order so that two batches touching the same tasks cannot deadlock.
         Integer[] order = new Integer[n];
@@ -328,34 +344,37 @@ public final class JdbcStore {
         }
         Arrays.sort(order, (a, b) -> transitions.get(a).taskId().value().compareTo(transitions.get(b).taskId().value()));
 
-        PreparedBatch updates = h.prepareBatch(updateTask);
-        for (int i : order) {
-            Transition x = transitions.get(i);
-            boolean holder = x.guard() == Transition.Guard.HOLDER;
-            long timeout = x.stepTimeout().toMillis();
-            updates.bind(0, x.status().name())
-                    .bind(1, x.currentStep())
-                    .bind(2, x.currentStepName())
-                    .bind(3, x.attempt())
-                    .bind(4, x.failureCount())
-                    .bind(5, timeout)
-                    .bind(6, nowMs)
-                    .bind(7, x.keepLock() ? 1 : 0)
-                    .bind(8, x.keepLock() ? Long.valueOf(nowMs + timeout) : null)
-                    .bind(9, x.keepLock() ? 1 : 0)
-                    .bind(10, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()))
-                    .bind(11, x.lastError())
-                    .bind(12, x.taskId().value())
-                    .bind(13, x.lease())
-                    .bind(14, holder ? 1 : 0)
-                    .bind(15, nowMs)
-                    .bind(16, holder ? 1 : 0)
-                    .bind(17, nowMs)
-                    .bind(18, x.unlessCancelRequested() ? 1 : 0)
-                    .bind(19, x.fromStep())
-                    .add();
+        int[] counts;
+        try (PreparedStatement updates = c.prepareStatement(updateTask)) {
+            for (int i : order) {
+                Transition x = transitions.get(i);
+                int holder = x.guard() == Transition.Guard.HOLDER ? 1 : 0;
+                int keep = x.keepLock() ? 1 : 0;
+                long timeout = x.stepTimeout().toMillis();
+                updates.setString(1, x.status().name());
+                updates.setInt(2, x.currentStep());
+                setString(updates, 3, x.currentStepName());
+                updates.setInt(4, x.attempt());
+                updates.setInt(5, x.failureCount());
+                updates.setLong(6, timeout);
+                updates.setLong(7, nowMs);
+                updates.setInt(8, keep);
+                setLong(updates, 9, x.keepLock() ? Long.valueOf(nowMs + timeout) : null);
+                updates.setInt(10, keep);
+                setLong(updates, 11, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
+                setString(updates, 12, x.lastError());
+                updates.setString(13, x.taskId().value());
+                updates.setLong(14, x.lease());
+                updates.setInt(15, holder);
+                updates.setLong(16, nowMs);
+                updates.setInt(17, holder);
+                updates.setLong(18, nowMs);
+                updates.setInt(19, x.unlessCancelRequested() ? 1 : 0);
+                updates.setInt(20, x.fromStep());
+                updates.addBatch();
+            }
+            counts = updates.executeBatch();
         }
-        int[] counts = updates.execute();
         WriteOutcome[] outcomes = new WriteOutcome[n];
         List<Integer> maybeCancelled = new ArrayList<>();
         for (int k = 0; k < n; k++) {
@@ -377,51 +396,90 @@ public final class JdbcStore {
             resolveCancelRequested(h, transitions, maybeCancelled, outcomes, nowMs);
         }
 
-        PreparedBatch steps = null;
-        PreparedBatch compensations = null;
-        PreparedBatch events = null;
-        for (int i : order) {
-            if (outcomes[i] != WriteOutcome.APPLIED) {
-                continue;
+        PreparedStatement steps = null;
+        PreparedStatement compensations = null;
+        PreparedStatement events = null;
+        try {
+            for (int i : order) {
+                if (outcomes[i] != WriteOutcome.APPLIED) {
+                    continue;
+                }
+                Transition x = transitions.get(i);
+                StepUpdate u = x.step();
+                if (u != null && u.compensation()) {
+                    compensations = compensations == null ? c.prepareStatement(upsertCompensation) : compensations;
+                    compensations.setString(1, x.taskId().value());
+                    compensations.setInt(2, u.index());
+                    setString(compensations, 3, u.name());
+                    setString(compensations, 4, u.compensationStatus() == null ? null : u.compensationStatus().name());
+                    setString(compensations, 5, u.error());
+                    compensations.addBatch();
+                } else if (u != null) {
+                    steps = steps == null ? c.prepareStatement(upsertStep) : steps;
+                    steps.setString(1, x.taskId().value());
+                    steps.setInt(2, u.index());
+                    setString(steps, 3, u.name());
+                    setString(steps, 4, u.status() == null ? null : u.status().name());
+                    steps.setInt(5, u.attempts());
+                    setString(steps, 6, u.output());
+                    setString(steps, 7, u.error());
+                    setLong(steps, 8, millisOrNull(u.startedAt()));
+                    setLong(steps, 9, millisOrNull(u.finishedAt()));
+                    steps.addBatch();
+                }
+                for (TaskEvent e : x.events()) {
+                    events = events == null ? c.prepareStatement(insertEvent) : events;
+                    events.setString(1, e.taskId().value());
+                    events.setString(2, e.type().name());
+                    events.setInt(3, e.stepIndex());
+                    setString(events, 4, e.stepName());
+                    events.setInt(5, e.attempt());
+                    events.setLong(6, millis(e.at()));
+                    setString(events, 7, e.message());
+                    events.addBatch();
+                }
             }
-            Transition x = transitions.get(i);
-            StepUpdate u = x.step();
-            if (u != null && u.compensation()) {
-                compensations = compensations == null ? h.prepareBatch(upsertCompensation) : compensations;
-                compensations.bind(0, x.taskId().value())
-                        .bind(1, u.index())
-                        .bind(2, u.name())
-                        .bind(3, u.compensationStatus() == null ? null : u.compensationStatus().name())
-                        .bind(4, u.error())
-                        .add();
-            } else if (u != null) {
-                steps = steps == null ? h.prepareBatch(upsertStep) : steps;
-                steps.bind(0, x.taskId().value())
-                        .bind(1, u.index())
-                        .bind(2, u.name())
-                        .bind(3, u.status() == null ? null : u.status().name())
-                        .bind(4, u.attempts())
-                        .bind(5, u.output())
-                        .bind(6, u.error())
-                        .bind(7, millisOrNull(u.startedAt()))
-                        .bind(8, millisOrNull(u.finishedAt()))
-                        .add();
+            if (steps != null) {
+                steps.executeBatch();
             }
-            for (TaskEvent e : x.events()) {
-                events = events == null ? h.prepareBatch(insertEvent) : events;
-                bindEvent(events, e).add();
+            if (compensations != null) {
+                compensations.executeBatch();
             }
-        }
-        if (steps != null) {
-            steps.execute();
-        }
-        if (compensations != null) {
-            compensations.execute();
-        }
-        if (events != null) {
-            events.execute();
+            if (events != null) {
+                events.executeBatch();
+            }
+        } finally {
+            closeQuietly(steps);
+            closeQuietly(compensations);
+            closeQuietly(events);
         }
         return Arrays.asList(outcomes);
+    }
+
+    private static void setString(PreparedStatement ps, int index, String value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.VARCHAR);
+        } else {
+            ps.setString(index, value);
+        }
+    }
+
+    private static void setLong(PreparedStatement ps, int index, Long value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.BIGINT);
+        } else {
+            ps.setLong(index, value);
+        }
+    }
+
+    private static void closeQuietly(PreparedStatement ps) {
+        if (ps != null) {
+            try {
+                ps.close();
+            } catch (SQLException ignored) {
+                // the transaction's outcome is what matters; the pool resets the connection
+            }
+        }
     }
 
     private void resolveCancelRequested(Handle h, List<Transition> transitions, List<Integer> candidates,
@@ -458,9 +516,11 @@ public final class JdbcStore {
         return run("findExpired", null, () -> jdbi.withHandle(h -> h.createQuery(
                         "SELECT task_id, workflow, workflow_version, business_key, state, lease, locked_by,"
                                 + " current_step, attempt, failure_count, complete_by, cancel_requested, reply_to FROM "
-                                + t.task() + " WHERE locked_by IS NOT NULL AND complete_by < ?"
+                                + t.task() + " WHERE locked_by IS NOT NULL AND complete_by > ? AND complete_by < ?"
                                 + " ORDER BY complete_by LIMIT ?")
-                .bind(0, millis(now)).bind(1, limit)
+                // The lower bound keeps the scan flat on H2, whose (complete_by) index also holds
+                // every unlocked task under NULL: an open range starts at those and reads them all.
+                .bind(0, Long.MIN_VALUE).bind(1, millis(now)).bind(2, limit)
                 .map((rs, ctx) -> new ExpiredTask(TaskId.of(rs.getString(1)), rs.getString(2), rs.getInt(3),
                         rs.getString(4), TaskStatus.valueOf(rs.getString(5)), rs.getLong(6), rs.getString(7),
                         rs.getInt(8), rs.getInt(9), rs.getInt(10), Instant.ofEpochMilli(rs.getLong(11)),
