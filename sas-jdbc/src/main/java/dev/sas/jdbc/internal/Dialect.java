@@ -66,10 +66,17 @@ public interface Dialect {
     boolean claimRecordsEvents();
 
     /**
-     * Upserts a step result with 9 parameters: task_id, step_index, step_name, state, attempts,
-     * output, error, started_at, finished_at. Leaves compensation_state unchanged.
+     * Upserts {@code rows} step results (of different tasks) in one statement, 9 parameters per
+     * row: task_id, step_index, step_name, state, attempts, output, error, started_at, finished_at.
+     * Leaves compensation_state unchanged.
      */
-    String upsertStepSql(Tables t);
+    String upsertStepSql(Tables t, int rows);
+
+    /** {@code rows} groups of {@code columns} placeholders, for a multi-row VALUES clause. */
+    static String valueRows(int rows, int columns) {
+        String row = "(" + String.join(", ", java.util.Collections.nCopies(columns, "?")) + ")";
+        return String.join(", ", java.util.Collections.nCopies(rows, row));
+    }
 
     /**
      * Records a compensation result with 5 parameters: task_id, step_index, step_name,

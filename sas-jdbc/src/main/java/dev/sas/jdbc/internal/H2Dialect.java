@@ -67,9 +67,9 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
-    public String upsertStepSql(Tables t) {
+    public String upsertStepSql(Tables t, int rows) {
         return "MERGE INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
-                + " started_at, finished_at) KEY (task_id, step_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                + " started_at, finished_at) KEY (task_id, step_index) VALUES " + Dialect.valueRows(rows, 9);
     }
 
     @Override

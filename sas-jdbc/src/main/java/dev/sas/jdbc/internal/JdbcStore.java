@@ -49,6 +49,10 @@ public final class JdbcStore {
 
     private static final String FINAL_STATES = "('PROCESSED','COMPENSATED','CANCELLED')";
     private static final int PURGE_CHUNK = 100;
+    /** Rows per multi-row INSERT (7–9 parameters each, far below every driver's limit). */
+    private static final int ROWS_PER_STATEMENT = 128;
+    private static final String INSERT_EVENT_HEAD = "INSERT INTO ";
+    private static final String INSERT_EVENT_COLUMNS = " (task_id, type, step_index, step_name, attempt, at, message) VALUES ";
     private static final String TASK_COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority,"
             + " current_step, failure_count, locked_by, lease, complete_by, next_attempt_at, created_at, updated_at,"
             + " last_error, cancel_requested";
@@ -64,7 +68,6 @@ public final class JdbcStore {
     private final String insertTask;
     private final String insertEvent;
     private final String updateTask;
-    private final String upsertStep;
     private final String upsertCompensation;
 
     /** A store on {@code jdbi}, whose schema is already in place. */
@@ -76,8 +79,7 @@ public final class JdbcStore {
         this.t = tables;
         this.maxPayloadBytes = maxPayloadBytes;
         this.insertTask = dialect.insertTaskSql(t);
-        this.insertEvent = "INSERT INTO " + t.event()
-                + " (task_id, type, step_index, step_name, attempt, at, message) VALUES (?, ?, ?, ?, ?, ?, ?)";
+        this.insertEvent = INSERT_EVENT_HEAD + t.event() + INSERT_EVENT_COLUMNS + Dialect.valueRows(1, 7);
         // Everything a transition changes, conditional on lease and guard. Integer flags rather than
         // statement variants keep the whole batch one prepared statement.
         this.updateTask = "UPDATE " + t.task() + " SET state = ?, current_step = ?, current_step_name = ?,"
@@ -88,7 +90,6 @@ public final class JdbcStore {
                 + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
                 + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
                 + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ?";
-        this.upsertStep = dialect.upsertStepSql(t);
         this.upsertCompensation = dialect.upsertCompensationSql(t);
     }
 
@@ -254,19 +255,20 @@ public final class JdbcStore {
         }
         rows.sort(ClaimRow.ORDER);
         if (!dialect.claimRecordsEvents()) {
-            PreparedBatch events = h.prepareBatch(insertEvent);
+            List<TaskEvent> started = new ArrayList<>(rows.size());
+            Instant at = Instant.ofEpochMilli(nowMs);
             for (ClaimRow r : rows) {
-                events.bind(0, r.taskId())
-                        .bind(1, (r.status() == TaskStatus.COMPENSATING
-                                ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED).name())
-                        .bind(2, r.currentStep())
-                        .bind(3, r.currentStepName())
-                        .bind(4, r.attempt())
-                        .bind(5, nowMs)
-                        .bind(6, (String) null)
-                        .add();
+                started.add(new TaskEvent(TaskId.of(r.taskId()), r.businessKey(), r.workflow(),
+                        r.status() == TaskStatus.COMPENSATING ? TaskEvent.Type.COMPENSATION_STARTED
+                                : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
+                        null));
             }
-            events.execute();
+            try {
+                insertEvents(h.getConnection(), started);
+            } catch (SQLException e) {
+                throw new StateStoreException("recording the start events of a claim failed on " + dialect.name()
+                        + ": " + rootMessage(e), e);
+            }
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());
@@ -396,9 +398,9 @@ public final class JdbcStore {
             resolveCancelRequested(h, transitions, maybeCancelled, outcomes, nowMs);
         }
 
-        PreparedStatement steps = null;
+        List<Transition> steps = new ArrayList<>();
+        List<TaskEvent> events = new ArrayList<>();
         PreparedStatement compensations = null;
-        PreparedStatement events = null;
         try {
             for (int i : order) {
                 if (outcomes[i] != WriteOutcome.APPLIED) {
@@ -415,45 +417,68 @@ public final class JdbcStore {
                     setString(compensations, 5, u.error());
                     compensations.addBatch();
                 } else if (u != null) {
-                    steps = steps == null ? c.prepareStatement(upsertStep) : steps;
-                    steps.setString(1, x.taskId().value());
-                    steps.setInt(2, u.index());
-                    setString(steps, 3, u.name());
-                    setString(steps, 4, u.status() == null ? null : u.status().name());
-                    steps.setInt(5, u.attempts());
-                    setString(steps, 6, u.output());
-                    setString(steps, 7, u.error());
-                    setLong(steps, 8, millisOrNull(u.startedAt()));
-                    setLong(steps, 9, millisOrNull(u.finishedAt()));
-                    steps.addBatch();
+                    steps.add(x);
                 }
-                for (TaskEvent e : x.events()) {
-                    events = events == null ? c.prepareStatement(insertEvent) : events;
-                    events.setString(1, e.taskId().value());
-                    events.setString(2, e.type().name());
-                    events.setInt(3, e.stepIndex());
-                    setString(events, 4, e.stepName());
-                    events.setInt(5, e.attempt());
-                    events.setLong(6, millis(e.at()));
-                    setString(events, 7, e.message());
-                    events.addBatch();
-                }
-            }
-            if (steps != null) {
-                steps.executeBatch();
+                events.addAll(x.events());
             }
             if (compensations != null) {
                 compensations.executeBatch();
             }
-            if (events != null) {
-                events.executeBatch();
-            }
         } finally {
-            closeQuietly(steps);
             closeQuietly(compensations);
-            closeQuietly(events);
         }
+        upsertSteps(c, steps);
+        insertEvents(c, events);
         return Arrays.asList(outcomes);
+    }
+
+    /**
+     * Step rows, many per statement: a multi-row upsert costs the database one statement where a
+     * JDBC batch costs one per row (only PostgreSQL's driver rewrites batches by itself).
+     */
+    private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
+        for (int from = 0; from < rows.size(); from += ROWS_PER_STATEMENT) {
+            int n = Math.min(ROWS_PER_STATEMENT, rows.size() - from);
+            try (PreparedStatement ps = c.prepareStatement(dialect.upsertStepSql(t, n))) {
+                int k = 1;
+                for (int i = from; i < from + n; i++) {
+                    Transition x = rows.get(i);
+                    StepUpdate u = x.step();
+                    ps.setString(k++, x.taskId().value());
+                    ps.setInt(k++, u.index());
+                    setString(ps, k++, u.name());
+                    setString(ps, k++, u.status() == null ? null : u.status().name());
+                    ps.setInt(k++, u.attempts());
+                    setString(ps, k++, u.output());
+                    setString(ps, k++, u.error());
+                    setLong(ps, k++, millisOrNull(u.startedAt()));
+                    setLong(ps, k++, millisOrNull(u.finishedAt()));
+                }
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    /** Events, many per statement, in list order (so their ids keep each task's order). */
+    private void insertEvents(Connection c, List<TaskEvent> rows) throws SQLException {
+        for (int from = 0; from < rows.size(); from += ROWS_PER_STATEMENT) {
+            int n = Math.min(ROWS_PER_STATEMENT, rows.size() - from);
+            try (PreparedStatement ps = c.prepareStatement(INSERT_EVENT_HEAD + t.event() + INSERT_EVENT_COLUMNS
+                    + Dialect.valueRows(n, 7))) {
+                int k = 1;
+                for (int i = from; i < from + n; i++) {
+                    TaskEvent e = rows.get(i);
+                    ps.setString(k++, e.taskId().value());
+                    ps.setString(k++, e.type().name());
+                    ps.setInt(k++, e.stepIndex());
+                    setString(ps, k++, e.stepName());
+                    ps.setInt(k++, e.attempt());
+                    ps.setLong(k++, millis(e.at()));
+                    setString(ps, k++, e.message());
+                }
+                ps.executeUpdate();
+            }
+        }
     }
 
     private static void setString(PreparedStatement ps, int index, String value) throws SQLException {

@@ -77,9 +77,9 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
-    public String upsertStepSql(Tables t) {
+    public String upsertStepSql(Tables t, int rows) {
         return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
-                + " started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                + " started_at, finished_at) VALUES " + Dialect.valueRows(rows, 9)
                 + " ON DUPLICATE KEY UPDATE step_name = VALUES(step_name), state = VALUES(state),"
                 + " attempts = VALUES(attempts), output = VALUES(output), error = VALUES(error),"
                 + " started_at = VALUES(started_at), finished_at = VALUES(finished_at)";

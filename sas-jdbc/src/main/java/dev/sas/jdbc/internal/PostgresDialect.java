@@ -65,9 +65,9 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public String upsertStepSql(Tables t) {
+    public String upsertStepSql(Tables t, int rows) {
         return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
-                + " started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                + " started_at, finished_at) VALUES " + Dialect.valueRows(rows, 9)
                 + " ON CONFLICT (task_id, step_index) DO UPDATE SET step_name = EXCLUDED.step_name,"
                 + " state = EXCLUDED.state, attempts = EXCLUDED.attempts, output = EXCLUDED.output,"
                 + " error = EXCLUDED.error, started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at";
