@@ -341,7 +341,7 @@ public final class Bench {
             boolean compared = o.throughput || (o.multiStep && o.systems.contains(SAS)) || o.latency;
             if (compared && o.warmup) {
                 log(t.key() + ": warm-up run");
-                runOnce(o, t, new Report(), Math.max(500, o.tasks / 4), -1);
+                runOnce(o, t, new Report(), o.tasks, -1); // as big as a measured run: the JIT needs it
             }
             for (int k = 0; compared && k < o.runs; k++) {
                 log(t.key() + ": run " + (k + 1) + "/" + o.runs);
@@ -466,9 +466,13 @@ public final class Bench {
             long e1 = System.nanoTime();
             CountingDataSource.Counts before = s.counts();
             CountingDataSource.Counts ec = before.minus(c0);
+            long cpu0 = CpuTime.process();
+            long server0 = CpuTime.server(t.kind());
             long d0 = System.nanoTime();
             s.start();
             boolean ok = p.awaitDone(n, o.timeoutMs);
+            long cpu = CpuTime.process() - cpu0;
+            long server = CpuTime.server(t.kind()) - server0;
             long last = 0;
             for (int i = 0; i < n; i++) {
                 last = Math.max(last, p.doneAt(i));
@@ -483,9 +487,16 @@ public final class Bench {
             r.add(db, "enqueue commits/task", system, (double) ec.commits() / n);
             r.add(db, "statements/task", system, (double) c.statements() / n);
             r.add(db, "commits/task", system, (double) c.commits() / n);
-            log(String.format("  %-30s one-step: enqueue %s/s, completed %s/s, %s stmts/task, %s commits/task", system,
+            double jvmUs = cpu / 1e3 / n;
+            r.add(db, "JVM CPU µs/task", system, jvmUs);
+            double serverUs = server < 0 || server0 < 0 ? Double.NaN : server / 1e3 / n;
+            if (!Double.isNaN(serverUs)) {
+                r.add(db, "DB server CPU µs/task", system, serverUs);
+            }
+            log(String.format("  %-30s one-step: enqueue %s/s, completed %s/s, %s stmts/task, %s commits/task,"
+                    + " CPU µs/task JVM %s, DB server %s", system,
                     Stats.fmt(enq), Stats.fmt(drain), Stats.fmt((double) c.statements() / n),
-                    Stats.fmt((double) c.commits() / n)));
+                    Stats.fmt((double) c.commits() / n), Stats.fmt(jvmUs), Stats.fmt(serverUs)));
         }
     }
 
@@ -497,9 +508,13 @@ public final class Bench {
                 s.submit(i);
             }
             CountingDataSource.Counts before = s.counts();
+            long cpu0 = CpuTime.process();
+            long server0 = CpuTime.server(t.kind());
             long d0 = System.nanoTime();
             s.start();
             boolean ok = p.awaitDone(n, o.timeoutMs);
+            long cpu = CpuTime.process() - cpu0;
+            long server = CpuTime.server(t.kind()) - server0;
             long last = 0;
             for (int i = 0; i < n; i++) {
                 last = Math.max(last, p.doneAt(i));

@@ -681,10 +681,12 @@ public final class Scheduler {
         if (t == null || !running) {
             return;
         }
-        long delay = Duration.between(now, due).toMillis();
-        if (delay < pollInterval.toMillis()) {
+        // nanoseconds plus a millisecond: a wake-up even slightly before the due time claims nothing
+        // and leaves the task to the next poll
+        long delay = Duration.between(now, due).toNanos() + 1_000_000;
+        if (delay < pollInterval.toNanos()) {
             try {
-                t.schedule(this::wakeUp, Math.max(0, delay), TimeUnit.MILLISECONDS);
+                t.schedule(this::wakeUp, Math.max(0, delay), TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException shuttingDown) {
                 // the next start polls anyway
             }
