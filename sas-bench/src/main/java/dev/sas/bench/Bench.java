@@ -464,32 +464,21 @@ public final class Bench {
                 s.submit(i);
             }
             long e1 = System.nanoTime();
-            CountingDataSource.Counts before = s.counts();
-            CountingDataSource.Counts ec = before.minus(c0);
-            long cpu0 = CpuTime.process();
-            long server0 = CpuTime.server(t.kind());
-            long d0 = System.nanoTime();
-            s.start();
-            boolean ok = p.awaitDone(n, o.timeoutMs);
-            long cpu = CpuTime.process() - cpu0;
-            long server = CpuTime.server(t.kind()) - server0;
-            long last = 0;
-            for (int i = 0; i < n; i++) {
-                last = Math.max(last, p.doneAt(i));
-            }
-            CountingDataSource.Counts c = s.counts().minus(before);
-            check(r, db, system + " one-step", p, n, ok);
+            CountingDataSource.Counts ec = s.counts().minus(c0);
+            Drain d = drain(o, t, s, p, n);
+            CountingDataSource.Counts c = d.counts();
+            check(r, db, system + " one-step", p, n, d.ok());
             double enq = n / ((e1 - e0) / 1e9);
-            double drain = ok ? n / ((last - d0) / 1e9) : Double.NaN;
+            double drain = d.ok() ? n / (d.nanos() / 1e9) : Double.NaN;
             r.add(db, "enqueue/s", system, enq);
             r.add(db, "completed/s", system, drain);
             r.add(db, "enqueue statements/task", system, (double) ec.statements() / n);
             r.add(db, "enqueue commits/task", system, (double) ec.commits() / n);
             r.add(db, "statements/task", system, (double) c.statements() / n);
             r.add(db, "commits/task", system, (double) c.commits() / n);
-            double jvmUs = cpu / 1e3 / n;
+            double jvmUs = d.cpuNanos() / 1e3 / n;
             r.add(db, "JVM CPU µs/task", system, jvmUs);
-            double serverUs = server < 0 || server0 < 0 ? Double.NaN : server / 1e3 / n;
+            double serverUs = d.serverCpuNanos() < 0 ? Double.NaN : d.serverCpuNanos() / 1e3 / n;
             if (!Double.isNaN(serverUs)) {
                 r.add(db, "DB server CPU µs/task", system, serverUs);
             }
@@ -500,6 +489,30 @@ public final class Bench {
         }
     }
 
+    /**
+     * One backlog drain: from start to the last task's completion, with the statements, commits and
+     * CPU time (this JVM's, and the database server's or -1 when unknown) spent meanwhile.
+     */
+    private record Drain(boolean ok, long nanos, CountingDataSource.Counts counts, long cpuNanos, long serverCpuNanos) {
+    }
+
+    private static Drain drain(Options o, Target t, BenchSystem s, Probe p, int n) throws Exception {
+        CountingDataSource.Counts before = s.counts();
+        long cpu0 = CpuTime.process();
+        long server0 = CpuTime.server(t.kind());
+        long d0 = System.nanoTime();
+        s.start();
+        boolean ok = p.awaitDone(n, o.timeoutMs);
+        long cpu = CpuTime.process() - cpu0;
+        long server1 = CpuTime.server(t.kind());
+        long last = 0;
+        for (int i = 0; i < n; i++) {
+            last = Math.max(last, p.doneAt(i));
+        }
+        return new Drain(ok, last - d0, s.counts().minus(before), cpu,
+                server0 < 0 || server1 < 0 ? -1 : server1 - server0);
+    }
+
     private static void multiStep(Options o, Target t, Report r, String db, String tag, int n) throws Exception {
         int steps = 3;
         Probe p = new Probe(n);
@@ -507,22 +520,11 @@ public final class Bench {
             for (int i = 0; i < n; i++) {
                 s.submit(i);
             }
-            CountingDataSource.Counts before = s.counts();
-            long cpu0 = CpuTime.process();
-            long server0 = CpuTime.server(t.kind());
-            long d0 = System.nanoTime();
-            s.start();
-            boolean ok = p.awaitDone(n, o.timeoutMs);
-            long cpu = CpuTime.process() - cpu0;
-            long server = CpuTime.server(t.kind()) - server0;
-            long last = 0;
-            for (int i = 0; i < n; i++) {
-                last = Math.max(last, p.doneAt(i));
-            }
-            CountingDataSource.Counts c = s.counts().minus(before);
-            check(r, db, "SAS three-step", p, n, ok);
+            Drain d = drain(o, t, s, p, n);
+            CountingDataSource.Counts c = d.counts();
+            check(r, db, "SAS three-step", p, n, d.ok());
             long stepCount = (long) n * steps;
-            double sps = ok ? stepCount / ((last - d0) / 1e9) : Double.NaN;
+            double sps = d.ok() ? stepCount / (d.nanos() / 1e9) : Double.NaN;
             r.add(db, "3-step steps/s", SAS, sps);
             r.add(db, "3-step statements/step", SAS, (double) c.statements() / stepCount);
             r.add(db, "3-step commits/step", SAS, (double) c.commits() / stepCount);

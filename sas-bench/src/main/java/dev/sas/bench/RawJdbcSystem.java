@@ -325,11 +325,7 @@ public final class RawJdbcSystem implements BenchSystem {
                             + " (select id from " + table + " where state = 0 order by id limit ? for update skip locked)"
                             + " returning id")) {
                         ps.setInt(1, BATCH);
-                        try (ResultSet r = ps.executeQuery()) {
-                            while (r.next()) {
-                                ids.add(String.valueOf(r.getLong(1)));
-                            }
-                        }
+                        readIds(ps, ids);
                     }
                 }
                 case MARIADB -> {
@@ -337,11 +333,7 @@ public final class RawJdbcSystem implements BenchSystem {
                     try (PreparedStatement ps = c.prepareStatement("select id from " + table
                             + " where state = 0 order by id limit ? for update skip locked")) {
                         ps.setInt(1, BATCH);
-                        try (ResultSet r = ps.executeQuery()) {
-                            while (r.next()) {
-                                ids.add(String.valueOf(r.getLong(1)));
-                            }
-                        }
+                        readIds(ps, ids);
                     }
                     if (!ids.isEmpty()) {
                         StringBuilder in = new StringBuilder();
@@ -366,11 +358,7 @@ public final class RawJdbcSystem implements BenchSystem {
                     }
                     try (PreparedStatement ps = c.prepareStatement("select id from " + table + " where token = ?")) {
                         ps.setString(1, token);
-                        try (ResultSet r = ps.executeQuery()) {
-                            while (r.next()) {
-                                ids.add(String.valueOf(r.getLong(1)));
-                            }
-                        }
+                        readIds(ps, ids);
                     }
                     c.commit();
                     c.setAutoCommit(true);

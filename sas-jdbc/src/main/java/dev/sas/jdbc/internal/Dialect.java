@@ -72,10 +72,14 @@ public interface Dialect {
      */
     String upsertStepSql(Tables t, int rows);
 
+    /** {@code n} comma-separated placeholders, for an {@code IN (…)} list or one VALUES row. */
+    static String placeholders(int n) {
+        return String.join(", ", java.util.Collections.nCopies(n, "?"));
+    }
+
     /** {@code rows} groups of {@code columns} placeholders, for a multi-row VALUES clause. */
     static String valueRows(int rows, int columns) {
-        String row = "(" + String.join(", ", java.util.Collections.nCopies(columns, "?")) + ")";
-        return String.join(", ", java.util.Collections.nCopies(rows, row));
+        return String.join(", ", java.util.Collections.nCopies(rows, "(" + placeholders(columns) + ")"));
     }
 
     /**

@@ -37,15 +37,11 @@ final class H2Dialect implements Dialect {
             return List.of();
         }
         String token = UUID.randomUUID().toString();
-        StringBuilder ids = new StringBuilder();
-        for (int i = 0; i < candidates.size(); i++) {
-            ids.append(i == 0 ? "?" : ", ?");
-        }
         org.jdbi.v3.core.statement.Update update = h.createUpdate("UPDATE " + t.task()
                 + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
                 + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END"
-                + " WHERE task_id IN (" + ids + ") AND " + claimable)
+                + " WHERE task_id IN (" + Dialect.placeholders(candidates.size()) + ") AND " + claimable)
                 .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now);
         int next = 4;
         for (String id : candidates) {

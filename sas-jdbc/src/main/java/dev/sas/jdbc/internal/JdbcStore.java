@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
@@ -37,7 +38,6 @@ import org.jdbi.v3.core.Handles;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.spi.JdbiPlugin;
-import org.jdbi.v3.core.statement.PreparedBatch;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.TemplateEngine;
 
@@ -51,8 +51,6 @@ public final class JdbcStore {
     private static final int PURGE_CHUNK = 100;
     /** Rows per multi-row INSERT (7–9 parameters each, far below every driver's limit). */
     private static final int ROWS_PER_STATEMENT = 128;
-    private static final String INSERT_EVENT_HEAD = "INSERT INTO ";
-    private static final String INSERT_EVENT_COLUMNS = " (task_id, type, step_index, step_name, attempt, at, message) VALUES ";
     private static final String TASK_COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority,"
             + " current_step, failure_count, locked_by, lease, complete_by, next_attempt_at, created_at, updated_at,"
             + " last_error, cancel_requested";
@@ -66,7 +64,6 @@ public final class JdbcStore {
     private final int maxPayloadBytes;
 
     private final String insertTask;
-    private final String insertEvent;
     private final String updateTask;
     private final String upsertCompensation;
 
@@ -79,7 +76,6 @@ public final class JdbcStore {
         this.t = tables;
         this.maxPayloadBytes = maxPayloadBytes;
         this.insertTask = dialect.insertTaskSql(t);
-        this.insertEvent = INSERT_EVENT_HEAD + t.event() + INSERT_EVENT_COLUMNS + Dialect.valueRows(1, 7);
         // Everything a transition changes, conditional on lease and guard. Integer flags rather than
         // statement variants keep the whole batch one prepared statement.
         this.updateTask = "UPDATE " + t.task() + " SET state = ?, current_step = ?, current_step_name = ?,"
@@ -168,7 +164,7 @@ public final class JdbcStore {
             inserted = 0;
         }
         if (inserted == 1) {
-            bindEvent(h.prepareBatch(insertEvent), received).add().execute();
+            insertEvents(h, List.of(received));
             return new SubmitResult(task.taskId(), true);
         }
         Optional<String> existing = h.createQuery("SELECT task_id FROM " + t.task()
@@ -263,12 +259,7 @@ public final class JdbcStore {
                                 : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
                         null));
             }
-            try {
-                insertEvents(h.getConnection(), started);
-            } catch (SQLException e) {
-                throw new StateStoreException("recording the start events of a claim failed on " + dialect.name()
-                        + ": " + rootMessage(e), e);
-            }
+            insertEvents(h, started);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());
@@ -291,7 +282,7 @@ public final class JdbcStore {
         }
         Map<String, TreeMap<Integer, String>> byTask = new HashMap<>();
         Query q = h.createQuery("SELECT task_id, step_index, output FROM " + t.step()
-                + " WHERE state = 'COMPLETED' AND task_id IN (" + placeholders(ids.size()) + ")");
+                + " WHERE state = 'COMPLETED' AND task_id IN (" + Dialect.placeholders(ids.size()) + ")");
         bindAll(q, 0, ids);
         q.map((rs, ctx) -> {
             byTask.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getInt(2), rs.getString(3));
@@ -432,42 +423,52 @@ public final class JdbcStore {
         return Arrays.asList(outcomes);
     }
 
+    /** Binds one row's parameters from {@code index} on and returns the next free index. */
+    private interface RowBinder<T> {
+        int bind(PreparedStatement ps, int index, T row) throws SQLException;
+    }
+
     /**
-     * Step rows, many per statement: a multi-row upsert costs the database one statement where a
-     * JDBC batch costs one per row (only PostgreSQL's driver rewrites batches by itself).
+     * Rows, up to {@link #ROWS_PER_STATEMENT} per statement, in list order: a multi-row statement
+     * costs the database one statement where a JDBC batch costs one per row (only PostgreSQL's
+     * driver rewrites batches by itself).
      */
-    private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
+    private static <T> void insertRows(Connection c, List<T> rows, IntFunction<String> sqlForRows,
+            RowBinder<T> binder) throws SQLException {
         for (int from = 0; from < rows.size(); from += ROWS_PER_STATEMENT) {
             int n = Math.min(ROWS_PER_STATEMENT, rows.size() - from);
-            try (PreparedStatement ps = c.prepareStatement(dialect.upsertStepSql(t, n))) {
+            try (PreparedStatement ps = c.prepareStatement(sqlForRows.apply(n))) {
                 int k = 1;
                 for (int i = from; i < from + n; i++) {
-                    Transition x = rows.get(i);
-                    StepUpdate u = x.step();
-                    ps.setString(k++, x.taskId().value());
-                    ps.setInt(k++, u.index());
-                    setString(ps, k++, u.name());
-                    setString(ps, k++, u.status() == null ? null : u.status().name());
-                    ps.setInt(k++, u.attempts());
-                    setString(ps, k++, u.output());
-                    setString(ps, k++, u.error());
-                    setLong(ps, k++, millisOrNull(u.startedAt()));
-                    setLong(ps, k++, millisOrNull(u.finishedAt()));
+                    k = binder.bind(ps, k, rows.get(i));
                 }
                 ps.executeUpdate();
             }
         }
     }
 
-    /** Events, many per statement, in list order (so their ids keep each task's order). */
+    /** Step rows of applied transitions, as multi-row upserts. */
+    private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
+        insertRows(c, rows, n -> dialect.upsertStepSql(t, n), (ps, k, x) -> {
+            StepUpdate u = x.step();
+            ps.setString(k++, x.taskId().value());
+            ps.setInt(k++, u.index());
+            setString(ps, k++, u.name());
+            setString(ps, k++, u.status() == null ? null : u.status().name());
+            ps.setInt(k++, u.attempts());
+            setString(ps, k++, u.output());
+            setString(ps, k++, u.error());
+            setLong(ps, k++, millisOrNull(u.startedAt()));
+            setLong(ps, k++, millisOrNull(u.finishedAt()));
+            return k;
+        });
+    }
+
+    /** Events as multi-row inserts, in list order (so their ids keep each task's order). */
     private void insertEvents(Connection c, List<TaskEvent> rows) throws SQLException {
-        for (int from = 0; from < rows.size(); from += ROWS_PER_STATEMENT) {
-            int n = Math.min(ROWS_PER_STATEMENT, rows.size() - from);
-            try (PreparedStatement ps = c.prepareStatement(INSERT_EVENT_HEAD + t.event() + INSERT_EVENT_COLUMNS
-                    + Dialect.valueRows(n, 7))) {
-                int k = 1;
-                for (int i = from; i < from + n; i++) {
-                    TaskEvent e = rows.get(i);
+        insertRows(c, rows, n -> "INSERT INTO " + t.event()
+                + " (task_id, type, step_index, step_name, attempt, at, message) VALUES " + Dialect.valueRows(n, 7),
+                (ps, k, e) -> {
                     ps.setString(k++, e.taskId().value());
                     ps.setString(k++, e.type().name());
                     ps.setInt(k++, e.stepIndex());
@@ -475,9 +476,17 @@ public final class JdbcStore {
                     ps.setInt(k++, e.attempt());
                     ps.setLong(k++, millis(e.at()));
                     setString(ps, k++, e.message());
-                }
-                ps.executeUpdate();
-            }
+                    return k;
+                });
+    }
+
+    /** {@link #insertEvents(Connection, List)} in a Jdbi transaction. */
+    private void insertEvents(Handle h, List<TaskEvent> rows) {
+        try {
+            insertEvents(h.getConnection(), rows);
+        } catch (SQLException e) {
+            throw new StateStoreException("recording " + rows.size() + " event(s) failed on " + dialect.name() + ": "
+                    + rootMessage(e), e);
         }
     }
 
@@ -512,7 +521,7 @@ public final class JdbcStore {
         List<String> ids = candidates.stream().map(i -> transitions.get(i).taskId().value()).distinct().toList();
         Query q = h.createQuery("SELECT task_id, lease, locked_by, complete_by, cancel_requested, current_step FROM "
                 + t.task()
-                + " WHERE task_id IN (" + placeholders(ids.size()) + ")");
+                + " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")");
         bindAll(q, 0, ids);
         Map<String, Object[]> rows = new HashMap<>();
         q.map((rs, ctx) -> rows.put(rs.getString(1), new Object[] {
@@ -700,7 +709,7 @@ public final class JdbcStore {
             if (update.execute() == 0) {
                 return false;
             }
-            bindEvent(h.prepareBatch(insertEvent), event).add().execute();
+            insertEvents(h, List.of(event));
             return true;
         }));
     }
@@ -720,7 +729,7 @@ public final class JdbcStore {
                     if (ids.isEmpty()) {
                         return -1;
                     }
-                    String in = " WHERE task_id IN (" + placeholders(ids.size()) + ")";
+                    String in = " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")";
                     bindAll(h.createUpdate("DELETE FROM " + t.event() + in), 0, ids).execute();
                     bindAll(h.createUpdate("DELETE FROM " + t.step() + in), 0, ids).execute();
                     return bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + FINAL_STATES),
@@ -757,16 +766,6 @@ public final class JdbcStore {
         return c.getClass().getSimpleName() + ": " + c.getMessage();
     }
 
-    private static PreparedBatch bindEvent(PreparedBatch b, TaskEvent e) {
-        return b.bind(0, e.taskId().value())
-                .bind(1, e.type().name())
-                .bind(2, e.stepIndex())
-                .bind(3, e.stepName())
-                .bind(4, e.attempt())
-                .bind(5, millis(e.at()))
-                .bind(6, e.message());
-    }
-
     private static <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindAll(S statement, int from,
             Collection<String> values) {
         int i = from;
@@ -774,10 +773,6 @@ public final class JdbcStore {
             statement.bind(i++, v);
         }
         return statement;
-    }
-
-    private static String placeholders(int n) {
-        return String.join(", ", java.util.Collections.nCopies(n, "?"));
     }
 
     private static long millis(Instant i) {

@@ -3,7 +3,6 @@ package dev.sas.jdbc.internal;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Update;
 
@@ -58,7 +57,7 @@ final class MariaDbDialect implements Dialect {
         Update update = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
                 + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END WHERE task_id IN ("
-                + locked.stream().map(r -> "?").collect(Collectors.joining(", ")) + ")");
+                + Dialect.placeholders(locked.size()) + ")");
         update.bind(0, instanceId).bind(1, now).bind(2, now);
         int i = 3;
         for (ClaimRow r : locked) {
