@@ -49,6 +49,8 @@ public final class JdbcStore {
 
     private static final String FINAL_STATES = "('PROCESSED','COMPENSATED','CANCELLED')";
     private static final int PURGE_CHUNK = 100;
+    /** Tries of a claim transaction that the database chose as a deadlock victim. */
+    private static final int CLAIM_ATTEMPTS = 3;
     /** Rows per multi-row INSERT (7–9 parameters each, far below every driver's limit). */
     private static final int ROWS_PER_STATEMENT = 128;
     private static final String TASK_COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority,"
@@ -240,8 +242,28 @@ public final class JdbcStore {
                 // needed, and the outputs of tasks this instance now holds cannot change under it
                 return jdbi.withHandle(h -> claimIn(h, instanceId, limit, nowMs));
             }
-            return jdbi.inTransaction(h -> claimIn(h, instanceId, limit, nowMs));
+            // MariaDB's SELECT … FOR UPDATE SKIP LOCKED can still deadlock with a concurrent claim
+            // or write on index locks; the transaction was rolled back, so running it again is safe
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return jdbi.inTransaction(h -> claimIn(h, instanceId, limit, nowMs));
+                } catch (JdbiException e) {
+                    if (attempt == CLAIM_ATTEMPTS || !isDeadlock(e)) {
+                        throw e;
+                    }
+                }
+            }
         });
+    }
+
+    /** True if the database rolled the transaction back as a deadlock victim or serialization failure. */
+    static boolean isDeadlock(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof SQLException s && ("40001".equals(s.getSQLState()) || "40P01".equals(s.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private List<ClaimedTask> claimIn(Handle h, String instanceId, int limit, long nowMs) {
