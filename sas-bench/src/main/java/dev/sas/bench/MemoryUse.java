@@ -2,7 +2,7 @@ package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
@@ -75,7 +75,7 @@ final class MemoryUse {
                         return null;
                     }).completeWithin(Duration.ofHours(1)))
                     .build();
-            Sas sas = Sas.builder()
+            SasRuntime sas = SasRuntime.builder()
                     .stateStore(store)
                     .workflow(wf)
                     .schedulerThreads(o.threads)
@@ -101,9 +101,9 @@ final class MemoryUse {
                 }
                 long after = usedHeapAfterGc();
                 int inFlight = sas.inFlight();
-                Map<TaskStatus, Long> counts = sas.countByStatus();
+                Map<TaskStatus, Long> counts = sas.client().countByStatus();
                 long stored = counts.values().stream().mapToLong(Long::longValue).sum();
-                Result r = new Result(n, submitMs, before, after, inFlight, Sas.DEFAULT_MAX_IN_FLIGHT,
+                Result r = new Result(n, submitMs, before, after, inFlight, SasRuntime.DEFAULT_MAX_IN_FLIGHT,
                         counts.get(TaskStatus.PENDING), counts.get(TaskStatus.PROCESSING), stored);
                 Bench.log(String.format("  %-30s memory: %,d tasks submitted in %,d ms; heap used %s -> %s MiB"
                                 + " (delta %s MiB, %s bytes/task); inFlight %d (max %d), store: %,d PENDING, %,d PROCESSING",
@@ -122,7 +122,7 @@ final class MemoryUse {
         }
     }
 
-    private static void submitAll(Sas sas, Workflow<String> wf, int n, int threads) throws Exception {
+    private static void submitAll(SasRuntime sas, Workflow<String> wf, int n, int threads) throws Exception {
         ExecutorService ex = Executors.newFixedThreadPool(threads);
         try {
             List<Future<?>> fs = new ArrayList<>();
@@ -130,7 +130,7 @@ final class MemoryUse {
                 int first = k;
                 fs.add(ex.submit(() -> {
                     for (int i = first; i < n; i += threads) {
-                        sas.submit(wf, "m" + i, "x");
+                        sas.client().submit(wf, "m" + i, "x").id();
                     }
                     return null;
                 }));

@@ -2,7 +2,7 @@ package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
@@ -14,7 +14,7 @@ public final class SasSystem implements BenchSystem {
     private final CountingDataSource counting;
     private final String prefix;
     private final JdbcStateStore store;
-    private final Sas sas;
+    private final SasRuntime sas;
     private final Workflow<String> workflow;
 
     public SasSystem(Target target, Probe probe, String prefix, int steps, int threads) {
@@ -34,7 +34,7 @@ public final class SasSystem implements BenchSystem {
                 }));
             }
             this.workflow = wb.build();
-            this.sas = Sas.builder()
+            this.sas = SasRuntime.builder()
                     .stateStore(store)
                     .workflow(workflow)
                     .schedulerThreads(threads)
@@ -58,7 +58,7 @@ public final class SasSystem implements BenchSystem {
 
     @Override
     public void submit(int i) {
-        sas.submit(workflow, "t" + i, "x");
+        sas.client().submit(workflow, "t" + i, "x").id();
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
@@ -69,17 +69,17 @@ final class ScanCost {
                         .step("s0", b -> b.execute(ctx -> null).completeWithin(Duration.ofSeconds(1)))
                         .build();
                 // the supervisor is off: nobody may recover the "dead" node's claim
-                Sas sas = Sas.builder().stateStore(store).workflow(wf).supervisorEnabled(false).build();
+                SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).supervisorEnabled(false).build();
                 try {
-                    sas.submit(wf, "tmpl-expired", "x");
+                    sas.client().submit(wf, "tmpl-expired", "x").id();
                     List<ClaimedTask> claimed = store.claim("scan-dead-node", 1, Instant.now());
                     if (claimed.size() != 1) {
                         throw new IllegalStateException("could not claim the expired template, got " + claimed.size());
                     }
                     sas.start();
-                    sas.submit(wf, "tmpl-done", "x");
+                    sas.client().submit(wf, "tmpl-done", "x").id();
                     long until = System.nanoTime() + 30_000_000_000L;
-                    while (sas.countByStatus().get(TaskStatus.PROCESSED) < 1) {
+                    while (sas.client().countByStatus().get(TaskStatus.PROCESSED) < 1) {
                         if (System.nanoTime() > until) {
                             throw new IllegalStateException("the PROCESSED template task did not complete in 30 s");
                         }

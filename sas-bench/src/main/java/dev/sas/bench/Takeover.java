@@ -2,7 +2,7 @@ package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskStatus;
@@ -108,7 +108,7 @@ final class Takeover {
             JdbcStateStore store = JdbcStateStore.builder().dataSource(pool).tablePrefix(prefix).build();
             Probe probe = new Probe(n);
             Workflow<String> wf = workflow(deadline, () -> { });
-            Sas survivor = Sas.builder()
+            SasRuntime survivor = SasRuntime.builder()
                     .stateStore(store)
                     .workflow(wf)
                     .instanceId("takeover-survivor-" + ProcessHandle.current().pid())
@@ -122,7 +122,7 @@ final class Takeover {
                     .build();
             try {
                 for (int i = 0; i < n; i++) {
-                    survivor.submit(wf, "t" + i, "x");
+                    survivor.client().submit(wf, "t" + i, "x").id();
                 }
                 long s0 = System.nanoTime();
                 node = startNode(target.url(), prefix, n, deadline);
@@ -142,7 +142,7 @@ final class Takeover {
                     if (firstStarted == 0 && started.get() > 0) {
                         firstStarted = System.nanoTime();
                     }
-                    if (started.get() >= n && survivor.countByStatus().get(TaskStatus.PROCESSING) >= n) {
+                    if (started.get() >= n && survivor.client().countByStatus().get(TaskStatus.PROCESSING) >= n) {
                         break;
                     }
                     if (System.nanoTime() > waitUntil) {
@@ -175,7 +175,7 @@ final class Takeover {
                     }
                 }
                 SasMetrics m = survivor.metrics();
-                Map<TaskStatus, Long> counts = survivor.countByStatus();
+                Map<TaskStatus, Long> counts = survivor.client().countByStatus();
                 long[] events = processedEvents(pool, prefix);
                 long spreadMs = TimeUnit.NANOSECONDS.toMillis(held - (firstStarted == 0 ? held : firstStarted));
                 Result r = new Result(n, deadline.toMillis(), interval.toMillis(), nodeStartMs, spreadMs, heldBeforeKillMs,

@@ -1,7 +1,7 @@
 package dev.sas.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.jdbc.JdbcStateStore;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -47,7 +47,7 @@ public final class TakeoverNode {
         });
         HikariDataSource pool = new Target("takeover", url).pool("takeover-node");
         JdbcStateStore store = JdbcStateStore.builder().dataSource(pool).tablePrefix(prefix).createSchema(false).build();
-        Sas sas = Sas.builder()
+        SasRuntime sas = SasRuntime.builder()
                 .stateStore(store)
                 .workflow(Takeover.workflow(completeWithin, () -> {
                     started.incrementAndGet();

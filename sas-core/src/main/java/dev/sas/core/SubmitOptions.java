@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Optional settings for {@code Sas.submit}: priority, delay, reply channel, and a host
+ * Optional settings for {@link SasClient#submit}: priority, delay, reply channel, and a host
  * transaction to join. Immutable and thread-safe; built with {@link #builder()}.
  */
 public final class SubmitOptions {
@@ -86,7 +86,7 @@ public final class SubmitOptions {
 
         /**
          * Deliver this task's events to the reply channel registered under this name with
-         * {@code Sas.Builder.replyChannel}.
+         * {@code SasRuntime.Builder.replyChannel}.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if not a valid name (see {@link Workflow#NAME_PATTERN})

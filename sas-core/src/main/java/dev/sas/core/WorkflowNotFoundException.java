@@ -14,7 +14,7 @@ public class WorkflowNotFoundException extends SasException {
      */
     public WorkflowNotFoundException(String workflow, int version) {
         super("workflow '" + workflow + "'" + (version > 0 ? " version " + version : "")
-                + " is not registered with this runtime; register it with Sas.builder().workflow(...)");
+                + " is not registered with this runtime; register it with SasRuntime.builder().workflow(...)");
         this.workflow = workflow;
         this.version = version;
     }

@@ -6,6 +6,7 @@ import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
@@ -176,8 +177,8 @@ public final class JdbcStateStore implements StateStore {
      * @throws StateStoreException if the database fails
      */
     @Override
-    public List<TaskInfo> list(TaskStatus status, int limit) {
-        return store.list(status, limit);
+    public List<TaskInfo> list(TaskQuery query) {
+        return store.list(query);
     }
 
     /**

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import java.time.Duration;
@@ -46,7 +46,7 @@ class MultiInstanceRaceTest {
         String url = db.url();
         String prefix = TestDb.randomPrefix();
         String ledger = prefix + "ledger";
-        List<Sas> runtimes = new ArrayList<>();
+        List<SasRuntime> runtimes = new ArrayList<>();
         List<Workflow<String>> workflows = new ArrayList<>();
         List<JdbcStateStore> stores = new ArrayList<>();
         HikariConfig pool = new HikariConfig();
@@ -69,20 +69,20 @@ class MultiInstanceRaceTest {
                 workflows.add(wf);
                 JdbcStateStore store = TestDb.builder(url, prefix).maxPoolSize(6).build();
                 stores.add(store);
-                runtimes.add(Sas.builder().stateStore(store).workflow(wf).instanceId(instance).schedulerThreads(4)
+                runtimes.add(SasRuntime.builder().stateStore(store).workflow(wf).instanceId(instance).schedulerThreads(4)
                         .claimBatchSize(32).maxInFlight(64).pollInterval(Duration.ofMillis(50)).build().start());
             }
             ExecutorService submitters = Executors.newFixedThreadPool(RUNTIMES);
             CountDownLatch go = new CountDownLatch(1);
             List<Future<?>> futures = new ArrayList<>();
             for (int r = 0; r < RUNTIMES; r++) {
-                Sas sas = runtimes.get(r);
+                SasRuntime sas = runtimes.get(r);
                 Workflow<String> wf = workflows.get(r);
                 int offset = r;
                 futures.add(submitters.submit(() -> {
                     go.await();
                     for (int i = offset; i < TASKS; i += RUNTIMES) {
-                        sas.submit(wf, "order-" + i, "in-" + i);
+                        sas.client().submit(wf, "order-" + i, "in-" + i).id();
                     }
                     return null;
                 }));
@@ -93,11 +93,11 @@ class MultiInstanceRaceTest {
             }
             submitters.shutdown();
 
-            Sas any = runtimes.get(0);
+            SasRuntime any = runtimes.get(0);
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> any.countByStatus().get(TaskStatus.PROCESSED) == TASKS);
+                    .until(() -> any.client().countByStatus().get(TaskStatus.PROCESSED) == TASKS);
 
-            Map<TaskStatus, Long> counts = any.countByStatus();
+            Map<TaskStatus, Long> counts = any.client().countByStatus();
             assertThat(counts.get(TaskStatus.PROCESSED)).isEqualTo(TASKS);
             long rows = jdbi.withHandle(h -> h.createQuery("SELECT COUNT(*) FROM " + ledger).mapTo(Long.class).one());
             assertThat(rows).as("each step ran exactly once (no faults injected)").isEqualTo(2L * TASKS);
@@ -118,7 +118,7 @@ class MultiInstanceRaceTest {
             long stale = runtimes.stream().mapToLong(s -> s.metrics().staleRejected()).sum();
             assertThat(stale).isZero();
         } finally {
-            for (Sas s : runtimes) {
+            for (SasRuntime s : runtimes) {
                 s.close();
             }
             for (JdbcStateStore s : stores) {

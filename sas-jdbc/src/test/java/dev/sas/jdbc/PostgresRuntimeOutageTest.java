@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import java.sql.Connection;
@@ -37,7 +37,7 @@ class PostgresRuntimeOutageTest {
         int kills = 0;
         try (JdbcStateStore store = JdbcStateStore.builder().url(url).tablePrefix(prefix).poolName(poolName)
                 .maxPoolSize(4).build();
-             Sas sas = Sas.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
+             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
                      .supervisorInterval(Duration.ofMillis(200)).build().start()) {
             for (int i = 0; i < tasks; i++) {
                 submitWithRetry(sas, wf, "k" + i);
@@ -49,7 +49,7 @@ class PostgresRuntimeOutageTest {
             // Reads may meet a killed pooled connection too: ride them out like the runtime does.
             Map<TaskStatus, Long> counts = await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
                     .ignoreException(dev.sas.core.StateStoreException.class)
-                    .until(sas::countByStatus, c -> c.get(TaskStatus.PROCESSED) == tasks);
+                    .until(sas.client()::countByStatus, c -> c.get(TaskStatus.PROCESSED) == tasks);
 
             assertThat(kills).as("connections were really killed").isPositive();
             assertThat(counts.get(TaskStatus.PROCESSED)).isEqualTo(tasks);
@@ -73,10 +73,10 @@ class PostgresRuntimeOutageTest {
     }
 
     /** A host retries a submit that failed because its connection was killed; duplicates are absorbed by the key. */
-    private static void submitWithRetry(Sas sas, Workflow<String> wf, String key) {
+    private static void submitWithRetry(SasRuntime sas, Workflow<String> wf, String key) {
         for (int attempt = 1; ; attempt++) {
             try {
-                sas.submit(wf, key, "x");
+                sas.client().submit(wf, key, "x").id();
                 return;
             } catch (dev.sas.core.StateStoreException e) {
                 if (attempt >= 5) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -28,25 +28,25 @@ class TransactionalSubmitRuntimeTest {
                 .step("confirm", s -> s.execute(ctx -> "ok"))
                 .build();
         try (JdbcStateStore store = JdbcStateStore.builder().url(url).build();
-             Sas sas = Sas.builder().stateStore(store).workflow(wf).replyChannel("orders", heard::add)
+             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).replyChannel("orders", heard::add)
                      .pollInterval(Duration.ofMillis(50)).build().start();
              Connection c = DriverManager.getConnection(url)) {
             c.setAutoCommit(false);
             SubmitOptions inTx = SubmitOptions.builder().replyTo("orders").transaction(c).build();
 
-            TaskId rolledBack = sas.submit(wf, "order-1", "x", inTx);
+            TaskId rolledBack = sas.client().submit(wf, "order-1", "x", inTx).id();
             c.rollback();
-            TaskId committed = sas.submit(wf, "order-2", "y", inTx);
+            TaskId committed = sas.client().submit(wf, "order-2", "y", inTx).id();
             c.commit();
             sas.pollNow();
 
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> sas.status(committed).map(i -> i.status() == TaskStatus.PROCESSED).orElse(false));
-            assertThat(sas.status(rolledBack)).isEmpty();
+                    .until(() -> sas.client().find(committed).map(i -> i.status() == TaskStatus.PROCESSED).orElse(false));
+            assertThat(sas.client().find(rolledBack)).isEmpty();
             assertThat(heard).noneMatch(e -> e.taskId().equals(rolledBack));
             await().atMost(Duration.ofSeconds(5)).until(() -> heard.stream()
                     .anyMatch(e -> e.taskId().equals(committed) && e.type() == TaskEvent.Type.PROCESSED));
-            assertThat(sas.events(committed)).extracting(TaskEvent::type).first().isEqualTo(TaskEvent.Type.RECEIVED);
+            assertThat(sas.client().events(committed)).extracting(TaskEvent::type).first().isEqualTo(TaskEvent.Type.RECEIVED);
         }
     }
 }

@@ -1,6 +1,6 @@
 package dev.sas.reliability;
 
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -61,7 +61,7 @@ public final class ChaosRun implements AutoCloseable {
     private int submitFailures;
     private Thread chaosThread;
     private JdbcStateStore store;
-    private Sas sas;
+    private SasRuntime sas;
     private Workflow<String> workflow;
 
     public ChaosRun(ChaosSettings settings) {
@@ -109,7 +109,7 @@ public final class ChaosRun implements AutoCloseable {
             }
         }
         workflow = ChaosWorkflow.create(null, null, s);
-        sas = Sas.builder().stateStore(store).workflow(workflow).schedulerEnabled(false).supervisorEnabled(false)
+        sas = SasRuntime.builder().stateStore(store).workflow(workflow).schedulerEnabled(false).supervisorEnabled(false)
                 .instanceId(appPrefix + "coordinator").build();
         sas.start();
         for (int i = 0; i < slots.length; i++) {
@@ -175,7 +175,7 @@ public final class ChaosRun implements AutoCloseable {
                     TaskId id = null;
                     for (int attempt = 1; id == null; attempt++) {
                         try {
-                            id = sas.submit(workflow, "t-" + i, String.valueOf(i));
+                            id = sas.client().submit(workflow, "t-" + i, String.valueOf(i)).id();
                         } catch (StateStoreException e) {
                             if (attempt >= 40) {
                                 failures.incrementAndGet();
@@ -617,7 +617,7 @@ public final class ChaosRun implements AutoCloseable {
     private String describe(Connection c, String id, String state, Set<String> effects) throws SQLException {
         StringBuilder sb = new StringBuilder("task " + id + " state " + state + " effects " + effects + "\n");
         try {
-            for (TaskEvent e : sas.events(TaskId.of(id))) {
+            for (TaskEvent e : sas.client().events(TaskId.of(id))) {
                 sb.append("  event ").append(e.at()).append(' ').append(e.type()).append(" step ")
                         .append(e.stepName()).append(" attempt ").append(e.attempt()).append(": ")
                         .append(e.message()).append('\n');

@@ -2,7 +2,7 @@ package dev.sas.reliability;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.reliability.ChaosWorkflow.LedgerAgent;
@@ -98,7 +98,7 @@ public final class WorkerMain {
         java.time.Clock clock = s.skewMs != 0 && slot == 0
                 ? java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofMillis(-s.skewMs))
                 : java.time.Clock.systemUTC();
-        Sas sas = Sas.builder().stateStore(store).clock(clock)
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock)
                 .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s), ledger, s))
                 .instanceId(instanceId)
                 .schedulerThreads(4)

@@ -7,14 +7,14 @@ import dev.sas.core.Alert;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.WorkflowNotFoundException;
 import dev.sas.core.testing.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,23 +48,23 @@ public abstract class FailureModeContract extends StoreTestSupport {
     protected final List<Alert> alerts = new CopyOnWriteArrayList<>();
     /** Events delivered to listeners of any runtime. */
     protected final List<TaskEvent> delivered = new CopyOnWriteArrayList<>();
-    private final List<Sas> runtimes = new ArrayList<>();
+    private final List<SasRuntime> runtimes = new ArrayList<>();
 
     @Override
     void beforeStoreIsDestroyed() {
-        for (Sas s : runtimes) {
+        for (SasRuntime s : runtimes) {
             s.close();
         }
     }
 
     /** A runtime over the shared store and clock, not started. */
-    protected Sas runtime(String instance, Workflow<?>... workflows) {
-        Sas.Builder b = Sas.builder().stateStore(store).clock(clock).instanceId(instance)
+    protected SasRuntime runtime(String instance, Workflow<?>... workflows) {
+        SasRuntime.Builder b = SasRuntime.builder().stateStore(store).clock(clock).instanceId(instance)
                 .alertSink(alerts::add).onEvent(delivered::add);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
-        Sas sas = b.build();
+        SasRuntime sas = b.build();
         runtimes.add(sas);
         return sas;
     }
@@ -76,18 +76,18 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .build();
     }
 
-    private static void drain(Sas sas) {
+    private static void drain(SasRuntime sas) {
         while (sas.runSchedulerOnce() > 0) {
             // claim until nothing is due
         }
     }
 
-    private TaskInfo status(Sas sas, TaskId id) {
-        return sas.status(id).orElseThrow();
+    private TaskInfo status(SasRuntime sas, TaskId id) {
+        return sas.client().find(id).orElseThrow();
     }
 
-    private List<TaskEvent.Type> types(Sas sas, TaskId id) {
-        return sas.events(id).stream().map(TaskEvent::type).toList();
+    private List<TaskEvent.Type> types(SasRuntime sas, TaskId id) {
+        return sas.client().events(id).stream().map(TaskEvent::type).toList();
     }
 
     private static long count(List<TaskEvent.Type> types, TaskEvent.Type type) {
@@ -102,8 +102,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .thenFail(new IllegalStateException("503 busy")).thenFail(new IllegalStateException("503 busy"))
                 .thenReply("charged");
         Workflow<String> wf = oneAgentStep("transient", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "42.00");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "42.00").id();
 
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PENDING);
@@ -132,8 +132,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES)
                 .otherwiseFail(new IllegalStateException("service down"));
         Workflow<String> wf = oneAgentStep("persistent", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         for (int i = 0; i < 5; i++) {
             drain(sas);
@@ -160,8 +160,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES)
                 .thenFail(new NonRetryableException("card declined"));
         Workflow<String> wf = oneAgentStep("declined", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         drain(sas);
 
@@ -175,8 +175,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         ScriptedAgent agent = new ScriptedAgent("inventory", THREE_TRIES)
                 .thenThrow(new IllegalArgumentException("bug in client")).thenReply("reserved");
         Workflow<String> wf = oneAgentStep("throws", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         drain(sas);
         clock.tick(Duration.ofSeconds(1));
@@ -185,7 +185,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskInfo info = status(sas, id);
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("call").attempts()).isEqualTo(2);
-        assertThat(sas.events(id)).filteredOn(e -> e.type() == TaskEvent.Type.STEP_RETRYING)
+        assertThat(sas.client().events(id)).filteredOn(e -> e.type() == TaskEvent.Type.STEP_RETRYING)
                 .singleElement().satisfies(e -> assertThat(e.message()).contains("bug in client"));
     }
 
@@ -195,8 +195,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
     void hung_agent_is_recovered_by_the_supervisor_and_the_retry_succeeds() {
         ScriptedAgent agent = new ScriptedAgent("shipping", THREE_TRIES).thenHang().thenReply("booked");
         Workflow<String> wf = oneAgentStep("hang", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSING);
@@ -230,10 +230,10 @@ public abstract class FailureModeContract extends StoreTestSupport {
     void reply_after_the_deadline_is_rejected_and_changes_nothing() {
         ScriptedAgent agent = new ScriptedAgent("shipping", THREE_TRIES).thenHang();
         Workflow<String> wf = oneAgentStep("late", agent);
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
-        long eventsBefore = sas.events(id).size();
+        long eventsBefore = sas.client().events(id).size();
 
         clock.tick(DEADLINE.plusMillis(1));
         agent.hanging().get(0).complete("too late");
@@ -241,7 +241,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskInfo info = status(sas, id);
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
         assertThat(info.step("call").output()).isNull();
-        assertThat(sas.events(id)).hasSize((int) eventsBefore);
+        assertThat(sas.client().events(id)).hasSize((int) eventsBefore);
         assertThat(sas.metrics().staleRejected()).isEqualTo(1);
         assertThat(sas.inFlight()).as("the late attempt is let go").isZero();
     }
@@ -256,8 +256,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> wf = Workflow.builder("threshold", Codec.string())
                 .step("call", s -> s.call(agent, ctx -> ctx.input()).completeWithin(DEADLINE).failureThreshold(2))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         for (int i = 0; i < 4; i++) {
             drain(sas);
@@ -287,9 +287,9 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("charge", s -> s.call(agentOnB, ctx -> "c:" + ctx.output("reserve").orElseThrow())
                         .completeWithin(DEADLINE))
                 .build();
-        Sas nodeA = runtime("node-a", wfOnA);
-        Sas nodeB = runtime("node-b", wfOnB);
-        TaskId id = nodeA.submit(wfOnA, "order-1", "x");
+        SasRuntime nodeA = runtime("node-a", wfOnA);
+        SasRuntime nodeB = runtime("node-b", wfOnB);
+        TaskId id = nodeA.client().submit(wfOnA, "order-1", "x").id();
 
         drain(nodeA); // reserve completes, charge hangs: node A now "dies"
         assertThat(status(nodeB, id).lockedBy()).isEqualTo("node-a");
@@ -319,21 +319,21 @@ public abstract class FailureModeContract extends StoreTestSupport {
             agent.thenHang();
         }
         Workflow<String> wf = oneAgentStep("race-sup", agent);
-        Sas worker = runtime("worker", wf);
+        SasRuntime worker = runtime("worker", wf);
         List<TaskId> ids = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            ids.add(worker.submit(wf, "k" + i, "x"));
+            ids.add(worker.client().submit(wf, "k" + i, "x").id());
         }
         drain(worker);
         clock.tick(DEADLINE.plusSeconds(1));
 
-        List<Sas> supervisors = List.of(runtime("sup-1", wf), runtime("sup-2", wf), runtime("sup-3", wf));
+        List<SasRuntime> supervisors = List.of(runtime("sup-1", wf), runtime("sup-2", wf), runtime("sup-3", wf));
         ExecutorService pool = Executors.newFixedThreadPool(supervisors.size());
         int recovered = 0;
         try {
             CountDownLatch start = new CountDownLatch(1);
             List<Future<Integer>> results = new ArrayList<>();
-            for (Sas s : supervisors) {
+            for (SasRuntime s : supervisors) {
                 results.add(pool.submit(() -> {
                     start.await();
                     return s.runSupervisorOnce();
@@ -362,10 +362,10 @@ public abstract class FailureModeContract extends StoreTestSupport {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES).thenHang().thenReply("second");
         Workflow<String> wf = oneAgentStep("skew", agent);
         ManualClock behind = new ManualClock(clock.instant());
-        Sas slow = Sas.builder().stateStore(store).clock(behind).instanceId("slow-clock").workflow(wf).build();
+        SasRuntime slow = SasRuntime.builder().stateStore(store).clock(behind).instanceId("slow-clock").workflow(wf).build();
         runtimes.add(slow);
-        Sas fast = runtime("fast-clock", wf);
-        TaskId id = slow.submit(wf, "order-1", "x");
+        SasRuntime fast = runtime("fast-clock", wf);
+        TaskId id = slow.client().submit(wf, "order-1", "x").id();
         drain(slow);
 
         // The fast node's clock is 12 s ahead: it sees the claim expired and recovers it.
@@ -390,40 +390,37 @@ public abstract class FailureModeContract extends StoreTestSupport {
     void duplicate_submission_returns_the_first_task_and_runs_it_once() {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES);
         Workflow<String> wf = oneAgentStep("dup", agent);
-        Sas sas = runtime("node-a", wf);
+        SasRuntime sas = runtime("node-a", wf);
 
-        TaskId first = sas.submit(wf, "order-1", "x");
-        TaskId second = sas.submit(wf, "order-1", "y");
+        TaskId first = sas.client().submit(wf, "order-1", "x").id();
+        TaskId second = sas.client().submit(wf, "order-1", "y").id();
         drain(sas);
 
         assertThat(second).isEqualTo(first);
         assertThat(agent.calls()).singleElement().satisfies(c -> assertThat(c.payload()).isEqualTo("x"));
-        assertThat(sas.countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(1L);
+        assertThat(sas.client().countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(1L);
     }
 
     @Test
     void bad_input_is_refused_with_a_clear_error_and_nothing_is_stored() {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES);
         Workflow<String> wf = oneAgentStep("inputs", agent);
-        Workflow<String> unregistered = oneAgentStep("not-registered", agent);
-        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).maxPayloadBytes(1000).build();
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).maxPayloadBytes(1000).build();
         runtimes.add(sas);
 
-        assertThatThrownBy(() -> sas.submit(wf, "k", null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "k", null).id()).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("input");
-        assertThatThrownBy(() -> sas.submit(wf, null, "x")).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, null, "x").id()).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("businessKey");
-        assertThatThrownBy(() -> sas.submit(wf, "  ", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "  ", "x").id()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("businessKey must not be blank");
-        assertThatThrownBy(() -> sas.submit(wf, "k", " ")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "k", " ").id()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("blank");
-        assertThatThrownBy(() -> sas.submit(wf, "k", "x".repeat(1001))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "k", "x".repeat(1001)).id()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1001 bytes").hasMessageContaining("limit of 1000");
-        assertThatThrownBy(() -> sas.submit(wf, "k".repeat(201), "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "k".repeat(201), "x").id()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 200");
-        assertThatThrownBy(() -> sas.submit(unregistered, "k", "x")).isInstanceOf(WorkflowNotFoundException.class)
-                .hasMessageContaining("not-registered");
-        assertThat(sas.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+        assertThat(sas.client().countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
     }
 
     // ------------------------------------------------------------------ compensation
@@ -440,8 +437,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                     throw new NonRetryableException("no courier");
                 }).compensateWith(ctx -> log.add("never: ship did not complete")))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         drain(sas);
 
@@ -469,8 +466,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("charge", s -> s.call(payments, ctx -> "42").completeWithin(DEADLINE)
                         .compensateWith(ctx -> log.add("refund " + ctx.idempotencyKey())))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         for (int i = 0; i < 4; i++) {
             drain(sas);
@@ -494,8 +491,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("ship", s -> s.call(shipping, ctx -> "box").completeWithin(DEADLINE).failureThreshold(2)
                         .compensateWith(ctx -> log.add("cancel shipment")))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         for (int i = 0; i < 3; i++) {
             drain(sas);
@@ -522,8 +519,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                     throw new NonRetryableException("no courier");
                 }))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
         for (int i = 0; i < 4; i++) {
             drain(sas);
@@ -546,8 +543,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("charge", s -> s.execute(ctx -> "c").compensateWith(ctx -> log.add("refund ok")))
                 .step("ship", s -> s.execute(ctx -> "s"))
                 .build();
-        Sas repaired = runtime("node-b", fixed);
-        repaired.resubmit(id);
+        SasRuntime repaired = runtime("node-b", fixed);
+        repaired.client().resubmit(id);
         drain(repaired);
         assertThat(status(repaired, id).status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(log).endsWith("refund ok", "release");
@@ -562,13 +559,13 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("ship", s -> s.call(shipping, ctx -> "ship").completeWithin(DEADLINE))
                 .step("confirm", s -> s.execute(ctx -> "c"))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
         assertThat(status(sas, id).currentStep()).isEqualTo(1);
 
-        assertThat(sas.cancel(id)).isTrue();
-        assertThat(sas.cancel(id)).as("already requested").isFalse();
+        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().cancel(id)).as("already requested").isFalse();
         shipping.hanging().get(0).complete("shipped");
 
         TaskInfo info = status(sas, id);
@@ -578,7 +575,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(info.step("confirm").status()).isEqualTo(StepStatus.PENDING);
         assertThat(types(sas, id)).containsSubsequence(TaskEvent.Type.CANCEL_REQUESTED, TaskEvent.Type.COMPENSATING,
                 TaskEvent.Type.CANCELLED);
-        assertThat(sas.cancel(id)).as("finished").isFalse();
+        assertThat(sas.client().cancel(id)).as("finished").isFalse();
     }
 
     @Test
@@ -591,12 +588,12 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("charge", s -> s.call(payments, ctx -> "42")
                         .compensateWith(ctx -> log.add("refund")))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PENDING);
 
-        assertThat(sas.cancel(id)).isTrue();
+        assertThat(sas.client().cancel(id)).isTrue();
         clock.tick(Duration.ofSeconds(1));
         drain(sas);
 
@@ -617,10 +614,10 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> other = Workflow.builder("other", Codec.string())
                 .step("x", s -> s.execute(ctx -> "x"))
                 .build();
-        Sas submitter = Sas.builder().stateStore(store).clock(clock).workflow(v1).build();
+        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).workflow(v1).build();
         runtimes.add(submitter);
-        TaskId id = submitter.submit(v1, "order-1", "payload-kept");
-        Sas oldDeploy = runtime("old-deploy", other);
+        TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
+        SasRuntime oldDeploy = runtime("old-deploy", other);
 
         assertThat(oldDeploy.runSchedulerOnce()).isEqualTo(1);
 
@@ -630,8 +627,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(alerts).singleElement().satisfies(a -> assertThat(a.message()).contains("not registered"));
         assertThat(agent.calls()).isEmpty();
 
-        Sas newDeploy = runtime("new-deploy", v1);
-        newDeploy.resubmit(id);
+        SasRuntime newDeploy = runtime("new-deploy", v1);
+        newDeploy.client().resubmit(id);
         drain(newDeploy);
         assertThat(status(newDeploy, id).status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(agent.calls()).singleElement().satisfies(c -> assertThat(c.payload()).isEqualTo("payload-kept"));
@@ -655,20 +652,23 @@ public abstract class FailureModeContract extends StoreTestSupport {
                     return "2";
                 }))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "order-1", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
-        assertThatThrownBy(() -> sas.resubmit(TaskId.random())).isInstanceOf(dev.sas.core.TaskNotFoundException.class);
+        assertThatThrownBy(() -> sas.client().resubmit(TaskId.random())).isInstanceOf(dev.sas.core.TaskNotFoundException.class);
 
         broken[0] = false;
-        sas.resubmit(id);
+        sas.client().resubmit(id);
         drain(sas);
 
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(ran).containsExactly("first", "second", "second");
-        assertThatThrownBy(() -> sas.resubmit(id)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("PROCESSED");
+        assertThatThrownBy(() -> sas.client().resubmit(id)).isInstanceOfSatisfying(TaskStateException.class, e -> {
+            assertThat(e.taskId()).isEqualTo(id);
+            assertThat(e.actual()).isEqualTo(TaskStatus.PROCESSED);
+            assertThat(e.allowed()).containsExactlyInAnyOrder(TaskStatus.ERROR, TaskStatus.COMPENSATION_FAILED);
+        }).hasMessageContaining("PROCESSED");
     }
 
     @Test
@@ -676,11 +676,11 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> wf = Workflow.builder("listener", Codec.string())
                 .step("only", s -> s.execute(ctx -> "done"))
                 .build();
-        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).onEvent(e -> {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).onEvent(e -> {
             throw new IllegalStateException("listener bug");
         }).onEvent(delivered::add).build();
         runtimes.add(sas);
-        TaskId id = sas.submit(wf, "k", "x");
+        TaskId id = sas.client().submit(wf, "k", "x").id();
         drain(sas);
 
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSED);
@@ -699,8 +699,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> wf = Workflow.builder("codec", Codec.string())
                 .step("amount", s -> s.execute(dev.sas.core.Step.typed(picky, ctx -> -5)).retry(THREE_TRIES))
                 .build();
-        Sas sas = runtime("node-a", wf);
-        TaskId id = sas.submit(wf, "k", "x");
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "k", "x").id();
         drain(sas);
 
         TaskInfo info = status(sas, id);

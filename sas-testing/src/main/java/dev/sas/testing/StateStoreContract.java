@@ -6,6 +6,7 @@ import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
@@ -647,12 +648,42 @@ public abstract class StateStoreContract extends StoreTestSupport {
         ClaimedTask claimed = claim("x", 1, T0).get(0);
         store.write(List.of(finish(claimed, "o", T0)), T0);
 
-        List<TaskId> pending = store.list(TaskStatus.PENDING, 10).stream().map(TaskInfo::taskId).toList();
+        List<TaskId> pending = store.list(byStatus(TaskStatus.PENDING, 10)).stream().map(TaskInfo::taskId).toList();
         assertThat(pending).hasSize(2).doesNotContain(claimed.taskId());
         assertThat(List.of(a, b, c)).containsAll(pending);
-        assertThat(store.list(TaskStatus.PROCESSED, 10)).extracting(TaskInfo::taskId).containsExactly(claimed.taskId());
-        assertThat(store.list(TaskStatus.PENDING, 1)).hasSize(1);
+        assertThat(store.list(byStatus(TaskStatus.PROCESSED, 10))).extracting(TaskInfo::taskId)
+                .containsExactly(claimed.taskId());
+        assertThat(store.list(byStatus(TaskStatus.PENDING, 1))).hasSize(1);
         assertThat(store.countByStatus().get(TaskStatus.PENDING)).isEqualTo(2L);
+    }
+
+    @Test
+    void list_filters_by_workflow_and_pages_through_every_task_once_with_a_cursor() {
+        List<TaskId> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            all.add(submit("page-" + i));
+        }
+        TaskId other = TaskId.random();
+        store.submit(new NewTask(other, "other-wf", 1, "page-x", 0, "in", null, "first", TIMEOUT, T0, T0),
+                new TaskEvent(other, "page-x", "other-wf", TaskEvent.Type.RECEIVED, -1, null, 0, T0, null), null);
+
+        assertThat(store.list(TaskQuery.all().withWorkflow("other-wf"))).extracting(TaskInfo::taskId)
+                .containsExactly(other);
+        TaskQuery query = TaskQuery.all().withWorkflow("wf").withLimit(3);
+        List<TaskId> seen = new java.util.ArrayList<>();
+        List<TaskInfo> page = store.list(query);
+        while (!page.isEmpty()) {
+            page.forEach(t -> seen.add(t.taskId()));
+            page = store.list(query.after(page.get(page.size() - 1)));
+        }
+        assertThat(seen).as("every task once, in (createdAt, id) order").containsExactlyInAnyOrderElementsOf(all)
+                .doesNotHaveDuplicates();
+        assertThat(store.list(TaskQuery.all().withStatus(TaskStatus.PENDING).withWorkflow("other-wf")))
+                .extracting(TaskInfo::taskId).containsExactly(other);
+    }
+
+    private static TaskQuery byStatus(TaskStatus status, int limit) {
+        return TaskQuery.all().withStatus(status).withLimit(limit);
     }
 
     // ---------------------------------------------------------------- retention

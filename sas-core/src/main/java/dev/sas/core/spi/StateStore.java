@@ -4,6 +4,7 @@ import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,6 +38,19 @@ public interface StateStore extends AutoCloseable {
      * @throws IllegalArgumentException if {@code transaction} is of a type this store cannot join
      */
     SubmitResult submit(NewTask task, TaskEvent received, Object transaction);
+
+    /**
+     * Inserts many tasks as {@link #submit} does, in one transaction (the host's, when given).
+     *
+     * @return one result per task, in order
+     */
+    default List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
+        List<SubmitResult> results = new java.util.ArrayList<>(tasks.size());
+        for (int i = 0; i < tasks.size(); i++) {
+            results.add(submit(tasks.get(i), received.get(i), transaction));
+        }
+        return results;
+    }
 
     /**
      * Atomically claims up to {@code limit} due tasks ({@code PENDING} or {@code COMPENSATING},
@@ -78,8 +92,11 @@ public interface StateStore extends AutoCloseable {
     /** The task submitted for this workflow with this business key. */
     Optional<TaskId> findByBusinessKey(String workflow, String businessKey);
 
-    /** Up to {@code limit} tasks in this state, oldest first, without their steps. */
-    List<TaskInfo> list(TaskStatus status, int limit);
+    /**
+     * Tasks matching {@code query} ({@link TaskQuery#matches}), without their steps, ordered by
+     * creation time then task id, at most {@code query.limit()}.
+     */
+    List<TaskInfo> list(TaskQuery query);
 
     /** Task counts per state (states with no task may be absent). */
     Map<TaskStatus, Long> countByStatus();

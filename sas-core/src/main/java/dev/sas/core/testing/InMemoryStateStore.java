@@ -4,6 +4,7 @@ import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
@@ -298,13 +299,13 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public List<TaskInfo> list(TaskStatus status, int limit) {
+    public List<TaskInfo> list(TaskQuery query) {
         synchronized (lock) {
             return tasks.values().stream()
-                    .filter(r -> r.status == status)
-                    .sorted(Comparator.comparing((Row r) -> r.createdAt).thenComparing(r -> r.taskId.value()))
-                    .limit(limit)
                     .map(r -> info(r, false))
+                    .filter(query::matches)
+                    .sorted(Comparator.comparing(TaskInfo::createdAt).thenComparing(i -> i.taskId().value()))
+                    .limit(query.limit())
                     .toList();
         }
     }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.testing.InMemoryStateStore;
@@ -40,7 +40,7 @@ class ConcurrencyTest {
                 .build();
         InMemoryStateStore store = new InMemoryStateStore();
         int tasks = 2_000;
-        try (Sas one = runtime(store, wf, "one"); Sas two = runtime(store, wf, "two")) {
+        try (SasRuntime one = runtime(store, wf, "one"); SasRuntime two = runtime(store, wf, "two")) {
             one.start();
             two.start();
             // Submit from 4 threads to both runtimes at once, with duplicate keys mixed in.
@@ -52,7 +52,7 @@ class ConcurrencyTest {
                 futures.add(submitters.submit(() -> {
                     go.await();
                     for (int i = offset; i < tasks; i += 2) {
-                        (i % 2 == 0 ? one : two).submit(wf, "k" + i, "in" + i);
+                        (i % 2 == 0 ? one : two).client().submit(wf, "k" + i, "in" + i);
                     }
                     return null;
                 }));
@@ -64,9 +64,9 @@ class ConcurrencyTest {
             submitters.shutdown();
 
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> one.countByStatus().get(TaskStatus.PROCESSED) == tasks);
+                    .until(() -> one.client().countByStatus().get(TaskStatus.PROCESSED) == tasks);
 
-            assertThat(one.countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(tasks);
+            assertThat(one.client().countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(tasks);
             assertThat(executions).hasSize(2 * tasks);
             assertThat(executions.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
             assertThat(one.metrics().claimed() + two.metrics().claimed()).isEqualTo(tasks);
@@ -77,8 +77,8 @@ class ConcurrencyTest {
         }
     }
 
-    private static Sas runtime(InMemoryStateStore store, Workflow<String> wf, String id) {
-        return Sas.builder().stateStore(store).workflow(wf).instanceId(id).schedulerThreads(8)
+    private static SasRuntime runtime(InMemoryStateStore store, Workflow<String> wf, String id) {
+        return SasRuntime.builder().stateStore(store).workflow(wf).instanceId(id).schedulerThreads(8)
                 .claimBatchSize(16).maxInFlight(64).pollInterval(Duration.ofMillis(20)).build();
     }
 }

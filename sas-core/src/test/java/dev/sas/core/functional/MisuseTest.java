@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sas.core.Agent;
 import dev.sas.core.AgentRequest;
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -53,9 +53,9 @@ class MisuseTest {
                     return "second";
                 }))
                 .build();
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).schedulerThreads(2)
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).schedulerThreads(2)
                 .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
-            TaskId id = sas.submit(wf, "k", "x");
+            TaskId id = sas.client().submit(wf, "k", "x").id();
 
             await().atMost(Duration.ofSeconds(15))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
@@ -87,9 +87,9 @@ class MisuseTest {
         Workflow<String> wf = Workflow.builder("late-timer", Codec.string())
                 .step("call", s -> s.call(slow, ctx -> "req").completeWithin(Duration.ofMillis(200)))
                 .build();
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
                 .supervisorInterval(Duration.ofMillis(100)).build().start()) {
-            TaskId id = sas.submit(wf, "k", "x");
+            TaskId id = sas.client().submit(wf, "k", "x").id();
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
             assertThat(sas.metrics().deadlinesMissed()).isEqualTo(1);
@@ -120,15 +120,15 @@ class MisuseTest {
         Workflow<String> wf = Workflow.builder("twice", Codec.string())
                 .step("call", s -> s.call(sloppy, ctx -> "req"))
                 .build();
-        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).build();
-        TaskId id = sas.submit(wf, "k", "x");
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
+        TaskId id = sas.client().submit(wf, "k", "x").id();
         sas.runSchedulerOnce();
 
         reply.complete("one");
         reply.complete("two");
         reply.obtrudeValue("three");
 
-        TaskInfo info = sas.status(id).orElseThrow();
+        TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("call").output()).isEqualTo("one");
         assertThat(completedEvents(id)).isEqualTo(1);
@@ -149,9 +149,9 @@ class MisuseTest {
                     return "done-" + attempts.get();
                 }))
                 .build();
-        Sas first = Sas.builder().stateStore(store).workflow(wf).instanceId("first")
+        SasRuntime first = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("first")
                 .shutdownGrace(Duration.ofMillis(100)).build().start();
-        TaskId id = first.submit(wf, "k", "x");
+        TaskId id = first.client().submit(wf, "k", "x").id();
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
 
         first.close();
@@ -163,7 +163,7 @@ class MisuseTest {
         assertThat(store.events(id)).extracting(TaskEvent::type)
                 .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
 
-        try (Sas second = Sas.builder().stateStore(store).workflow(wf).instanceId("second")
+        try (SasRuntime second = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("second")
                 .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
@@ -184,8 +184,8 @@ class MisuseTest {
                 }))
                 .step("two", s -> s.execute(ctx -> "2"))
                 .build();
-        Sas sas = Sas.builder().stateStore(store).workflow(wf).shutdownGrace(Duration.ofSeconds(10)).build().start();
-        TaskId id = sas.submit(wf, "k", "x");
+        SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).shutdownGrace(Duration.ofSeconds(10)).build().start();
+        TaskId id = sas.client().submit(wf, "k", "x").id();
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
 
         Thread closer = new Thread(sas::close);
@@ -213,13 +213,13 @@ class MisuseTest {
                     throw new dev.sas.core.NonRetryableException("boom");
                 }))
                 .build();
-        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).alertSink(a -> {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).alertSink(a -> {
             throw new IllegalStateException("pager down");
         }).build();
-        TaskId id = sas.submit(wf, "k", "x");
+        TaskId id = sas.client().submit(wf, "k", "x").id();
         sas.runSchedulerOnce();
 
-        assertThat(sas.status(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
         assertThat(sas.metrics().listenerFailures()).isEqualTo(1);
     }
 }

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
@@ -40,9 +40,9 @@ class RecoveryWakeUpTest {
                 .build();
         InMemoryStateStore store = new InMemoryStateStore();
         // A poll never comes during the test: only a local wake-up can make the scheduler claim again.
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofHours(1))
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofHours(1))
                 .supervisorInterval(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(1)).build().start()) {
-            TaskId id = sas.submit(wf, "k", "x");
+            TaskId id = sas.client().submit(wf, "k", "x").id();
 
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
@@ -23,13 +23,13 @@ class SmokeTest {
                 .step("b", s -> s.execute(ctx -> ctx.output("a").orElseThrow() + "-B"))
                 .build();
         InMemoryStateStore store = new InMemoryStateStore();
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).build().start()) {
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).build().start()) {
             List<TaskId> ids = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
-                ids.add(sas.submit(wf, "k" + i, "in" + i));
+                ids.add(sas.client().submit(wf, "k" + i, "in" + i).id());
             }
-            await().atMost(Duration.ofSeconds(20)).until(() -> sas.countByStatus().get(TaskStatus.PROCESSED) == 200);
-            assertThat(sas.status(ids.get(7)).orElseThrow().step("b").output()).isEqualTo("A-in7-B");
+            await().atMost(Duration.ofSeconds(20)).until(() -> sas.client().countByStatus().get(TaskStatus.PROCESSED) == 200);
+            assertThat(sas.client().find(ids.get(7)).orElseThrow().step("b").output()).isEqualTo("A-in7-B");
         }
     }
 }

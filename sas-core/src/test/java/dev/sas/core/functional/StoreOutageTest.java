@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
@@ -56,8 +56,8 @@ class StoreOutageTest {
                     return "done-" + runs.get();
                 }).completeWithin(Duration.ofSeconds(5)))
                 .build();
-        Sas sas = Sas.builder().stateStore(store).clock(clock).workflow(wf).build();
-        TaskId id = sas.submit(wf, "k", "x");
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
+        TaskId id = sas.client().submit(wf, "k", "x").id();
 
         assertThat(sas.runSchedulerOnce()).isEqualTo(1);
         assertThat(sas.metrics().storeFailures()).isEqualTo(1);
@@ -101,11 +101,11 @@ class StoreOutageTest {
                 .step("only", s -> s.execute(ctx -> "ok").completeWithin(Duration.ofSeconds(30)))
                 .build();
         List<TaskId> good = new ArrayList<>();
-        try (Sas sas = Sas.builder().stateStore(picky).workflow(wf).schedulerThreads(1).claimBatchSize(64)
+        try (SasRuntime sas = SasRuntime.builder().stateStore(picky).workflow(wf).schedulerThreads(1).claimBatchSize(64)
                 .pollInterval(Duration.ofMillis(20)).build()) {
-            TaskId poison = sas.submit(wf, "poison", "x");
+            TaskId poison = sas.client().submit(wf, "poison", "x").id();
             for (int i = 0; i < 50; i++) {
-                good.add(sas.submit(wf, "good-" + i, "x"));
+                good.add(sas.client().submit(wf, "good-" + i, "x").id());
             }
             sas.start();
             await().atMost(Duration.ofSeconds(10)).until(() ->
@@ -124,7 +124,7 @@ class StoreOutageTest {
                 .step("b", s -> s.execute(ctx -> "b").completeWithin(Duration.ofSeconds(2)))
                 .build();
         List<TaskId> ids = new ArrayList<>();
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
                 .supervisorInterval(Duration.ofMillis(200)).onEvent(e -> {
                     if (e.type() == dev.sas.core.TaskEvent.Type.STEP_COMPLETED) {
                         recorded.computeIfAbsent(e.taskId() + "/" + e.stepName(), k -> new AtomicInteger())
@@ -133,14 +133,14 @@ class StoreOutageTest {
                 }).build()) {
             sas.start();
             for (int i = 0; i < 300; i++) {
-                ids.add(sas.submit(wf, "k" + i, "x"));
+                ids.add(sas.client().submit(wf, "k" + i, "x").id());
                 if (i == 100) {
                     down.set(true);
                     Instant until = Instant.now().plusMillis(1500);
                     // keep submitting into the outage: those submits fail and are not counted
                     while (Instant.now().isBefore(until)) {
                         try {
-                            sas.submit(wf, "lost-" + i, "x");
+                            sas.client().submit(wf, "lost-" + i, "x").id();
                         } catch (StateStoreException expected) {
                             break;
                         }

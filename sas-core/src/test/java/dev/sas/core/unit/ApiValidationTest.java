@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.SubmitOptions;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskNotFoundException;
@@ -89,24 +90,24 @@ class ApiValidationTest {
 
     @Test
     void runtime_builder_checks_each_setting_and_the_combination() {
-        assertThatThrownBy(() -> Sas.builder().schedulerThreads(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> SasRuntime.builder().schedulerThreads(0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("schedulerThreads must be at least 1, was 0");
-        assertThatThrownBy(() -> Sas.builder().pollInterval(Duration.ofMillis(-1)))
+        assertThatThrownBy(() -> SasRuntime.builder().pollInterval(Duration.ofMillis(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pollInterval must be positive");
-        assertThatThrownBy(() -> Sas.builder().stateStore(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> SasRuntime.builder().stateStore(null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("stateStore must not be null");
-        assertThatThrownBy(() -> Sas.builder().instanceId(" ")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> Sas.builder().workflow(simple("a")).build())
+        assertThatThrownBy(() -> SasRuntime.builder().instanceId(" ")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> SasRuntime.builder().workflow(simple("a")).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("stateStore is required");
-        assertThatThrownBy(() -> Sas.builder().stateStore(new InMemoryStateStore()).build())
+        assertThatThrownBy(() -> SasRuntime.builder().stateStore(new InMemoryStateStore()).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one workflow");
-        assertThatThrownBy(() -> Sas.builder().stateStore(new InMemoryStateStore()).workflow(simple("a"))
+        assertThatThrownBy(() -> SasRuntime.builder().stateStore(new InMemoryStateStore()).workflow(simple("a"))
                 .claimBatchSize(100).maxInFlight(10).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("claimBatchSize (100)")
                 .hasMessageContaining("maxInFlight (10)");
-        assertThatThrownBy(() -> Sas.builder().workflow(simple("a")).workflow(simple("a")))
+        assertThatThrownBy(() -> SasRuntime.builder().workflow(simple("a")).workflow(simple("a")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already registered");
-        assertThatThrownBy(() -> Sas.builder().replyChannel("bad channel", e -> { }))
+        assertThatThrownBy(() -> SasRuntime.builder().replyChannel("bad channel", e -> { }))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reply channel name");
         assertThatThrownBy(() -> SubmitOptions.builder().delay(Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("delay must not be negative");
@@ -117,33 +118,32 @@ class ApiValidationTest {
     @Test
     void runtime_refuses_null_arguments_and_unknown_tasks_with_clear_errors() {
         Workflow<String> wf = simple("a");
-        Sas sas = Sas.builder().stateStore(new InMemoryStateStore()).clock(new ManualClock()).workflow(wf).build();
+        SasRuntime sas = SasRuntime.builder().stateStore(new InMemoryStateStore()).clock(new ManualClock()).workflow(wf).build();
         TaskId unknown = TaskId.random();
-        assertThatThrownBy(() -> sas.submit(null, "k", "x")).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> sas.client().submit(null, "k", "x").id()).isInstanceOf(NullPointerException.class)
                 .hasMessage("workflow must not be null");
-        assertThatThrownBy(() -> sas.submit(wf, "k", "x", null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> sas.client().submit(wf, "k", "x", null).id()).isInstanceOf(NullPointerException.class)
                 .hasMessage("options must not be null");
-        assertThatThrownBy(() -> sas.status(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.events(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.cancel(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.resubmit(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.list(null, 1)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.list(dev.sas.core.TaskStatus.ERROR, 0)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> sas.cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
+        assertThatThrownBy(() -> sas.client().find(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().events(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().cancel(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().resubmit(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> TaskQuery.all().withStatus(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> TaskQuery.all().withLimit(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> sas.client().list(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
                 .hasMessageContaining(unknown.value());
-        assertThat(sas.status(unknown)).isEmpty();
+        assertThat(sas.client().find(unknown)).isEmpty();
+        // The client submits any definition: an equal one built elsewhere, or a version only other nodes run.
         Workflow<String> sameNameOtherInstance = simple("a");
-        assertThatThrownBy(() -> sas.submit(sameNameOtherInstance, "k", "x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not the instance registered");
+        assertThat(sas.client().submit(sameNameOtherInstance, "k", "x").created()).isTrue();
         Workflow<String> v2 = Workflow.builder("a", Codec.string()).version(2).step("s", s -> s.execute(c -> "x"))
                 .build();
-        assertThatThrownBy(() -> sas.submit(v2, "k", "x")).isInstanceOf(dev.sas.core.WorkflowNotFoundException.class)
-                .hasMessageContaining("'a' version 2");
+        assertThat(sas.client().submit(v2, "k2", "x").created()).isTrue();
+        assertThat(sas.client().submit(wf, "k", "x").created()).as("same workflow and key: the first task").isFalse();
         sas.start();
         sas.close();
         sas.close();
-        assertThatThrownBy(() -> sas.submit(wf, "k", "x")).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("closed");
         assertThatThrownBy(sas::start).isInstanceOf(IllegalStateException.class);
     }
 }

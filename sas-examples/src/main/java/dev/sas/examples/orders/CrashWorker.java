@@ -1,7 +1,7 @@
 package dev.sas.examples.orders;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
@@ -36,7 +36,7 @@ public final class CrashWorker {
         OrderWorkflow.Agents agents = OrderWorkflow.Agents.connect(URI.create(opts.get("--inventory")),
                 URI.create(opts.get("--payment")), URI.create(opts.get("--shipping")));
         Workflow<Order> workflow = OrderWorkflow.create(agents, new OrderDatabase(ds, Clock.systemUTC()));
-        Sas sas = OrderRun.runtime(store, workflow, opts.get("--instance"), new OrderStatusBoard(null),
+        SasRuntime sas = OrderRun.runtime(store, workflow, opts.get("--instance"), new OrderStatusBoard(null),
                 new OperatorLog(Path.of(opts.get("--operator-log")))).start();
         System.out.println("READY " + sas.instanceId());
         System.out.flush();

@@ -1,6 +1,6 @@
 package dev.sas.examples.orders;
 
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
 import dev.sas.core.TaskId;
 import dev.sas.core.Workflow;
@@ -69,7 +69,7 @@ public final class OrderDatabase {
      * @return the task's id
      * @throws SQLException if the database refused; nothing was placed
      */
-    public TaskId place(Sas sas, Workflow<Order> workflow, Order order, String replyTo) throws SQLException {
+    public TaskId place(SasRuntime sas, Workflow<Order> workflow, Order order, String replyTo) throws SQLException {
         TaskId taskId;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
@@ -88,8 +88,8 @@ public final class OrderDatabase {
                     ps.setTimestamp(9, now);
                     ps.executeUpdate();
                 }
-                taskId = sas.submit(workflow, order.orderId(), order,
-                        SubmitOptions.builder().replyTo(replyTo).transaction(c).build());
+                taskId = sas.client().submit(workflow, order.orderId(), order,
+                        SubmitOptions.builder().replyTo(replyTo).transaction(c).build()).id();
                 try (PreparedStatement ps = c.prepareStatement("UPDATE orders SET task_id = ? WHERE order_id = ?")) {
                     ps.setString(1, taskId.value());
                     ps.setString(2, order.orderId());

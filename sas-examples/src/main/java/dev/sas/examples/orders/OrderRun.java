@@ -3,7 +3,7 @@ package dev.sas.examples.orders;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.AlertSink;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -70,9 +70,9 @@ public final class OrderRun {
      * The runtime settings shared by the shop and the crash worker: short deadlines and a fast
      * supervisor so hung calls are recovered within seconds.
      */
-    static Sas runtime(JdbcStateStore store, Workflow<Order> workflow, String instanceId, OrderStatusBoard board,
+    static SasRuntime runtime(JdbcStateStore store, Workflow<Order> workflow, String instanceId, OrderStatusBoard board,
             AlertSink alerts) {
-        return Sas.builder()
+        return SasRuntime.builder()
                 .stateStore(store)
                 .workflow(workflow)
                 .instanceId(instanceId)
@@ -121,7 +121,7 @@ public final class OrderRun {
                     + shop.shipping());
             out.println("  logs:      " + logDestination() + "; operator log " + operator.file());
 
-            Sas sas = runtime(store, workflow, "shop-" + tag, board, operator);
+            SasRuntime sas = runtime(store, workflow, "shop-" + tag, board, operator);
             Progress progress = new Progress(sas, orders.size());
             ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "progress");
@@ -135,7 +135,7 @@ public final class OrderRun {
             });
             WorkerProcess process = null;
             Server h2Server = null;
-            Sas inProcessWorker = null;
+            SasRuntime inProcessWorker = null;
             String crash = null;
             long[] workerMetrics = new long[5];
             try {
@@ -162,7 +162,7 @@ public final class OrderRun {
                     }
                 }
                 if (mode == RunConfig.Crash.IN_PROCESS) {
-                    inProcessWorker = Sas.builder()
+                    inProcessWorker = SasRuntime.builder()
                             .stateStore(store).workflow(workflow).instanceId("worker-" + tag)
                             .pollInterval(POLL_INTERVAL).supervisorInterval(SUPERVISOR_INTERVAL)
                             .shutdownGrace(Duration.ZERO)
@@ -230,10 +230,10 @@ public final class OrderRun {
                     operator.action(clock.instant(), "the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     out.println("  operator: the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     TaskId id = ids.get(resubmitted);
-                    sas.resubmit(id);
-                    await(() -> sas.status(id).map(i -> i.status().isTerminal() && i.status() != TaskStatus.ERROR)
+                    sas.client().resubmit(id);
+                    await(() -> sas.client().find(id).map(i -> i.status().isTerminal() && i.status() != TaskStatus.ERROR)
                             .orElse(false), Duration.ofSeconds(30));
-                    resubmittedStatus = sas.status(id).map(TaskInfo::status).orElse(null);
+                    resubmittedStatus = sas.client().find(id).map(TaskInfo::status).orElse(null);
                     operator.action(clock.instant(), "order " + resubmitted + " is " + resubmittedStatus);
                     out.println("  operator: order " + resubmitted + " is now " + resubmittedStatus);
                     statuses = statuses(sas, ids);
@@ -283,9 +283,9 @@ public final class OrderRun {
         }
     }
 
-    private static Map<String, TaskStatus> statuses(Sas sas, Map<String, TaskId> ids) {
+    private static Map<String, TaskStatus> statuses(SasRuntime sas, Map<String, TaskId> ids) {
         Map<String, TaskStatus> out = new TreeMap<>();
-        ids.forEach((order, id) -> out.put(order, sas.status(id).map(TaskInfo::status).orElse(null)));
+        ids.forEach((order, id) -> out.put(order, sas.client().find(id).map(TaskInfo::status).orElse(null)));
         return out;
     }
 
@@ -340,7 +340,7 @@ public final class OrderRun {
      * store's counts minus those it held before the run (exact on a fresh database).
      */
     private static final class Progress {
-        private final Sas sas;
+        private final SasRuntime sas;
         private final int orders;
         private final Map<TaskStatus, Long> before;
         private volatile Snapshot last;
@@ -348,15 +348,15 @@ public final class OrderRun {
         record Snapshot(long processed, long compensated, long error, long terminal) {
         }
 
-        Progress(Sas sas, int orders) {
+        Progress(SasRuntime sas, int orders) {
             this.sas = sas;
             this.orders = orders;
-            this.before = sas.countByStatus();
+            this.before = sas.client().countByStatus();
             this.last = new Snapshot(0, 0, 0, 0);
         }
 
         Snapshot refresh() {
-            Map<TaskStatus, Long> now = sas.countByStatus();
+            Map<TaskStatus, Long> now = sas.client().countByStatus();
             long terminal = 0;
             for (TaskStatus s : TaskStatus.values()) {
                 if (s.isTerminal()) {

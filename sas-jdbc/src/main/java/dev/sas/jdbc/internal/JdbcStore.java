@@ -5,6 +5,7 @@ import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
@@ -660,16 +661,33 @@ public final class JdbcStore {
     }
 
     /** See {@code StateStore.list}. */
-    public List<TaskInfo> list(TaskStatus status, int limit) {
-        if (limit <= 0) {
-            return List.of();
+    public List<TaskInfo> list(TaskQuery query) {
+        StringBuilder sql = new StringBuilder("SELECT " + TASK_COLUMNS + " FROM " + t.task() + " WHERE 1 = 1");
+        List<Object> args = new ArrayList<>();
+        if (query.status() != null) {
+            sql.append(" AND state = ?");
+            args.add(query.status().name());
         }
-        return run("list " + status, null, () -> jdbi.withHandle(h -> h.createQuery(
-                        "SELECT " + TASK_COLUMNS + " FROM " + t.task() + " WHERE state = ?"
-                                + " ORDER BY created_at, task_id LIMIT ?")
-                .bind(0, status.name()).bind(1, limit)
-                .map((rs, ctx) -> taskInfo(rs, List.of()))
-                .list()));
+        if (query.workflow() != null) {
+            sql.append(" AND workflow = ?");
+            args.add(query.workflow());
+        }
+        if (query.afterCreatedAt() != null) {
+            long after = millis(query.afterCreatedAt());
+            sql.append(" AND (created_at > ? OR (created_at = ? AND task_id > ?))");
+            args.add(after);
+            args.add(after);
+            args.add(query.afterTaskId().value());
+        }
+        sql.append(" ORDER BY created_at, task_id LIMIT ?");
+        args.add(query.limit());
+        return run("list " + query, null, () -> jdbi.withHandle(h -> {
+            var q = h.createQuery(sql.toString());
+            for (int i = 0; i < args.size(); i++) {
+                q.bind(i, args.get(i));
+            }
+            return q.map((rs, ctx) -> taskInfo(rs, List.of())).list();
+        }));
     }
 
     /** See {@code StateStore.countByStatus}. */

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
@@ -26,16 +26,16 @@ class GettingStartedTest {
                 .build();
 
         try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:demo;DB_CLOSE_DELAY=-1").build();
-             Sas sas = Sas.builder().stateStore(store).workflow(greet).build().start()) {
-            TaskId id = sas.submit(greet, "greeting-1", "world");
+             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(greet).build().start()) {
+            TaskId id = sas.client().submit(greet, "greeting-1", "world").id();
 
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> sas.status(id).orElseThrow().status() == TaskStatus.PROCESSED);
-            TaskInfo info = sas.status(id).orElseThrow();
+                    .until(() -> sas.client().find(id).orElseThrow().status() == TaskStatus.PROCESSED);
+            TaskInfo info = sas.client().find(id).orElseThrow();
             System.out.println(info.step("shout").output()); // HELLO WORLD
             // end::getting-started[]
             assertThat(info.step("shout").output()).isEqualTo("HELLO WORLD");
-            assertThat(sas.events(id)).extracting(e -> e.type().name())
+            assertThat(sas.client().events(id)).extracting(e -> e.type().name())
                     .containsExactly("RECEIVED", "STEP_STARTED", "STEP_COMPLETED", "STEP_STARTED", "STEP_COMPLETED",
                             "PROCESSED");
         }

@@ -36,24 +36,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The SAS runtime: a Scheduler, the Agents' executors and a Supervisor, in-process, over one
- * {@link StateStore}. Any number of runtimes (in one process or many) may share a store; they
- * split the work and recover each other's tasks.
+ * The worker side of SAS: a Scheduler, the Agents' executors and a Supervisor, in-process, over
+ * one {@link StateStore}, plus the {@link SasClient} they share. Any number of runtimes (in one
+ * process or many) may share a store; they split the work and recover each other's tasks. A tier
+ * that only submits and reads tasks holds a {@link SasClient} instead.
  *
  * <pre>{@code
- * try (Sas sas = Sas.builder().stateStore(store).workflow(orders).build()) {
- *     sas.start();
- *     TaskId id = sas.submit(orders, "order-42", order);
+ * try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders).build().start()) {
+ *     TaskHandle order = runtime.client().submit(orders, "order-42", order);
  * }
  * }</pre>
  *
- * <p>Thread-safe. {@link #start()} and {@link #close()} are idempotent. Without {@code start()},
+ * <p>Thread-safe. {@link #start()} and {@link #close()} are idempotent. Until {@code start()},
  * nothing runs in the background: {@link #runSchedulerOnce()} and {@link #runSupervisorOnce()}
  * drive the roles by hand on the calling thread, which with a manual clock makes tests
- * deterministic.
+ * deterministic (see {@code dev.sas.testing.Drain} in {@code sas-testing}).
  */
-public final class Sas implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(Sas.class);
+public final class SasRuntime implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SasRuntime.class);
 
     /** Default scheduler worker threads: 4. */
     public static final int DEFAULT_SCHEDULER_THREADS = 4;
@@ -73,23 +73,20 @@ public final class Sas implements AutoCloseable {
     public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Default retention of final tasks: 7 days. */
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
-    /** Default largest encoded input or step output: 1 MiB. */
-    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     /** Shortest supervisor lease: 1 s (the lease is three supervisor intervals). */
     public static final Duration MIN_SUPERVISOR_LEASE = Duration.ofSeconds(1);
-    /** Longest business key. */
-    public static final int MAX_BUSINESS_KEY_LENGTH = 200;
 
+    private final RuntimeConfig config;
     private final StateStore store;
     private final Registry registry;
     private final Clock clock;
     private final String instanceId;
-    private final Builder config;
     private final Metrics metrics = new Metrics();
     private final EventBus events;
     private final Recorder recorder;
     private final Scheduler scheduler;
     private final Supervisor supervisor;
+    private final SasClient client;
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final List<ExecutorService> owned = new ArrayList<>();
@@ -99,26 +96,56 @@ public final class Sas implements AutoCloseable {
     private ScheduledExecutorService timer;
     private ExecutorService eventExecutor;
 
-    private Sas(Builder b) {
-        this.config = b.copy();
-        this.store = b.store;
-        this.registry = new Registry(b.workflows);
-        this.clock = b.clock;
-        this.instanceId = b.instanceId != null ? b.instanceId : defaultInstanceId();
-        this.events = new EventBus(b.listeners, b.replyChannels, b.alertSink, metrics);
-        this.recorder = new Recorder(store, clock, metrics, Math.max(b.claimBatchSize, 64) * 2);
-        this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics, b.claimBatchSize,
-                b.maxInFlight, b.maxPayloadBytes, b.pollInterval);
-        // The active supervisor renews its lease every interval; after three missed renewals another takes over.
-        Duration leaseTtl = b.supervisorInterval.multipliedBy(3).compareTo(MIN_SUPERVISOR_LEASE) < 0
-                ? MIN_SUPERVISOR_LEASE : b.supervisorInterval.multipliedBy(3);
-        this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, leaseTtl, 500,
-                b.retention, scheduler::wakeUpAt);
+    private SasRuntime(RuntimeConfig config) {
+        this.config = config;
+        this.store = config.stateStore();
+        this.registry = new Registry(config.workflows());
+        this.clock = config.clock();
+        this.instanceId = config.instanceId();
+        this.events = new EventBus(config.listeners(), config.replyChannels(), config.alertSink(), metrics);
+        this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
+        this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
+                config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval());
+        this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
+                500, config.retention(), scheduler::wakeUpAt);
+        this.client = new SasClient(new SasClient.Config(store, clock, config.maxPayloadBytes()), config.workflows(),
+                new Hooks());
+    }
+
+    /** Hands what this runtime's own client does to its listeners and its scheduler. */
+    private final class Hooks implements ClientHooks {
+        @Override
+        public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
+            if (!inHostTransaction) {
+                // Inside a host transaction the task may still roll back: its RECEIVED event is in
+                // the event log once committed, but listeners hear first of it at its claim.
+                events.publish(received, replyTo);
+            }
+            if (dueNow) {
+                scheduler.wakeUp();
+            }
+        }
+
+        @Override
+        public void operatorAction(TaskEvent event) {
+            events.publish(List.of(event), null);
+            scheduler.wakeUp();
+        }
     }
 
     /** A new builder. Not thread-safe. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** The client of this runtime's store: submit, find, await, resubmit, cancel. */
+    public SasClient client() {
+        return client;
+    }
+
+    /** The settings this runtime was built with. */
+    public RuntimeConfig config() {
+        return config;
     }
 
     private static String defaultInstanceId() {
@@ -140,16 +167,16 @@ public final class Sas implements AutoCloseable {
      *
      * @throws IllegalStateException if the runtime was closed
      */
-    public Sas start() {
+    public SasRuntime start() {
         if (closed.get()) {
             throw new IllegalStateException("runtime " + instanceId + " is closed; build a new one");
         }
         if (!started.compareAndSet(false, true)) {
             return this;
         }
-        Executor steps = config.stepExecutor;
+        Executor steps = config.stepExecutor();
         if (steps == null) {
-            ExecutorService pool = Executors.newFixedThreadPool(config.schedulerThreads,
+            ExecutorService pool = Executors.newFixedThreadPool(config.schedulerThreads(),
                     new NamedThreadFactory("sas-scheduler"));
             owned.add(pool);
             steps = pool;
@@ -159,26 +186,18 @@ public final class Sas implements AutoCloseable {
         timer = t;
         eventExecutor = Executors.newSingleThreadExecutor(new NamedThreadFactory("sas-events", false));
         events.start(eventExecutor);
-        recorder.start(config.writerThreads);
+        recorder.start(config.writerThreads());
         scheduler.start(steps, this::agentExecutor, timer);
-        if (config.schedulerEnabled) {
+        if (config.schedulerEnabled()) {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
-        if (config.supervisorEnabled) {
+        if (config.supervisorEnabled()) {
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-supervisor", false));
-            long ms = config.supervisorInterval.toMillis();
+            long ms = config.supervisorInterval().toMillis();
             supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, ms, ms, TimeUnit.MILLISECONDS);
         }
-        log.info("SAS runtime {} started: store={}, workflows={}, schedulerEnabled={}, schedulerThreads={}, "
-                        + "claimBatchSize={}, maxInFlight={}, writerThreads={}, pollInterval={}, supervisorEnabled={}, supervisorInterval={}, "
-                        + "agentThreads={}, maxPayloadBytes={}, retention={}, shutdownGrace={}, clock={}",
-                instanceId, store, registry.all().stream().map(w -> w.name() + " v" + w.version()).toList(),
-                config.schedulerEnabled, config.stepExecutor != null ? "host executor" : config.schedulerThreads,
-                config.claimBatchSize, config.maxInFlight, config.writerThreads, config.pollInterval,
-                config.supervisorEnabled,
-                config.supervisorInterval, config.agentThreads, config.maxPayloadBytes, config.retention,
-                config.shutdownGrace, clock);
+        log.info("SAS runtime {} started: store={}, {}", instanceId, store, config.summary());
         return this;
     }
 
@@ -188,17 +207,17 @@ public final class Sas implements AutoCloseable {
         } catch (RuntimeException e) {
             metrics.storeFailure();
             log.warn("instance {}: supervisor pass failed ({}); trying again in {}", instanceId, e.getMessage(),
-                    config.supervisorInterval);
+                    config.supervisorInterval());
         }
     }
 
     private Executor agentExecutor(String agentName) {
-        Executor configured = config.agentExecutors.get(agentName);
+        Executor configured = config.agentExecutors().get(agentName);
         if (configured != null) {
             return configured;
         }
         return agentExecutors.computeIfAbsent(agentName, name -> {
-            ThreadPoolExecutor pool = new ThreadPoolExecutor(config.agentThreads, config.agentThreads, 60,
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(config.agentThreads(), config.agentThreads(), 60,
                     TimeUnit.SECONDS, new LinkedBlockingQueue<>(), new NamedThreadFactory("sas-agent-" + name));
             pool.allowCoreThreadTimeOut(true);
             synchronized (owned) {
@@ -228,10 +247,10 @@ public final class Sas implements AutoCloseable {
             if (claimThread != null) {
                 claimThread.join(5_000);
             }
-            if (!scheduler.awaitIdle(config.shutdownGrace)) {
+            if (!scheduler.awaitIdle(config.shutdownGrace())) {
                 scheduler.abandonRunning();
                 log.warn("instance {}: {} tasks still running after the {} grace period; interrupting them, "
-                        + "the supervisor will recover them", instanceId, scheduler.inFlight(), config.shutdownGrace);
+                        + "the supervisor will recover them", instanceId, scheduler.inFlight(), config.shutdownGrace());
             }
         } catch (InterruptedException e) {
             interrupted = true;
@@ -270,218 +289,12 @@ public final class Sas implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------ submission
-
-    /**
-     * Submits a task with default options. See {@link #submit(Workflow, String, Object, SubmitOptions)}.
-     */
-    public <I> TaskId submit(Workflow<I> workflow, String businessKey, I input) {
-        return submit(workflow, businessKey, input, SubmitOptions.defaults());
-    }
-
-    /**
-     * Submits a task: one run of {@code workflow} for {@code input}. A second submit with the same
-     * business key for the same workflow returns the first task's id and changes nothing.
-     *
-     * @return the task's id
-     * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the business key is blank or too long, or the encoded
-     *     input is blank, cannot be encoded, or is larger than {@code maxPayloadBytes}
-     * @throws WorkflowNotFoundException if the workflow is not registered with this runtime
-     * @throws IllegalStateException if the runtime is closed
-     * @throws StateStoreException if the store failed; the task may then not exist
-     */
-    public <I> TaskId submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
-        Objects.requireNonNull(workflow, "workflow must not be null");
-        Objects.requireNonNull(businessKey, "businessKey must not be null");
-        Objects.requireNonNull(input, "input must not be null");
-        Objects.requireNonNull(options, "options must not be null");
-        if (closed.get()) {
-            throw new IllegalStateException("runtime " + instanceId + " is closed");
-        }
-        registry.require(workflow);
-        if (businessKey.isBlank()) {
-            throw new IllegalArgumentException("businessKey must not be blank (workflow '" + workflow.name() + "')");
-        }
-        if (businessKey.length() > MAX_BUSINESS_KEY_LENGTH) {
-            throw new IllegalArgumentException("businessKey must be at most " + MAX_BUSINESS_KEY_LENGTH
-                    + " characters, was " + businessKey.length() + " (workflow '" + workflow.name() + "')");
-        }
-        String encoded;
-        try {
-            encoded = workflow.inputCodec().encode(input);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("input for workflow '" + workflow.name() + "' business key '"
-                    + businessKey + "' cannot be encoded: " + e.getMessage(), e);
-        }
-        if (encoded == null || encoded.isBlank()) {
-            throw new IllegalArgumentException("input for workflow '" + workflow.name() + "' business key '"
-                    + businessKey + "' encodes to a blank string; pass a real input");
-        }
-        if (encoded.length() > config.maxPayloadBytes / 3) {
-            int bytes = encoded.getBytes(StandardCharsets.UTF_8).length;
-            if (bytes > config.maxPayloadBytes) {
-                throw new IllegalArgumentException("input for workflow '" + workflow.name() + "' business key '"
-                        + businessKey + "' is " + bytes + " bytes, over the limit of " + config.maxPayloadBytes
-                        + " (maxPayloadBytes); store large data elsewhere and pass a reference");
-            }
-        }
-        Instant now = clock.instant();
-        TaskId id = TaskId.random();
-        StepDefinition<I> first = workflow.steps().get(0);
-        NewTask task = new NewTask(id, workflow.name(), workflow.version(), businessKey, options.priority(), encoded,
-                options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()));
-        TaskEvent received = new TaskEvent(id, businessKey, workflow.name(), TaskEvent.Type.RECEIVED, -1, null, 0, now,
-                null);
-        SubmitResult result = store.submit(task, received, options.transaction());
-        if (result.created()) {
-            log.debug("task {} submitted: workflow {} v{}, business key {}", id, workflow.name(), workflow.version(),
-                    businessKey);
-            if (options.transaction() == null) {
-                // Inside a host transaction the task may still roll back: its RECEIVED event is in
-                // the event log once committed, but listeners hear first of it at its claim.
-                events.publish(List.of(received), options.replyTo());
-            }
-            if (options.delay().isZero()) {
-                scheduler.wakeUp();
-            }
-        } else {
-            log.debug("task {}: duplicate submission for business key {} ignored", result.taskId(), businessKey);
-        }
-        return result.taskId();
-    }
-
     /**
      * Wakes this runtime's scheduler to claim now, e.g. after the host committed a transaction in
      * which it submitted tasks (otherwise they are found by the next poll).
      */
     public void pollNow() {
         scheduler.wakeUp();
-    }
-
-    // ------------------------------------------------------------------ status and operations
-
-    /**
-     * The task with all its steps: recorded ones as stored, the others as {@code PENDING} (or
-     * {@code PROCESSING} for the one running).
-     *
-     * @throws NullPointerException if {@code taskId} is null
-     */
-    public Optional<TaskInfo> status(TaskId taskId) {
-        Objects.requireNonNull(taskId, "taskId must not be null");
-        return store.find(taskId).map(this::withAllSteps);
-    }
-
-    private TaskInfo withAllSteps(TaskInfo info) {
-        Workflow<?> wf = registry.find(info.workflow(), info.workflowVersion());
-        if (wf == null) {
-            return info;
-        }
-        Map<Integer, TaskInfo.StepInfo> recorded = new HashMap<>();
-        for (TaskInfo.StepInfo s : info.steps()) {
-            recorded.put(s.index(), s);
-        }
-        List<TaskInfo.StepInfo> steps = new ArrayList<>();
-        for (StepDefinition<?> def : wf.steps()) {
-            TaskInfo.StepInfo s = recorded.get(def.index());
-            boolean running = info.status() == TaskStatus.PROCESSING && info.currentStep() == def.index();
-            if (s == null) {
-                s = new TaskInfo.StepInfo(def.index(), def.name(), running ? StepStatus.PROCESSING : StepStatus.PENDING,
-                        0, null, null, null, null, null);
-            } else if (running && s.status() != StepStatus.COMPLETED) {
-                s = new TaskInfo.StepInfo(s.index(), s.name(), StepStatus.PROCESSING, s.attempts(), s.output(),
-                        s.error(), s.startedAt(), s.finishedAt(), s.compensationStatus());
-            }
-            steps.add(s);
-        }
-        return new TaskInfo(info.taskId(), info.workflow(), info.workflowVersion(), info.businessKey(), info.status(),
-                info.priority(), info.currentStep(), info.failureCount(), info.lockedBy(), info.lease(),
-                info.completeBy(), info.nextAttemptAt(), info.createdAt(), info.updatedAt(), info.lastError(),
-                info.cancelRequested(), steps);
-    }
-
-    /**
-     * The task's recorded events, oldest first.
-     *
-     * @throws NullPointerException if {@code taskId} is null
-     */
-    public List<TaskEvent> events(TaskId taskId) {
-        Objects.requireNonNull(taskId, "taskId must not be null");
-        return store.events(taskId);
-    }
-
-    /**
-     * Up to {@code limit} tasks in this state, oldest first, without their steps.
-     *
-     * @throws NullPointerException if {@code status} is null
-     * @throws IllegalArgumentException if {@code limit} is not positive
-     */
-    public List<TaskInfo> list(TaskStatus status, int limit) {
-        Objects.requireNonNull(status, "status must not be null");
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be positive, was " + limit);
-        }
-        return store.list(status, limit);
-    }
-
-    /** Task counts per state across the whole store, every state present. */
-    public Map<TaskStatus, Long> countByStatus() {
-        Map<TaskStatus, Long> counts = new LinkedHashMap<>();
-        Map<TaskStatus, Long> stored = store.countByStatus();
-        for (TaskStatus s : TaskStatus.values()) {
-            counts.put(s, stored.getOrDefault(s, 0L));
-        }
-        return counts;
-    }
-
-    /**
-     * Resubmits an {@code ERROR} task from its failed step (or continues compensating a
-     * {@code COMPENSATION_FAILED} one), with its failure count reset.
-     *
-     * @throws NullPointerException if {@code taskId} is null
-     * @throws TaskNotFoundException if there is no such task
-     * @throws IllegalStateException if the task is in another state
-     */
-    public void resubmit(TaskId taskId) {
-        Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        Instant now = clock.instant();
-        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
-        if (!store.resubmit(taskId, now, event)) {
-            throw new IllegalStateException("task " + taskId + " is " + store.find(taskId).map(TaskInfo::status)
-                    .orElse(null) + "; only ERROR or COMPENSATION_FAILED tasks can be resubmitted");
-        }
-        log.info("task {} step {}: resubmitted by an operator", taskId, info.currentStep());
-        events.publish(List.of(event), null);
-        scheduler.wakeUp();
-    }
-
-    /**
-     * Cancels a task that has not finished: a scheduler compensates its completed steps in reverse
-     * order, then it ends {@code CANCELLED} (or {@code COMPENSATION_FAILED}). A running step is
-     * allowed to finish first.
-     *
-     * @return false if the task had already finished or a cancel was already requested
-     * @throws NullPointerException if {@code taskId} is null
-     * @throws TaskNotFoundException if there is no such task
-     */
-    public boolean cancel(TaskId taskId) {
-        Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        Instant now = clock.instant();
-        TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
-        boolean requested = store.requestCancel(taskId, now, event);
-        if (requested) {
-            log.info("task {} step {}: cancel requested by an operator", taskId, info.currentStep());
-            events.publish(List.of(event), null);
-            scheduler.wakeUp();
-        }
-        return requested;
-    }
-
-    private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at) {
-        return new TaskEvent(info.taskId(), info.businessKey(), info.workflow(), type, info.currentStep(), null, 0, at,
-                null);
     }
 
     /**
@@ -527,12 +340,13 @@ public final class Sas implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Sas{" + instanceId + ", store=" + store + '}';
+        return "SasRuntime{" + instanceId + ", store=" + store + '}';
     }
 
     /**
-     * Builds a {@link Sas} runtime. Not thread-safe. Each setting is checked where it is set;
-     * {@link #build()} checks that a store and at least one workflow were given.
+     * Builds a {@link SasRuntime}. Not thread-safe. Each setting is checked where it is set;
+     * {@link #build()} checks the combinations and copies everything into an immutable
+     * {@link RuntimeConfig}, so reusing the builder never changes a runtime already built.
      */
     public static final class Builder {
         private StateStore store;
@@ -547,7 +361,7 @@ public final class Sas implements AutoCloseable {
         private Duration supervisorInterval = DEFAULT_SUPERVISOR_INTERVAL;
         private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
         private Duration retention = DEFAULT_RETENTION;
-        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
         private Clock clock = Clock.systemUTC();
         private Executor stepExecutor;
         private final Map<String, Executor> agentExecutors = new HashMap<>();
@@ -560,32 +374,6 @@ public final class Sas implements AutoCloseable {
         private boolean supervisorEnabled = true;
 
         private Builder() {
-        }
-
-        private Builder copy() {
-            Builder b = new Builder();
-            b.store = store;
-            b.workflows.addAll(workflows);
-            b.instanceId = instanceId;
-            b.schedulerThreads = schedulerThreads;
-            b.claimBatchSize = claimBatchSize;
-            b.maxInFlight = maxInFlight;
-            b.agentThreads = agentThreads;
-            b.writerThreads = writerThreads;
-            b.pollInterval = pollInterval;
-            b.supervisorInterval = supervisorInterval;
-            b.shutdownGrace = shutdownGrace;
-            b.retention = retention;
-            b.maxPayloadBytes = maxPayloadBytes;
-            b.clock = clock;
-            b.stepExecutor = stepExecutor;
-            b.agentExecutors.putAll(agentExecutors);
-            b.listeners.addAll(listeners);
-            b.replyChannels.putAll(replyChannels);
-            b.alertSink = alertSink;
-            b.schedulerEnabled = schedulerEnabled;
-            b.supervisorEnabled = supervisorEnabled;
-            return b;
         }
 
         /**
@@ -709,7 +497,7 @@ public final class Sas implements AutoCloseable {
         }
 
         /**
-         * How long {@link Sas#close()} lets running steps finish before interrupting them.
+         * How long {@link SasRuntime#close()} lets running steps finish before interrupting them.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if negative
@@ -831,7 +619,7 @@ public final class Sas implements AutoCloseable {
          * @throws IllegalStateException if no state store or no workflow was given, or if
          *     claimBatchSize is larger than maxInFlight
          */
-        public Sas build() {
+        public SasRuntime build() {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
@@ -842,7 +630,10 @@ public final class Sas implements AutoCloseable {
                 throw new IllegalStateException("claimBatchSize (" + claimBatchSize + ") must not exceed maxInFlight ("
                         + maxInFlight + ")");
             }
-            return new Sas(this);
+            return new SasRuntime(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
+                    : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
+                    maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
+                    shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink));
         }
 
         private static int positive(String name, int value) {

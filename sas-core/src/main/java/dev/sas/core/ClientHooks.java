@@ -1,0 +1,26 @@
+package dev.sas.core;
+
+import java.util.List;
+
+/**
+ * What a runtime hears from its own client: events to hand to its listeners and work to wake its
+ * scheduler for. A standalone client has none of these.
+ */
+interface ClientHooks {
+
+    ClientHooks NONE = new ClientHooks() {
+        @Override
+        public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
+        }
+
+        @Override
+        public void operatorAction(TaskEvent event) {
+        }
+    };
+
+    /** Tasks were created (duplicates excluded). */
+    void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction);
+
+    /** An operator resubmitted or cancelled a task. */
+    void operatorAction(TaskEvent event);
+}

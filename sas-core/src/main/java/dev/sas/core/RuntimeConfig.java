@@ -1,0 +1,85 @@
+package dev.sas.core;
+
+import dev.sas.core.spi.StateStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * A {@link SasRuntime}'s settings as built by {@link SasRuntime.Builder}: immutable, every
+ * collection copied. {@link SasRuntime#config()} returns it; the runtime logs it once at start.
+ * The defaults are the {@code DEFAULT_...} constants of {@link SasRuntime}.
+ *
+ * @param stateStore where tasks live
+ * @param workflows the workflows (and versions) this runtime runs
+ * @param instanceId this runtime's id, stamped on its claims
+ * @param clock the local clock (timers, metrics, tests)
+ * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
+ * @param schedulerEnabled whether this runtime claims and runs tasks
+ * @param schedulerThreads threads running steps, when no step executor is given
+ * @param claimBatchSize most tasks claimed in one round trip
+ * @param maxInFlight most tasks held at once
+ * @param writerThreads threads recording step results
+ * @param pollInterval how often the scheduler looks for work from other instances
+ * @param agentThreads threads per agent without an executor of its own
+ * @param supervisorEnabled whether this runtime takes part in the supervisor election
+ * @param supervisorInterval how often the active supervisor scans for expired claims
+ * @param shutdownGrace how long {@code close()} lets running steps finish
+ * @param retention how long final tasks are kept
+ * @param stepExecutor the host's executor for steps, or null for {@code sas-scheduler-N} threads
+ * @param agentExecutors the host's executors per agent name
+ * @param listeners listeners for every event this runtime records
+ * @param replyChannels reply channels by name
+ * @param alertSink where alerts go
+ */
+public record RuntimeConfig(
+        StateStore stateStore,
+        List<Workflow<?>> workflows,
+        String instanceId,
+        Clock clock,
+        int maxPayloadBytes,
+        boolean schedulerEnabled,
+        int schedulerThreads,
+        int claimBatchSize,
+        int maxInFlight,
+        int writerThreads,
+        Duration pollInterval,
+        int agentThreads,
+        boolean supervisorEnabled,
+        Duration supervisorInterval,
+        Duration shutdownGrace,
+        Duration retention,
+        Executor stepExecutor,
+        Map<String, Executor> agentExecutors,
+        List<TaskListener> listeners,
+        Map<String, TaskListener> replyChannels,
+        AlertSink alertSink) {
+
+    /** Copies every collection. */
+    public RuntimeConfig {
+        workflows = List.copyOf(workflows);
+        agentExecutors = Map.copyOf(agentExecutors);
+        listeners = List.copyOf(listeners);
+        replyChannels = Map.copyOf(replyChannels);
+    }
+
+    /** The supervisor lease: three intervals, at least {@link SasRuntime#MIN_SUPERVISOR_LEASE}. */
+    Duration supervisorLease() {
+        Duration three = supervisorInterval.multipliedBy(3);
+        return three.compareTo(SasRuntime.MIN_SUPERVISOR_LEASE) < 0 ? SasRuntime.MIN_SUPERVISOR_LEASE : three;
+    }
+
+    /** One line of the scalar settings, for the start-up log. */
+    String summary() {
+        return "workflows=" + workflows.stream().map(w -> w.name() + " v" + w.version()).toList()
+                + ", schedulerEnabled=" + schedulerEnabled
+                + ", schedulerThreads=" + (stepExecutor != null ? "host executor" : schedulerThreads)
+                + ", claimBatchSize=" + claimBatchSize + ", maxInFlight=" + maxInFlight + ", writerThreads="
+                + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
+                + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
+                + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", shutdownGrace="
+                + shutdownGrace + ", clock=" + clock;
+    }
+}

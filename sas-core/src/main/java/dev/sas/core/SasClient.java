@@ -1,0 +1,431 @@
+package dev.sas.core;
+
+import dev.sas.core.internal.PayloadLimit;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.SubmitResult;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What any tier holds to work with tasks: submit them, find, list and count them, wait for their
+ * result, and resubmit or cancel them. It starts no threads and needs no running scheduler in
+ * this process: tasks run on whichever {@link SasRuntime} (in this JVM or another) shares the
+ * store. A web tier holds only this.
+ *
+ * <pre>{@code
+ * SasClient client = SasClient.builder().stateStore(store).build();
+ * TaskHandle order = client.submit(orders, "order-42", new Order(...));
+ * TaskResult result = order.await(Duration.ofSeconds(30));
+ * }</pre>
+ *
+ * <p>Thread-safe. Holds nothing to close: the store is the caller's.
+ */
+public final class SasClient {
+    private static final Logger log = LoggerFactory.getLogger(SasClient.class);
+    private static final EnumSet<TaskStatus> RESUBMITTABLE = EnumSet.of(TaskStatus.ERROR, TaskStatus.COMPENSATION_FAILED);
+
+    /** Default largest encoded input or step output: 1 MiB. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /** Longest business key. */
+    public static final int MAX_BUSINESS_KEY_LENGTH = 200;
+
+    private final Config config;
+    private final StateStore store;
+    private final Clock clock;
+    private final PayloadLimit payloadLimit;
+    private final Map<String, Workflow<?>> known = new ConcurrentHashMap<>();
+    private final ClientHooks hooks;
+
+    /**
+     * The client's settings, as built. Immutable.
+     *
+     * @param stateStore where tasks live
+     * @param clock the local clock (submission times, local waits)
+     * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
+     */
+    public record Config(StateStore stateStore, Clock clock, int maxPayloadBytes) {
+    }
+
+    SasClient(Config config, List<Workflow<?>> workflows, ClientHooks hooks) {
+        this.config = config;
+        this.store = config.stateStore();
+        this.clock = config.clock();
+        this.payloadLimit = new PayloadLimit(config.maxPayloadBytes());
+        this.hooks = hooks;
+        workflows.forEach(this::remember);
+    }
+
+    /** A new builder. Not thread-safe. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The settings this client was built with. */
+    public Config config() {
+        return config;
+    }
+
+    private void remember(Workflow<?> w) {
+        known.putIfAbsent(w.name() + '#' + w.version(), w);
+    }
+
+    // ------------------------------------------------------------------ submission
+
+    /** Submits a task with default options; see {@link #submit(Workflow, String, Object, SubmitOptions)}. */
+    public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input) {
+        return submit(workflow, businessKey, input, SubmitOptions.defaults());
+    }
+
+    /**
+     * Submits a task: one run of {@code workflow} for {@code input}. A second submit with the same
+     * business key for the same workflow returns a handle to the first task and changes nothing
+     * ({@link TaskHandle#created()} is then false). The task is durable when this returns (or,
+     * with {@link SubmitOptions.Builder#transaction}, when the host commits).
+     *
+     * @return a handle to the task
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the business key is blank or too long, or the input
+     *     cannot be encoded, encodes to a blank string, or is larger than {@code maxPayloadBytes}
+     * @throws StateStoreException if the store failed; the task may then not exist
+     */
+    public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
+        Objects.requireNonNull(options, "options must not be null");
+        NewTask task = newTask(workflow, businessKey, input, options, clock.instant());
+        SubmitResult result = store.submit(task, received(task), options.transaction());
+        afterSubmit(List.of(task), List.of(result), options);
+        return new TaskHandle(this, result.taskId(), result.created());
+    }
+
+    /** Submits many tasks with default options; see {@link #submitAll(Workflow, Map, SubmitOptions)}. */
+    public <I> List<TaskHandle> submitAll(Workflow<I> workflow, Map<String, ? extends I> inputsByBusinessKey) {
+        return submitAll(workflow, inputsByBusinessKey, SubmitOptions.defaults());
+    }
+
+    /**
+     * Submits one task per entry (business key to input) in one store transaction (or in the
+     * host's, with {@link SubmitOptions.Builder#transaction}), all with the same options. Every
+     * input is checked before anything is written, so a bad one fails the whole call and writes
+     * nothing. Duplicates of existing tasks return handles to those tasks.
+     *
+     * @return one handle per entry, in the map's iteration order
+     * @throws NullPointerException if an argument, key or input is null
+     * @throws IllegalArgumentException as for {@link #submit(Workflow, String, Object, SubmitOptions)},
+     *     naming the business key at fault
+     * @throws StateStoreException if the store failed; then none of the tasks was written
+     */
+    public <I> List<TaskHandle> submitAll(Workflow<I> workflow, Map<String, ? extends I> inputsByBusinessKey,
+            SubmitOptions options) {
+        Objects.requireNonNull(inputsByBusinessKey, "inputsByBusinessKey must not be null");
+        Objects.requireNonNull(options, "options must not be null");
+        Instant now = clock.instant();
+        List<NewTask> tasks = new ArrayList<>(inputsByBusinessKey.size());
+        List<TaskEvent> received = new ArrayList<>(inputsByBusinessKey.size());
+        for (Map.Entry<String, ? extends I> e : inputsByBusinessKey.entrySet()) {
+            NewTask task = newTask(workflow, e.getKey(), e.getValue(), options, now);
+            tasks.add(task);
+            received.add(received(task));
+        }
+        if (tasks.isEmpty()) {
+            return List.of();
+        }
+        List<SubmitResult> results = store.submitAll(tasks, received, options.transaction());
+        afterSubmit(tasks, results, options);
+        List<TaskHandle> handles = new ArrayList<>(results.size());
+        for (SubmitResult r : results) {
+            handles.add(new TaskHandle(this, r.taskId(), r.created()));
+        }
+        return handles;
+    }
+
+    private <I> NewTask newTask(Workflow<I> workflow, String businessKey, I input, SubmitOptions options, Instant now) {
+        Objects.requireNonNull(workflow, "workflow must not be null");
+        Objects.requireNonNull(businessKey, "businessKey must not be null");
+        Objects.requireNonNull(input, "input must not be null (workflow '" + workflow.name() + "' business key '"
+                + businessKey + "')");
+        if (businessKey.isBlank()) {
+            throw new IllegalArgumentException("businessKey must not be blank (workflow '" + workflow.name() + "')");
+        }
+        if (businessKey.length() > MAX_BUSINESS_KEY_LENGTH) {
+            throw new IllegalArgumentException("businessKey must be at most " + MAX_BUSINESS_KEY_LENGTH
+                    + " characters, was " + businessKey.length() + " (workflow '" + workflow.name() + "')");
+        }
+        String what = "input for workflow '" + workflow.name() + "' business key '" + businessKey + "'";
+        String encoded;
+        try {
+            encoded = workflow.inputCodec().encode(input);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(what + " cannot be encoded: " + e.getMessage(), e);
+        }
+        if (encoded == null || encoded.isBlank()) {
+            throw new IllegalArgumentException(what + " encodes to a blank string; pass a real input");
+        }
+        int bytes = payloadLimit.excess(encoded);
+        if (bytes >= 0) {
+            throw new IllegalArgumentException(payloadLimit.message(what, bytes));
+        }
+        remember(workflow);
+        StepDefinition<I> first = workflow.steps().get(0);
+        return new NewTask(TaskId.random(), workflow.name(), workflow.version(), businessKey, options.priority(),
+                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()));
+    }
+
+    private static TaskEvent received(NewTask t) {
+        return new TaskEvent(t.taskId(), t.businessKey(), t.workflow(), TaskEvent.Type.RECEIVED, -1, null, 0,
+                t.createdAt(), null);
+    }
+
+    private void afterSubmit(List<NewTask> tasks, List<SubmitResult> results, SubmitOptions options) {
+        List<TaskEvent> created = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            NewTask t = tasks.get(i);
+            if (results.get(i).created()) {
+                created.add(received(t));
+                log.debug("task {} submitted: workflow {} v{}, business key {}", t.taskId(), t.workflow(),
+                        t.workflowVersion(), t.businessKey());
+            } else {
+                log.debug("task {}: duplicate submission for business key {} ignored", results.get(i).taskId(),
+                        t.businessKey());
+            }
+        }
+        if (!created.isEmpty()) {
+            hooks.submitted(created, options.replyTo(), options.delay().isZero(), options.transaction() != null);
+        }
+    }
+
+    // ------------------------------------------------------------------ reading
+
+    /**
+     * A handle to an existing task (nothing is read until it is used).
+     *
+     * @throws NullPointerException if {@code taskId} is null
+     */
+    public TaskHandle handle(TaskId taskId) {
+        return new TaskHandle(this, Objects.requireNonNull(taskId, "taskId must not be null"), false);
+    }
+
+    /**
+     * The task with all its steps: recorded ones as stored, the others (when this client knows
+     * the workflow: it submitted to it or was built with it) as {@code PENDING}.
+     *
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws StateStoreException if the store failed
+     */
+    public Optional<TaskInfo> find(TaskId taskId) {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        return store.find(taskId).map(info -> StatusView.withAllSteps(info,
+                known.get(info.workflow() + '#' + info.workflowVersion())));
+    }
+
+    /**
+     * The task submitted to {@code workflow} with {@code businessKey}.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws StateStoreException if the store failed
+     */
+    public Optional<TaskInfo> find(String workflow, String businessKey) {
+        Objects.requireNonNull(workflow, "workflow must not be null");
+        Objects.requireNonNull(businessKey, "businessKey must not be null");
+        return store.findByBusinessKey(workflow, businessKey).flatMap(this::find);
+    }
+
+    /**
+     * The task's recorded events, oldest first.
+     *
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws StateStoreException if the store failed
+     */
+    public List<TaskEvent> events(TaskId taskId) {
+        return store.events(Objects.requireNonNull(taskId, "taskId must not be null"));
+    }
+
+    /**
+     * Tasks matching {@code query}, oldest first, without their steps. Page with
+     * {@link TaskQuery#after(TaskInfo)}.
+     *
+     * @throws NullPointerException if {@code query} is null
+     * @throws StateStoreException if the store failed
+     */
+    public List<TaskInfo> list(TaskQuery query) {
+        return store.list(Objects.requireNonNull(query, "query must not be null"));
+    }
+
+    /**
+     * Task counts per state across the whole store, every state present.
+     *
+     * @throws StateStoreException if the store failed
+     */
+    public Map<TaskStatus, Long> countByStatus() {
+        Map<TaskStatus, Long> counts = new LinkedHashMap<>();
+        Map<TaskStatus, Long> stored = store.countByStatus();
+        for (TaskStatus s : TaskStatus.values()) {
+            counts.put(s, stored.getOrDefault(s, 0L));
+        }
+        return counts;
+    }
+
+    // ------------------------------------------------------------------ operator actions
+
+    /**
+     * Resubmits an {@code ERROR} task from its failed step (or continues compensating a
+     * {@code COMPENSATION_FAILED} one), with its failure count reset.
+     *
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws TaskStateException if the task is in another state
+     * @throws StateStoreException if the store failed
+     */
+    public void resubmit(TaskId taskId) {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        Instant now = clock.instant();
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
+        if (!store.resubmit(taskId, now, event)) {
+            TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
+            throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
+        }
+        log.info("task {} step {}: resubmitted by an operator", taskId, info.currentStep());
+        hooks.operatorAction(event);
+    }
+
+    /**
+     * Resubmits every {@code ERROR} task of {@code workflow} (every version), page by page. A task
+     * that leaves ERROR meanwhile is skipped.
+     *
+     * @return how many tasks were resubmitted
+     * @throws NullPointerException if {@code workflow} is null
+     * @throws StateStoreException if the store failed; tasks resubmitted before stay resubmitted
+     */
+    public int resubmitAll(String workflow) {
+        Objects.requireNonNull(workflow, "workflow must not be null");
+        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.ERROR).withWorkflow(workflow).withLimit(500);
+        int resubmitted = 0;
+        List<TaskInfo> page = store.list(query);
+        while (!page.isEmpty()) {
+            for (TaskInfo info : page) {
+                Instant now = clock.instant();
+                TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
+                if (store.resubmit(info.taskId(), now, event)) {
+                    resubmitted++;
+                    hooks.operatorAction(event);
+                }
+            }
+            page = page.size() < query.limit() ? List.of() : store.list(query.after(page.get(page.size() - 1)));
+        }
+        log.info("workflow {}: {} ERROR tasks resubmitted by an operator", workflow, resubmitted);
+        return resubmitted;
+    }
+
+    /**
+     * Cancels a task that has not finished: a scheduler compensates its completed steps in reverse
+     * order, then it ends {@code CANCELLED} (or {@code COMPENSATION_FAILED}). A running step is
+     * allowed to finish first.
+     *
+     * @return false if the task had already finished or a cancel was already requested
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws StateStoreException if the store failed
+     */
+    public boolean cancel(TaskId taskId) {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        Instant now = clock.instant();
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
+        boolean requested = store.requestCancel(taskId, now, event);
+        if (requested) {
+            log.info("task {} step {}: cancel requested by an operator", taskId, info.currentStep());
+            hooks.operatorAction(event);
+        }
+        return requested;
+    }
+
+    private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at) {
+        return new TaskEvent(info.taskId(), info.businessKey(), info.workflow(), type, info.currentStep(), null, 0, at,
+                null);
+    }
+
+    @Override
+    public String toString() {
+        return "SasClient{store=" + store + '}';
+    }
+
+    /**
+     * Builds a {@link SasClient}. Not thread-safe; {@link #build()} copies, so reusing the builder
+     * never changes a client already built.
+     */
+    public static final class Builder {
+        private StateStore store;
+        private Clock clock = Clock.systemUTC();
+        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private final List<Workflow<?>> workflows = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Where tasks live. Required.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder stateStore(StateStore store) {
+            this.store = Objects.requireNonNull(store, "stateStore must not be null");
+            return this;
+        }
+
+        /**
+         * The local clock for submission times. Default: the system UTC clock.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Largest encoded input, in UTF-8 bytes. Default {@value SasClient#DEFAULT_MAX_PAYLOAD_BYTES}.
+         *
+         * @throws IllegalArgumentException if less than 1
+         */
+        public Builder maxPayloadBytes(int bytes) {
+            if (bytes < 1) {
+                throw new IllegalArgumentException("maxPayloadBytes must be at least 1, was " + bytes);
+            }
+            this.maxPayloadBytes = bytes;
+            return this;
+        }
+
+        /**
+         * A workflow this client shows in full: {@link SasClient#find(TaskId)} then lists the steps
+         * a task has not started yet too. Optional; workflows passed to {@code submit} are known anyway.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder workflow(Workflow<?> workflow) {
+            workflows.add(Objects.requireNonNull(workflow, "workflow must not be null"));
+            return this;
+        }
+
+        /**
+         * The client.
+         *
+         * @throws IllegalStateException if no state store was given
+         */
+        public SasClient build() {
+            if (store == null) {
+                throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
+            }
+            return new SasClient(new Config(store, clock, maxPayloadBytes), List.copyOf(workflows), ClientHooks.NONE);
+        }
+    }
+}

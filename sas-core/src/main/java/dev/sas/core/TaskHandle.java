@@ -1,0 +1,113 @@
+package dev.sas.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A submitted task, as {@link SasClient#submit} returns it: wait for its end with
+ * {@link #await(Duration)}, look at it with {@link #info()}, cancel it. Works on any node that
+ * reaches the store: it reads the store, so the task may run anywhere. Holds no resources;
+ * thread-safe.
+ */
+public final class TaskHandle {
+    private static final long FIRST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    private final SasClient client;
+    private final TaskId taskId;
+    private final boolean created;
+
+    TaskHandle(SasClient client, TaskId taskId, boolean created) {
+        this.client = client;
+        this.taskId = taskId;
+        this.created = created;
+    }
+
+    /** The task's id. */
+    public TaskId id() {
+        return taskId;
+    }
+
+    /**
+     * False when the submit found a task with the same workflow and business key and returned
+     * that one instead of creating a new task.
+     */
+    public boolean created() {
+        return created;
+    }
+
+    /**
+     * The task as it is now, with its steps.
+     *
+     * @throws TaskNotFoundException if it no longer exists (purged after its retention period)
+     * @throws StateStoreException if the store failed
+     */
+    public TaskInfo info() {
+        return client.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+    }
+
+    /**
+     * Waits until the task is in a terminal state (PROCESSED, ERROR, COMPENSATED,
+     * COMPENSATION_FAILED or CANCELLED) and returns it. Polls the store, starting after a couple
+     * of milliseconds and backing off to {@code 200 ms}, so it sees tasks run by any node.
+     *
+     * @param timeout how long to wait at most
+     * @throws NullPointerException if {@code timeout} is null
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws TaskTimeoutException if the task is not terminal in time (it goes on running)
+     * @throws TaskNotFoundException if the task does not exist
+     * @throws SasException if the waiting thread is interrupted (its interrupt flag is kept)
+     * @throws StateStoreException if the store failed
+     */
+    public TaskResult await(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pause = FIRST_PAUSE_NANOS;
+        while (true) {
+            TaskInfo info = info();
+            if (info.status().isTerminal()) {
+                return new TaskResult(info);
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TaskTimeoutException(taskId, info.status(), timeout);
+            }
+            LockSupport.parkNanos(this, Math.min(pause, left));
+            if (Thread.currentThread().isInterrupted()) {
+                throw new SasException("interrupted while waiting for task " + taskId + " (it was " + info.status()
+                        + "); the task goes on running");
+            }
+            pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
+        }
+    }
+
+    /**
+     * Asks to cancel the task; see {@link SasClient#cancel(TaskId)}.
+     *
+     * @return false if the task had already finished or a cancel was already requested
+     * @throws TaskNotFoundException if the task does not exist
+     */
+    public boolean cancel() {
+        return client.cancel(taskId);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TaskHandle h && h.taskId.equals(taskId) && h.client == client;
+    }
+
+    @Override
+    public int hashCode() {
+        return taskId.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "TaskHandle{" + taskId + '}';
+    }
+}
