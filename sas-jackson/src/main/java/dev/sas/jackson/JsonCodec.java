@@ -40,7 +40,10 @@ import java.util.Objects;
  * <p>Failures are reported as {@link IllegalArgumentException}s whose message names the codec's
  * type, what was wrong, and where (property path, line and column), but never the whole text:
  * payloads may hold personal data. Jackson's own detail is cut to
- * {@value #MAX_DETAIL_LENGTH} characters. The Jackson exception is kept as the cause.
+ * {@value #MAX_DETAIL_LENGTH} characters. The Jackson exception is kept as the cause for its
+ * stack trace; its own message is Jackson's, which quotes at most one token of the text (256
+ * characters by Jackson's default) and, unless a custom mapper turns
+ * {@link StreamReadFeature#INCLUDE_SOURCE_IN_LOCATION} on, no source.
  *
  * <p>Thread-safe and immutable: one instance may be shared by every workflow and thread. It reads
  * and writes through an {@link ObjectReader} and {@link ObjectWriter} built once from the mapper,
@@ -69,6 +72,9 @@ public final class JsonCodec<T> implements Codec<T> {
      * A codec for a non-generic type (a record, a class, {@code String}, ...), with the
      * {@linkplain #defaultMapper() default mapper}.
      *
+     * @param <T> the type of the values
+     * @param type the type, such as {@code Order.class}
+     * @return a codec for that type
      * @throws NullPointerException if {@code type} is null
      */
     public static <T> JsonCodec<T> of(Class<T> type) {
@@ -79,6 +85,9 @@ public final class JsonCodec<T> implements Codec<T> {
      * A codec for a generic type such as {@code List<Item>} or {@code Map<String, Item>}, with the
      * {@linkplain #defaultMapper() default mapper}: {@code JsonCodec.of(new TypeReference<List<Item>>() {})}.
      *
+     * @param <T> the type of the values
+     * @param type the type, as an anonymous subclass that captures its type arguments
+     * @return a codec for that type
      * @throws NullPointerException if {@code type} is null
      */
     public static <T> JsonCodec<T> of(TypeReference<T> type) {
@@ -89,6 +98,10 @@ public final class JsonCodec<T> implements Codec<T> {
      * A codec for a non-generic type that reads and writes with {@code mapper}, whose
      * configuration (modules, naming strategy, unknown-property handling, ...) is used as it is.
      *
+     * @param <T> the type of the values
+     * @param type the type, such as {@code Order.class}
+     * @param mapper the mapper to read and write with, fully configured
+     * @return a codec for that type
      * @throws NullPointerException if an argument is null
      */
     public static <T> JsonCodec<T> of(Class<T> type, ObjectMapper mapper) {
@@ -101,6 +114,10 @@ public final class JsonCodec<T> implements Codec<T> {
      * A codec for a generic type that reads and writes with {@code mapper}, whose configuration is
      * used as it is.
      *
+     * @param <T> the type of the values
+     * @param type the type, as an anonymous subclass that captures its type arguments
+     * @param mapper the mapper to read and write with, fully configured
+     * @return a codec for that type
      * @throws NullPointerException if an argument is null
      */
     public static <T> JsonCodec<T> of(TypeReference<T> type, ObjectMapper mapper) {
@@ -116,6 +133,8 @@ public final class JsonCodec<T> implements Codec<T> {
      * round-trip unchanged), unknown properties ignored, and text after the JSON value rejected.
      * Start from it to add modules or settings of your own; each call returns a new mapper, so
      * changing it changes no other codec.
+     *
+     * @return a new mapper with the default configuration
      */
     public static ObjectMapper defaultMapper() {
         return JsonMapper.builder()
@@ -134,6 +153,9 @@ public final class JsonCodec<T> implements Codec<T> {
 
     /**
      * Writes {@code value} as JSON.
+     *
+     * @param value the value, not null
+     * @return its JSON text
      *
      * @throws NullPointerException if {@code value} is null; SAS never asks a codec to encode null
      * @throws IllegalArgumentException if Jackson cannot serialize the value (for example a class
@@ -154,6 +176,9 @@ public final class JsonCodec<T> implements Codec<T> {
     /**
      * Reads a value from JSON text written by {@link #encode} (or by an earlier version of the
      * type; see the class documentation on evolution).
+     *
+     * @param text the JSON text
+     * @return the value, never null
      *
      * @throws NullPointerException if {@code text} is null
      * @throws IllegalArgumentException if the text is not JSON, is empty or the JSON literal
@@ -176,7 +201,11 @@ public final class JsonCodec<T> implements Codec<T> {
         return value;
     }
 
-    /** Names the type, for logs and error messages: {@code JsonCodec[java.util.List<dev.x.Item>]}. */
+    /**
+     * Names the type, for logs and error messages: {@code JsonCodec[java.util.List<dev.x.Item>]}.
+     *
+     * @return the codec's description
+     */
     @Override
     public String toString() {
         return "JsonCodec[" + typeName + "]";
