@@ -41,7 +41,7 @@ import java.util.Objects;
  * type, what was wrong, and where (property path, line and column), but never the whole text:
  * payloads may hold personal data. Jackson's own detail is cut to
  * {@value #MAX_DETAIL_LENGTH} characters. The Jackson exception is kept as the cause for its
- * stack trace; its own message is Jackson's, which quotes at most one token of the text (256
+ * stack trace; its own message is Jackson's, which quotes at most one token or value of the text (256
  * characters by Jackson's default) and, unless a custom mapper turns
  * {@link StreamReadFeature#INCLUDE_SOURCE_IN_LOCATION} on, no source.
  *
