@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 
 /**
- * A {@link SasRuntime}'s settings as built by {@link SasRuntime.Builder}: immutable, every
+ * A {@link SasRuntime}'s settings as built by {@link RuntimeBuilder}: immutable, every
  * collection copied. {@link SasRuntime#config()} returns it; the runtime logs it once at start.
  * The defaults are the {@code DEFAULT_...} constants of {@link SasRuntime}.
  *

@@ -86,7 +86,7 @@ public final class SubmitOptions {
 
         /**
          * Deliver this task's events to the reply channel registered under this name with
-         * {@code SasRuntime.Builder.replyChannel}.
+         * {@code RuntimeBuilder.replyChannel}.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if not a valid name (see {@link Workflow#NAME_PATTERN})

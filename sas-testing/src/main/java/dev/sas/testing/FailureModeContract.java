@@ -7,6 +7,7 @@ import dev.sas.core.Alert;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
+import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
@@ -59,7 +60,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
     /** A runtime over the shared store and clock, not started. */
     protected SasRuntime runtime(String instance, Workflow<?>... workflows) {
-        SasRuntime.Builder b = SasRuntime.builder().stateStore(store).clock(clock).instanceId(instance)
+        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).instanceId(instance)
                 .alertSink(alerts::add).onEvent(delivered::add);
         for (Workflow<?> w : workflows) {
             b.workflow(w);

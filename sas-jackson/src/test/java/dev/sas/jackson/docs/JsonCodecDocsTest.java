@@ -2,7 +2,7 @@ package dev.sas.jackson.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.Step;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -41,15 +41,15 @@ class JsonCodecDocsTest {
                         ctx -> new Invoice("inv-" + ctx.input().orderId(), ctx.input().total()))))
                 .build();
 
-        try (Sas sas = Sas.builder().stateStore(store).workflow(orders).build()) {
-            TaskId id = sas.submit(orders, "order-42", new Order("42", "c-7",
-                    List.of(new Item("book", 2, new BigDecimal("12.50"))), Instant.parse("2024-05-01T10:15:30Z")));
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(orders).build()) {
+            TaskId id = sas.client().submit(orders, "order-42", new Order("42", "c-7",
+                    List.of(new Item("book", 2, new BigDecimal("12.50"))), Instant.parse("2024-05-01T10:15:30Z"))).id();
             sas.runSchedulerOnce(); // in a test; a started runtime runs it on its own
 
-            String json = sas.status(id).orElseThrow().step("invoice").output();
+            String json = sas.client().find(id).orElseThrow().step("invoice").output();
             Invoice invoice = JsonCodec.of(Invoice.class).decode(json); // Invoice[invoiceId=inv-42, amount=25.00]
             // end::workflow[]
-            TaskInfo info = sas.status(id).orElseThrow();
+            TaskInfo info = sas.client().find(id).orElseThrow();
             assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
             assertThat(json).isEqualTo("{\"invoiceId\":\"inv-42\",\"amount\":25.00}");
             assertThat(invoice).isEqualTo(new Invoice("inv-42", new BigDecimal("25.00")));

@@ -1,0 +1,331 @@
+package dev.sas.core;
+
+import dev.sas.core.spi.StateStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds a {@link SasRuntime}. Not thread-safe. Each setting is checked where it is set;
+ * {@link #build()} checks the combinations and copies everything into an immutable
+ * {@link RuntimeConfig}, so reusing the builder never changes a runtime already built.
+ */
+public final class RuntimeBuilder {
+    private StateStore store;
+    private final List<Workflow<?>> workflows = new ArrayList<>();
+    private String instanceId;
+    private int schedulerThreads = SasRuntime.DEFAULT_SCHEDULER_THREADS;
+    private int claimBatchSize = SasRuntime.DEFAULT_CLAIM_BATCH_SIZE;
+    private int maxInFlight = SasRuntime.DEFAULT_MAX_IN_FLIGHT;
+    private int agentThreads = SasRuntime.DEFAULT_AGENT_THREADS;
+    private int writerThreads = SasRuntime.DEFAULT_WRITER_THREADS;
+    private Duration pollInterval = SasRuntime.DEFAULT_POLL_INTERVAL;
+    private Duration supervisorInterval = SasRuntime.DEFAULT_SUPERVISOR_INTERVAL;
+    private Duration shutdownGrace = SasRuntime.DEFAULT_SHUTDOWN_GRACE;
+    private Duration retention = SasRuntime.DEFAULT_RETENTION;
+    private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
+    private Clock clock = Clock.systemUTC();
+    private Executor stepExecutor;
+    private final Map<String, Executor> agentExecutors = new HashMap<>();
+    private final List<TaskListener> listeners = new ArrayList<>();
+    private final Map<String, TaskListener> replyChannels = new HashMap<>();
+    private AlertSink alertSink = alert -> LoggerFactory.getLogger("dev.sas.alerts").error(
+            "ALERT task {} ({} / {}) is {} at step {}: {}", alert.taskId(), alert.workflow(), alert.businessKey(),
+            alert.status(), alert.stepName(), alert.message());
+    private boolean schedulerEnabled = true;
+    private boolean supervisorEnabled = true;
+
+    RuntimeBuilder() {
+    }
+
+    /**
+     * Where tasks live. Required.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder stateStore(StateStore store) {
+        this.store = Objects.requireNonNull(store, "stateStore must not be null");
+        return this;
+    }
+
+    /**
+     * Registers a workflow this runtime can submit and run. Register every version that still
+     * has unfinished tasks.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if a workflow with the same name and version is registered
+     */
+    public RuntimeBuilder workflow(Workflow<?> workflow) {
+        Objects.requireNonNull(workflow, "workflow must not be null");
+        for (Workflow<?> w : workflows) {
+            if (w.name().equals(workflow.name()) && w.version() == workflow.version()) {
+                throw new IllegalArgumentException("workflow '" + workflow.name() + "' version "
+                        + workflow.version() + " is already registered");
+            }
+        }
+        workflows.add(workflow);
+        return this;
+    }
+
+    /**
+     * This runtime's id, stamped on its claims; unique per live runtime. Default: host, pid and
+     * a random suffix.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if blank or longer than 100 characters
+     */
+    public RuntimeBuilder instanceId(String instanceId) {
+        Objects.requireNonNull(instanceId, "instanceId must not be null");
+        if (instanceId.isBlank() || instanceId.length() > 100) {
+            throw new IllegalArgumentException("instanceId must be 1 to 100 non-blank characters, was '"
+                    + instanceId + "'");
+        }
+        this.instanceId = instanceId;
+        return this;
+    }
+
+    /**
+     * Worker threads running steps ({@code sas-scheduler-N}). Ignored when a step executor is given.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder schedulerThreads(int threads) {
+        this.schedulerThreads = positive("schedulerThreads", threads);
+        return this;
+    }
+
+    /**
+     * Most tasks claimed in one round trip.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder claimBatchSize(int size) {
+        this.claimBatchSize = positive("claimBatchSize", size);
+        return this;
+    }
+
+    /**
+     * Most tasks this runtime holds at once (running, waiting for an agent, or being recorded).
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder maxInFlight(int max) {
+        this.maxInFlight = positive("maxInFlight", max);
+        return this;
+    }
+
+    /**
+     * Threads that record step results ({@code sas-scheduler-recorder-N}); each commits a batch
+     * of whatever results are waiting, so more writers means more commits in parallel.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder writerThreads(int threads) {
+        this.writerThreads = positive("writerThreads", threads);
+        return this;
+    }
+
+    /**
+     * Threads per agent ({@code sas-agent-<name>-N}) for agents without their own executor.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder agentThreads(int threads) {
+        this.agentThreads = positive("agentThreads", threads);
+        return this;
+    }
+
+    /**
+     * How often the scheduler looks for work submitted by other instances or coming due.
+     * Local submissions wake it at once.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder pollInterval(Duration interval) {
+        this.pollInterval = positive("pollInterval", interval);
+        return this;
+    }
+
+    /**
+     * How often the supervisor scans for expired claims.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder supervisorInterval(Duration interval) {
+        this.supervisorInterval = positive("supervisorInterval", interval);
+        return this;
+    }
+
+    /**
+     * How long {@link SasRuntime#close()} lets running steps finish before interrupting them.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if negative
+     */
+    public RuntimeBuilder shutdownGrace(Duration grace) {
+        Objects.requireNonNull(grace, "shutdownGrace must not be null");
+        if (grace.isNegative()) {
+            throw new IllegalArgumentException("shutdownGrace must not be negative, was " + grace);
+        }
+        this.shutdownGrace = grace;
+        return this;
+    }
+
+    /**
+     * How long final tasks (PROCESSED, COMPENSATED, CANCELLED) are kept before the supervisor
+     * purges them.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder retention(Duration retention) {
+        this.retention = positive("retention", retention);
+        return this;
+    }
+
+    /**
+     * Largest encoded input or step output, in UTF-8 bytes.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder maxPayloadBytes(int bytes) {
+        this.maxPayloadBytes = positive("maxPayloadBytes", bytes);
+        return this;
+    }
+
+    /**
+     * The source of all time (deadlines, backoff, events). Default: the system UTC clock.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder clock(Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        return this;
+    }
+
+    /**
+     * Runs steps on the host's executor (e.g. virtual threads on Java 21) instead of
+     * {@code sas-scheduler-N} threads. Never shut down by SAS.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder stepExecutor(Executor executor) {
+        this.stepExecutor = Objects.requireNonNull(executor, "stepExecutor must not be null");
+        return this;
+    }
+
+    /**
+     * Runs calls to the named agent on the host's executor. Never shut down by SAS.
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    public RuntimeBuilder agentExecutor(String agentName, Executor executor) {
+        Objects.requireNonNull(agentName, "agentName must not be null");
+        agentExecutors.put(agentName, Objects.requireNonNull(executor, "agent executor must not be null"));
+        return this;
+    }
+
+    /**
+     * Adds a listener for every event this runtime records.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder onEvent(TaskListener listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+        return this;
+    }
+
+    /**
+     * Registers a reply channel: tasks submitted with {@code SubmitOptions.replyTo(name)}
+     * deliver their events here.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the name is invalid or already registered
+     */
+    public RuntimeBuilder replyChannel(String name, TaskListener listener) {
+        Workflow.checkName("reply channel name", name);
+        Objects.requireNonNull(listener, "reply channel listener must not be null");
+        if (replyChannels.putIfAbsent(name, listener) != null) {
+            throw new IllegalArgumentException("reply channel '" + name + "' is already registered");
+        }
+        return this;
+    }
+
+    /**
+     * Where alerts go. Default: an ERROR log line on logger {@code dev.sas.alerts}.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder alertSink(AlertSink sink) {
+        this.alertSink = Objects.requireNonNull(sink, "alertSink must not be null");
+        return this;
+    }
+
+    /** Whether this runtime claims and runs tasks (default true); false for a submit-only node. */
+    public RuntimeBuilder schedulerEnabled(boolean enabled) {
+        this.schedulerEnabled = enabled;
+        return this;
+    }
+
+    /** Whether this runtime takes part in supervisor election (default true). */
+    public RuntimeBuilder supervisorEnabled(boolean enabled) {
+        this.supervisorEnabled = enabled;
+        return this;
+    }
+
+    /**
+     * The runtime, not yet started.
+     *
+     * @throws IllegalStateException if no state store or no workflow was given, or if
+     *     claimBatchSize is larger than maxInFlight
+     */
+    public SasRuntime build() {
+        if (store == null) {
+            throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
+        }
+        if (workflows.isEmpty()) {
+            throw new IllegalStateException("at least one workflow is required: call workflow(...) before build()");
+        }
+        if (claimBatchSize > maxInFlight) {
+            throw new IllegalStateException("claimBatchSize (" + claimBatchSize + ") must not exceed maxInFlight ("
+                    + maxInFlight + ")");
+        }
+        return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
+                : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
+                maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
+                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink));
+    }
+
+    private static int positive(String name, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be at least 1, was " + value);
+        }
+        return value;
+    }
+
+    private static Duration positive(String name, Duration value) {
+        Objects.requireNonNull(value, name + " must not be null");
+        if (value.isZero() || value.isNegative()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + value);
+        }
+        return value;
+    }
+
+    private static String defaultInstanceId() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            host = "sas";
+        }
+        String id = host + "-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+        return id.length() > 100 ? id.substring(id.length() - 100) : id;
+    }
+}
