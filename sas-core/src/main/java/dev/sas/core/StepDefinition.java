@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
@@ -123,7 +124,13 @@ public final class StepDefinition<I> {
     public Optional<Compensation<I>> compensation() {
         if (compensationCall != null) {
             AgentCall<I, ?, ?> call = compensationCall;
-            return Optional.of(ctx -> call.send(ctx, Runnable::run, true).toCompletableFuture().join());
+            return Optional.of(ctx -> {
+                try {
+                    call.send(ctx, Runnable::run, true).toCompletableFuture().join();
+                } catch (CompletionException e) {
+                    throw e.getCause() instanceof Exception cause ? cause : e;
+                }
+            });
         }
         return Optional.ofNullable(compensation);
     }
