@@ -15,6 +15,8 @@ import java.util.Objects;
  * @param completeBy the instant after which a reply is rejected
  * @param remaining the time left until {@code completeBy} when the call was made
  * @param payload the request
+ * @param compensation true when the call undoes the step (a compensation registered with
+ *     {@code compensateWith(agent, request)}), false when it is the step's own call
  * @param <Q> the request type
  */
 public record AgentRequest<Q>(
@@ -24,7 +26,8 @@ public record AgentRequest<Q>(
         String idempotencyKey,
         Instant completeBy,
         Duration remaining,
-        Q payload) {
+        Q payload,
+        boolean compensation) {
 
     /** @throws NullPointerException if any argument but {@code payload} is null */
     public AgentRequest {
@@ -33,5 +36,15 @@ public record AgentRequest<Q>(
         Objects.requireNonNull(idempotencyKey, "idempotencyKey must not be null");
         Objects.requireNonNull(completeBy, "completeBy must not be null");
         Objects.requireNonNull(remaining, "remaining must not be null");
+    }
+
+    /**
+     * A request for the step's own call (not a compensation).
+     *
+     * @throws NullPointerException if any argument but {@code payload} is null
+     */
+    public AgentRequest(TaskId taskId, String stepName, int attempt, String idempotencyKey, Instant completeBy,
+            Duration remaining, Q payload) {
+        this(taskId, stepName, attempt, idempotencyKey, completeBy, remaining, payload, false);
     }
 }

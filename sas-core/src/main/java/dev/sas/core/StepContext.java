@@ -2,6 +2,7 @@ package dev.sas.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -56,11 +57,51 @@ public interface StepContext<I> {
     String idempotencyKey();
 
     /**
-     * The recorded output of an earlier completed step.
+     * The recorded output of an earlier completed step. Prefer {@link #output(StepRef)}, which
+     * decodes it and checks the ref belongs to this workflow.
      *
      * @throws IllegalArgumentException if no step has that name
      */
     Optional<String> output(String stepName);
+
+    /**
+     * The decoded output of a completed step of this workflow, for example an earlier step's, or
+     * (in a compensation) this step's own.
+     *
+     * <pre>{@code Receipt receipt = ctx.output(CHARGE);}</pre>
+     *
+     * @throws NullPointerException if {@code ref} is null
+     * @throws IllegalArgumentException if {@code ref} is not a step of this workflow (no step has its
+     *     name, or the step was defined with another ref, for example one of another workflow)
+     * @throws IllegalStateException if the step has no recorded output: it has not completed, or
+     *     it returned null ({@link #outputIfPresent(StepRef)} tells these apart from a value)
+     * @throws NonRetryableException if the ref's codec cannot decode the stored output
+     */
+    default <O> O output(StepRef<O> ref) {
+        return outputIfPresent(ref).orElseThrow(() -> new IllegalStateException("workflow '" + workflow()
+                + "', step '" + stepName() + "': step '" + ref.name() + "' has no recorded output (it has not "
+                + "completed, or it returned null); use outputIfPresent(ref) where that is expected"));
+    }
+
+    /**
+     * The decoded output of a completed step of this workflow, or empty if the step has not
+     * completed or returned null.
+     *
+     * @throws NullPointerException if {@code ref} is null
+     * @throws IllegalArgumentException if {@code ref} is not a step of this workflow
+     * @throws NonRetryableException if the ref's codec cannot decode the stored output
+     */
+    default <O> Optional<O> outputIfPresent(StepRef<O> ref) {
+        Objects.requireNonNull(ref, "ref must not be null");
+        return output(ref.name()).map(text -> {
+            try {
+                return ref.codec().decode(text);
+            } catch (RuntimeException e) {
+                throw new NonRetryableException("workflow '" + workflow() + "': output of step '" + ref.name()
+                        + "' cannot be decoded with " + ref + ": " + e.getMessage(), e);
+            }
+        });
+    }
 
     /**
      * The recorded output of an earlier completed step, decoded.

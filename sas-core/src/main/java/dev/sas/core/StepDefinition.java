@@ -1,15 +1,18 @@
 package dev.sas.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 /**
- * One step of a {@link Workflow}, as built by {@link StepBuilder}. Immutable and thread-safe.
+ * One step of a {@link Workflow}, as built by {@link StepBuilder} or {@link TypedStepBuilder}.
+ * Immutable and thread-safe.
  *
  * @param <I> the workflow's input type
  */
@@ -17,21 +20,31 @@ public final class StepDefinition<I> {
 
     private final String name;
     private final int index;
+    private final StepRef<?> ref;
+    private final List<StepRef<?>> reads;
     private final Duration completeWithin;
     private final RetryPolicy retryPolicy;
     private final int failureThreshold;
     private final Compensation<I> compensation;
+    private final AgentCall<I, ?, ?> compensationCall;
+    private final Duration compensateWithin;
+    private final RetryPolicy compensationRetryPolicy;
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
 
-    StepDefinition(String name, int index, Duration completeWithin, RetryPolicy retryPolicy, int failureThreshold,
-            Compensation<I> compensation, Step<I> step, AgentCall<I, ?, ?> agentCall) {
-        this.name = name;
+    StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
+            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall) {
+        this.name = b.name;
         this.index = index;
-        this.completeWithin = completeWithin;
+        this.ref = ref;
+        this.reads = List.copyOf(b.reads);
+        this.completeWithin = b.completeWithin;
         this.retryPolicy = retryPolicy;
-        this.failureThreshold = failureThreshold;
-        this.compensation = compensation;
+        this.failureThreshold = b.failureThreshold;
+        this.compensation = b.compensation;
+        this.compensationCall = b.compensationCall;
+        this.compensateWithin = b.compensateWithin != null ? b.compensateWithin : b.completeWithin;
+        this.compensationRetryPolicy = compensationRetryPolicy;
         this.step = step;
         this.agentCall = agentCall;
     }
@@ -46,14 +59,50 @@ public final class StepDefinition<I> {
         return index;
     }
 
-    /** How long one attempt (and one compensation attempt) may take. */
+    /**
+     * The ref that decodes this step's output: the one it was defined with, or for a step defined
+     * by name a string ref ({@link StepRef#of(String)}).
+     */
+    public StepRef<?> ref() {
+        return ref;
+    }
+
+    /** The earlier steps this step declared it reads (see {@link AbstractStepBuilder#reads}). */
+    public List<StepRef<?>> reads() {
+        return reads;
+    }
+
+    /** How long one attempt at the step may take. */
     public Duration completeWithin() {
         return completeWithin;
     }
 
-    /** How failed attempts are retried. */
+    /** How long one attempt at the compensation may take; the step's {@link #completeWithin()} unless set. */
+    public Duration compensateWithin() {
+        return compensateWithin;
+    }
+
+    /** {@link #compensateWithin()} when {@code compensating}, else {@link #completeWithin()}. */
+    public Duration completeWithin(boolean compensating) {
+        return compensating ? compensateWithin : completeWithin;
+    }
+
+    /** How failed attempts at the step are retried. */
     public RetryPolicy retryPolicy() {
         return retryPolicy;
+    }
+
+    /**
+     * How failed compensation attempts are retried: the step's {@code compensationRetry}, else the
+     * compensation agent's policy, else the step's {@link #retryPolicy()}.
+     */
+    public RetryPolicy compensationRetryPolicy() {
+        return compensationRetryPolicy;
+    }
+
+    /** {@link #compensationRetryPolicy()} when {@code compensating}, else {@link #retryPolicy()}. */
+    public RetryPolicy retryPolicy(boolean compensating) {
+        return compensating ? compensationRetryPolicy : retryPolicy;
     }
 
     /** How many times the supervisor may find this step past its deadline before the task fails. */
@@ -61,14 +110,39 @@ public final class StepDefinition<I> {
         return failureThreshold;
     }
 
-    /** The compensation, if the step has one. */
+    /** Whether the step has a compensation of either kind. */
+    public boolean hasCompensation() {
+        return compensation != null || compensationCall != null;
+    }
+
+    /**
+     * The compensation, if the step has one. For a compensation through an agent this is a
+     * blocking stand-in that calls the agent on the calling thread and waits for its reply; the
+     * runtime uses {@link #compensate(StepContext, Function)} instead, which goes through the
+     * agent's executor.
+     */
     public Optional<Compensation<I>> compensation() {
+        if (compensationCall != null) {
+            AgentCall<I, ?, ?> call = compensationCall;
+            return Optional.of(ctx -> {
+                try {
+                    call.send(ctx, Runnable::run, true).toCompletableFuture().join();
+                } catch (CompletionException e) {
+                    throw e.getCause() instanceof Exception cause ? cause : e;
+                }
+            });
+        }
         return Optional.ofNullable(compensation);
     }
 
     /** The name of the agent this step calls, if it calls one. */
     public Optional<String> agentName() {
         return agentCall == null ? Optional.empty() : Optional.of(agentCall.agent.name());
+    }
+
+    /** The name of the agent this step's compensation calls, if it calls one. */
+    public Optional<String> compensationAgentName() {
+        return compensationCall == null ? Optional.empty() : Optional.of(compensationCall.agent.name());
     }
 
     /**
@@ -89,24 +163,55 @@ public final class StepDefinition<I> {
         }
     }
 
+    /**
+     * Starts one attempt at this step's compensation. Called by the runtime: a local compensation
+     * runs on the calling thread; one through an agent is handed to
+     * {@code agentExecutors.apply(agentName)}, like {@link #invoke}, and completes when the agent
+     * replies (the reply is ignored). A step without compensation completes at once.
+     *
+     * @return completes when the compensation is done, or with its failure
+     */
+    public CompletionStage<Void> compensate(StepContext<I> context, Function<String, Executor> agentExecutors) {
+        if (compensationCall != null) {
+            return compensationCall.send(context, agentExecutors.apply(compensationCall.agent.name()), true)
+                    .thenApply(reply -> null);
+        }
+        try {
+            if (compensation != null) {
+                compensation.compensate(context);
+            }
+            return CompletableFuture.completedFuture(null);
+        } catch (Throwable e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     @Override
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", failureThreshold=" + failureThreshold
-                + (agentCall != null ? ", agent=" + agentCall.agent.name() : "") + '}';
+                + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
+                + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
     }
 
+    /** A call through an agent; {@code replyCodec} is null for a compensation, whose reply is ignored. */
     static final class AgentCall<I, Q, R> {
         final Agent<Q, R> agent;
         final Function<StepContext<I>, Q> request;
-        final Codec<R> replyCodec;
+        final Codec<? super R> replyCodec;
 
-        AgentCall(Agent<Q, R> agent, Function<StepContext<I>, Q> request, Codec<R> replyCodec) {
+        AgentCall(Agent<Q, R> agent, Function<StepContext<I>, Q> request, Codec<? super R> replyCodec) {
             this.agent = Objects.requireNonNull(agent, "agent must not be null");
             this.request = Objects.requireNonNull(request, "request must not be null");
-            this.replyCodec = Objects.requireNonNull(replyCodec, "replyCodec must not be null");
+            this.replyCodec = replyCodec;
         }
 
         CompletionStage<String> invoke(StepContext<I> context, Executor executor) {
+            return send(context, executor, false)
+                    .thenApply(r -> r == null ? null : Step.encodeOutput(replyCodec, r, context.stepName()));
+        }
+
+        /** Builds the request and calls the agent on {@code executor}; completes with its reply. */
+        CompletionStage<R> send(StepContext<I> context, Executor executor, boolean compensation) {
             CompletableFuture<R> reply = new CompletableFuture<>();
             try {
                 executor.execute(() -> {
@@ -114,7 +219,7 @@ public final class StepDefinition<I> {
                         Q payload = request.apply(context);
                         AgentRequest<Q> req = new AgentRequest<>(context.taskId(), context.stepName(),
                                 context.attempt(), context.idempotencyKey(), context.completeBy(),
-                                context.remaining(), payload);
+                                context.remaining(), payload, compensation);
                         CompletionStage<R> stage = agent.call(req);
                         if (stage == null) {
                             reply.completeExceptionally(new IllegalStateException(
@@ -135,7 +240,7 @@ public final class StepDefinition<I> {
             } catch (RuntimeException rejected) {
                 reply.completeExceptionally(rejected);
             }
-            return reply.thenApply(r -> r == null ? null : Step.encodeOutput(replyCodec, r, context.stepName()));
+            return reply;
         }
     }
 }

@@ -16,6 +16,20 @@ import java.util.regex.Pattern;
  *     .build();
  * }</pre>
  *
+ * <p>A step whose output later steps (or a task's result) read is best defined with a
+ * {@link StepRef}: the ref carries the output's type and codec to the step and to every reader,
+ * and {@link Builder#build()} checks the refs a step declares it {@linkplain AbstractStepBuilder#reads
+ * reads}:
+ *
+ * <pre>{@code
+ * static final StepRef<Receipt> CHARGE = StepRef.of("charge", Receipt.CODEC);
+ *
+ * Workflow.builder("orders", Order.CODEC)
+ *     .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().amount())))
+ *     .step("ship", s -> s.reads(CHARGE).execute(ctx -> ship(ctx.output(CHARGE))))
+ *     .build();
+ * }</pre>
+ *
  * @param <I> the input type, encoded with the workflow's {@link Codec}
  */
 public final class Workflow<I> {
@@ -27,6 +41,7 @@ public final class Workflow<I> {
     private final int version;
     private final Codec<I> inputCodec;
     private final List<StepDefinition<I>> steps;
+    private final List<StepRef<?>> refs;
     private final boolean compensateOnFailure;
 
     private Workflow(Builder<I> b) {
@@ -34,6 +49,7 @@ public final class Workflow<I> {
         this.version = b.version;
         this.inputCodec = b.inputCodec;
         this.steps = List.copyOf(b.steps);
+        this.refs = steps.stream().<StepRef<?>>map(StepDefinition::ref).toList();
         this.compensateOnFailure = b.compensateOnFailure;
     }
 
@@ -69,6 +85,43 @@ public final class Workflow<I> {
         return steps;
     }
 
+    /** The refs of the steps, in order: each decodes its step's stored output. */
+    public List<StepRef<?>> refs() {
+        return refs;
+    }
+
+    /**
+     * The ref of the last step, whose output is the task's result:
+     * {@code workflow.lastStep().decode(storedOutput)}.
+     */
+    public StepRef<?> lastStep() {
+        return refs.get(refs.size() - 1);
+    }
+
+    /**
+     * The step defined with {@code ref} (a step defined by name has a string ref,
+     * {@link StepRef#of(String)}).
+     *
+     * @throws NullPointerException if {@code ref} is null
+     * @throws IllegalArgumentException if no step of this workflow has the ref's name, or the step
+     *     with that name was defined with another ref (another codec, for example another
+     *     workflow's ref)
+     */
+    public StepDefinition<I> step(StepRef<?> ref) {
+        Objects.requireNonNull(ref, "ref must not be null");
+        StepDefinition<I> def = find(steps, ref.name());
+        if (def == null) {
+            throw new IllegalArgumentException("workflow '" + name + "' v" + version + " has no step '" + ref.name()
+                    + "' (" + ref + "); steps are " + stepNames(steps) + ". Is the ref from another workflow?");
+        }
+        if (!def.ref().equals(ref)) {
+            throw new IllegalArgumentException("workflow '" + name + "' v" + version + ": step '" + ref.name()
+                    + "' is defined with " + def.ref() + ", not " + ref + " (another codec; a ref from another"
+                    + " workflow?); read it with the ref the step was defined with");
+        }
+        return def;
+    }
+
     /** Whether a task that fails for good compensates its completed steps. */
     public boolean compensateOnFailure() {
         return compensateOnFailure;
@@ -91,6 +144,19 @@ public final class Workflow<I> {
     @Override
     public String toString() {
         return "Workflow{" + name + " v" + version + ", steps=" + steps + '}';
+    }
+
+    private static <I> StepDefinition<I> find(List<StepDefinition<I>> steps, String stepName) {
+        for (StepDefinition<I> s : steps) {
+            if (s.name().equals(stepName)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private static List<String> stepNames(List<? extends StepDefinition<?>> steps) {
+        return steps.stream().map(StepDefinition::name).toList();
     }
 
     static void checkName(String what, String value) {
@@ -142,17 +208,40 @@ public final class Workflow<I> {
          */
         public Builder<I> step(String stepName, Consumer<StepBuilder<I>> config) {
             checkName("workflow '" + name + "': step name", stepName);
-            Objects.requireNonNull(config, "workflow '" + name + "': step '" + stepName + "' config must not be null");
-            for (StepDefinition<I> s : steps) {
-                if (s.name().equals(stepName)) {
-                    throw new IllegalArgumentException(
-                            "workflow '" + name + "': step name '" + stepName + "' is used twice");
-                }
-            }
+            checkNew(stepName, config);
             StepBuilder<I> builder = new StepBuilder<>(stepName);
             config.accept(builder);
             steps.add(builder.build(steps.size()));
             return this;
+        }
+
+        /**
+         * Adds a step defined by {@code ref}: its output has the ref's type and is stored with the
+         * ref's codec; later steps read it with {@link StepContext#output(StepRef) ctx.output(ref)}.
+         *
+         * <pre>{@code .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().amount())))}</pre>
+         *
+         * @param <O> the step's output type
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the ref's name is already used by another step
+         * @throws IllegalStateException if the configuration is incomplete or contradictory
+         */
+        public <O> Builder<I> step(StepRef<O> ref, Consumer<TypedStepBuilder<I, O>> config) {
+            Objects.requireNonNull(ref, "workflow '" + name + "': step ref must not be null");
+            checkNew(ref.name(), config);
+            TypedStepBuilder<I, O> builder = new TypedStepBuilder<>(ref);
+            config.accept(builder);
+            steps.add(builder.build(steps.size()));
+            return this;
+        }
+
+        private void checkNew(String stepName, Object config) {
+            Objects.requireNonNull(config, "workflow '" + name + "': step '" + stepName + "' config must not be null");
+            StepDefinition<I> existing = find(steps, stepName);
+            if (existing != null) {
+                throw new IllegalArgumentException("workflow '" + name + "': step name '" + stepName
+                        + "' is used twice (the first is step " + existing.index() + ", " + existing.ref() + ")");
+            }
         }
 
         /**
@@ -167,13 +256,39 @@ public final class Workflow<I> {
         /**
          * The immutable workflow.
          *
-         * @throws IllegalStateException if no step was added
+         * @throws IllegalStateException if no step was added, or a step
+         *     {@linkplain AbstractStepBuilder#reads reads} a ref that is not an earlier step of this
+         *     workflow defined with that same ref
          */
         public Workflow<I> build() {
             if (steps.isEmpty()) {
                 throw new IllegalStateException("workflow '" + name + "' has no steps: add at least one with step(...)");
             }
+            for (StepDefinition<I> reader : steps) {
+                for (StepRef<?> read : reader.reads()) {
+                    checkRead(reader, read);
+                }
+            }
             return new Workflow<>(this);
+        }
+
+        private void checkRead(StepDefinition<I> reader, StepRef<?> read) {
+            String where = "workflow '" + name + "' v" + version + ": step '" + reader.name() + "' reads step '"
+                    + read.name() + "' (" + read + ")";
+            StepDefinition<I> target = find(steps, read.name());
+            if (target == null) {
+                throw new IllegalStateException(where + ", which is not a step of this workflow; steps are "
+                        + stepNames(steps) + ". Fix the ref or remove it from reads(...)");
+            }
+            if (target.index() >= reader.index()) {
+                throw new IllegalStateException(where + ", which is " + (target == reader ? "the step itself"
+                        : "step " + target.index() + ", after it") + "; a step can read only earlier steps"
+                        + " (a compensation may read its own step without declaring it)");
+            }
+            if (!target.ref().equals(read)) {
+                throw new IllegalStateException(where + ", but that step is defined with " + target.ref()
+                        + " (another codec); declare and read it with the ref the step was defined with");
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.StepContext;
+import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
 import java.time.Clock;
 import java.time.Duration;
@@ -111,6 +112,12 @@ final class Attempt implements StepContext<Object> {
     public Optional<String> output(String name) {
         int index = run.workflow.step(name).index();
         return index < run.outputs.size() ? Optional.ofNullable(run.outputs.get(index)) : Optional.empty();
+    }
+
+    @Override
+    public <O> Optional<O> outputIfPresent(StepRef<O> ref) {
+        run.workflow.step(ref); // IllegalArgumentException naming workflow and ref if the ref is not one of its steps
+        return StepContext.super.outputIfPresent(ref);
     }
 
     @Override

@@ -302,10 +302,7 @@ public final class Scheduler {
         a.thread = Thread.currentThread();
         try {
             if (a.compensating) {
-                if (def.compensation().isPresent()) {
-                    def.compensation().get().compensate(a);
-                }
-                stage = CompletableFuture.completedFuture(null);
+                stage = def.compensate(a, agentExecutors).thenApply(done -> null);
             } else {
                 stage = def.invoke(a, agentExecutors);
             }
@@ -498,7 +495,7 @@ public final class Scheduler {
         TaskRun run = a.run;
         int i = a.step;
         StepDefinition<Object> def = run.workflow.steps().get(i);
-        RetryPolicy policy = def.retryPolicy();
+        RetryPolicy policy = def.retryPolicy(a.compensating);
         String message = describe(error);
         boolean retry = !policy.isNonRetryable(error) && a.attemptNo < policy.maxAttempts();
         if (retry) {
@@ -620,7 +617,7 @@ public final class Scheduler {
         run.currentStep = step;
         run.attempt = 1;
         run.failureCount = 0;
-        run.completeBy = writtenAt.plus(run.workflow.steps().get(step).completeWithin());
+        run.completeBy = writtenAt.plus(run.workflow.steps().get(step).completeWithin(status == TaskStatus.COMPENSATING));
     }
 
     private Transition transition(TaskRun run, boolean unlessCancelRequested, TaskStatus status, boolean keepLock,
@@ -628,7 +625,7 @@ public final class Scheduler {
             List<TaskEvent> evs) {
         StepDefinition<Object> def = run.workflow.steps().get(step);
         return new Transition(run.taskId, run.lease, run.currentStep, Transition.Guard.HOLDER, unlessCancelRequested, status, keepLock,
-                step, def.name(), attempt, failureCount, def.completeWithin(), nextAttemptAt, lastError, stepUpdate, evs);
+                step, def.name(), attempt, failureCount, def.completeWithin(status == TaskStatus.COMPENSATING), nextAttemptAt, lastError, stepUpdate, evs);
     }
 
     private TaskEvent event(TaskRun run, TaskEvent.Type type, int step, int attempt, Instant at, String message) {

@@ -141,7 +141,7 @@ public final class Supervisor {
         StepDefinition<?> def = wf != null && e.currentStep() < wf.steps().size() ? wf.steps().get(e.currentStep()) : null;
         int failures = e.failureCount() + 1;
         int threshold = def != null ? def.failureThreshold() : StepBuilder.DEFAULT_FAILURE_THRESHOLD;
-        Duration timeout = def != null ? def.completeWithin() : StepBuilder.DEFAULT_COMPLETE_WITHIN;
+        Duration timeout = def != null ? def.completeWithin(e.status() == TaskStatus.COMPENSATING) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
         String stepName = def != null ? def.name() : null;
         boolean compensating = e.status() == TaskStatus.COMPENSATING;
         String message = (compensating ? "compensation of step '" : "step '") + stepName + "' attempt " + e.attempt()
@@ -150,7 +150,7 @@ public final class Supervisor {
         List<TaskEvent> evs = new ArrayList<>();
         evs.add(event(e, TaskEvent.Type.STEP_TIMED_OUT, e.currentStep(), stepName, now, message));
         if (failures < threshold) {
-            RetryPolicy policy = def != null ? def.retryPolicy() : RetryPolicy.defaults();
+            RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
             return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false,
                     compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, false, e.currentStep(), stepName,
                     e.attempt(), failures, timeout, now.plus(policy.backoff(failures)), message, null, evs);
@@ -176,7 +176,7 @@ public final class Supervisor {
             evs.add(event(e, TaskEvent.Type.COMPENSATING, -1, null, now, message));
             StepDefinition<?> comp = wf.steps().get(j);
             return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false, TaskStatus.COMPENSATING,
-                    false, j, comp.name(), 0, 0, comp.completeWithin(), now, message, failed, evs);
+                    false, j, comp.name(), 0, 0, comp.compensateWithin(), now, message, failed, evs);
         }
         TaskStatus end = e.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
         evs.add(event(e, end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1, null, now,

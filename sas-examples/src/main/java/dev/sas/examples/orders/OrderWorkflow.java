@@ -1,5 +1,6 @@
 package dev.sas.examples.orders;
 
+import dev.sas.core.StepRef;
 import dev.sas.core.Workflow;
 import dev.sas.examples.orders.services.Form;
 import java.net.URI;
@@ -10,9 +11,11 @@ import java.util.Objects;
 /**
  * The order-processing workflow: reserve stock, charge the payment, book shipping, confirm the
  * order. The first three steps call remote services through {@link ServiceAgent}s and each has a
- * compensation (release the stock, refund the payment, cancel the shipment) that calls the same
- * service synchronously with the compensation's own idempotency key. The last step is local: it
- * marks the order row confirmed. Stateless; the workflow it builds is immutable.
+ * compensation (release the stock, refund the payment, cancel the shipment) that goes through the
+ * same agent, so it runs on the agent's threads with its retry policy and the compensation's own
+ * idempotency key. The last step is local: it reads the booked shipment through its
+ * {@link StepRef} (checked when the workflow is built) and marks the order row confirmed.
+ * Stateless; the workflow it builds is immutable.
  */
 public final class OrderWorkflow {
 
@@ -22,6 +25,15 @@ public final class OrderWorkflow {
     public static final Duration STEP_DEADLINE = Duration.ofSeconds(2);
     /** How many times the supervisor may find a step past its deadline before the order fails. */
     public static final int FAILURE_THRESHOLD = 4;
+
+    /** Reserves the stock; its output is the warehouse's form reply. */
+    public static final StepRef<String> RESERVE_STOCK = StepRef.of("reserve-stock");
+    /** Charges the payment; its output is the payment provider's form reply. */
+    public static final StepRef<String> CHARGE_PAYMENT = StepRef.of("charge-payment");
+    /** Books the shipment; its output is the carrier's form reply, with the {@code shipmentId}. */
+    public static final StepRef<String> BOOK_SHIPPING = StepRef.of("book-shipping");
+    /** Confirms the order; its output, the task's result, is the shipment id. */
+    public static final StepRef<String> CONFIRM_ORDER = StepRef.of("confirm-order");
 
     private OrderWorkflow() {
     }
@@ -68,39 +80,35 @@ public final class OrderWorkflow {
         ServiceAgent payment = agents.payment();
         ServiceAgent shipping = agents.shipping();
         return Workflow.builder(NAME, Order.CODEC)
-                .step("reserve-stock", s -> s
+                .step(RESERVE_STOCK, s -> s
                         .call(inventory, ctx -> ServiceCall.post("/reserve",
                                 "orderId", ctx.input().orderId(),
                                 "sku", ctx.input().sku(),
                                 "quantity", Integer.toString(ctx.input().quantity())))
                         .completeWithin(STEP_DEADLINE)
                         .failureThreshold(FAILURE_THRESHOLD)
-                        .compensateWith(ctx -> inventory.callNow(
-                                ServiceCall.post("/release", "orderId", ctx.input().orderId()),
-                                ctx.idempotencyKey(), ctx.remaining())))
-                .step("charge-payment", s -> s
+                        .compensateWith(inventory, ctx -> ServiceCall.post("/release",
+                                "orderId", ctx.input().orderId())))
+                .step(CHARGE_PAYMENT, s -> s
                         .call(payment, ctx -> ServiceCall.post("/charge",
                                 "orderId", ctx.input().orderId(),
                                 "amountCents", Long.toString(ctx.input().amountCents())))
                         .completeWithin(STEP_DEADLINE)
                         .failureThreshold(FAILURE_THRESHOLD)
-                        .compensateWith(ctx -> payment.callNow(
-                                ServiceCall.post("/refund", "orderId", ctx.input().orderId()),
-                                ctx.idempotencyKey(), ctx.remaining())))
-                .step("book-shipping", s -> s
+                        .compensateWith(payment, ctx -> ServiceCall.post("/refund",
+                                "orderId", ctx.input().orderId())))
+                .step(BOOK_SHIPPING, s -> s
                         .call(shipping, ctx -> ServiceCall.post("/shipments",
                                 "orderId", ctx.input().orderId(),
                                 "address", ctx.input().address()))
                         .completeWithin(STEP_DEADLINE)
                         .failureThreshold(FAILURE_THRESHOLD)
-                        .compensateWith(ctx -> shipping.callNow(
-                                ServiceCall.post("/cancel", "orderId", ctx.input().orderId()),
-                                ctx.idempotencyKey(), ctx.remaining())))
-                .step("confirm-order", s -> s
+                        .compensateWith(shipping, ctx -> ServiceCall.post("/cancel",
+                                "orderId", ctx.input().orderId())))
+                .step(CONFIRM_ORDER, s -> s
+                        .reads(BOOK_SHIPPING)
                         .execute(ctx -> {
-                            String shipmentId = ctx.output("book-shipping")
-                                    .map(reply -> Form.decode(reply).get("shipmentId"))
-                                    .orElseThrow(() -> new IllegalStateException("no shipment recorded"));
+                            String shipmentId = Form.decode(ctx.output(BOOK_SHIPPING)).get("shipmentId");
                             orders.confirm(ctx.input().orderId(), shipmentId);
                             return shipmentId;
                         })

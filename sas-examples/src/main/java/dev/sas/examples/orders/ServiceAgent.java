@@ -26,7 +26,9 @@ import java.util.concurrent.CompletionStage;
  * any other {@code 4xx} is a {@link NonRetryableException} (a declined card is not going to be
  * accepted on the next try).
  *
- * <p>Compensations call the same service synchronously with {@link #callNow}.
+ * <p>Compensations go through {@link #call} too ({@code compensateWith(agent, request)};
+ * {@link AgentRequest#compensation()} is true). {@link #callNow} calls a service synchronously
+ * outside a workflow.
  *
  * <p>Thread-safe.
  */

@@ -1,0 +1,195 @@
+package dev.sas.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * The settings every step has, whatever its output: deadline, retries, failure threshold,
+ * compensation and the earlier steps it reads. {@link StepBuilder} configures a step with a plain
+ * string output (or none), {@link TypedStepBuilder} one defined by a {@link StepRef}. Not
+ * thread-safe.
+ *
+ * @param <I> the workflow's input type
+ * @param <B> the concrete builder, returned by every setter so calls chain
+ */
+public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilder<I, B>>
+        permits StepBuilder, TypedStepBuilder {
+
+    final String name;
+    Duration completeWithin = StepBuilder.DEFAULT_COMPLETE_WITHIN;
+    RetryPolicy retryPolicy;
+    int failureThreshold = StepBuilder.DEFAULT_FAILURE_THRESHOLD;
+    Compensation<I> compensation;
+    StepDefinition.AgentCall<I, ?, ?> compensationCall;
+    Duration compensateWithin;
+    RetryPolicy compensationRetry;
+    final List<StepRef<?>> reads = new ArrayList<>();
+
+    AbstractStepBuilder(String name) {
+        this.name = name;
+    }
+
+    abstract B self();
+
+    /**
+     * How long one attempt may take; the scheduler stops waiting then and rejects a later result.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public B completeWithin(Duration completeWithin) {
+        this.completeWithin = positive("completeWithin", completeWithin);
+        return self();
+    }
+
+    /**
+     * How failed attempts are retried; defaults to the agent's policy for agent calls, else
+     * {@link RetryPolicy#defaults()}.
+     *
+     * @throws NullPointerException if null
+     */
+    public B retry(RetryPolicy retryPolicy) {
+        this.retryPolicy = Objects.requireNonNull(retryPolicy, "step '" + name + "': retry policy must not be null");
+        return self();
+    }
+
+    /**
+     * How many times the supervisor may find this step (or its compensation) past its deadline
+     * (hung, or its node died) before the task fails.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public B failureThreshold(int failureThreshold) {
+        if (failureThreshold < 1) {
+            throw new IllegalArgumentException(
+                    "step '" + name + "': failureThreshold must be at least 1, was " + failureThreshold);
+        }
+        this.failureThreshold = failureThreshold;
+        return self();
+    }
+
+    /**
+     * Undoes this step with local code when a later step fails for good or the task is cancelled.
+     * It runs on a scheduler thread, with the step's retry policy unless
+     * {@link #compensationRetry(RetryPolicy)} is set. For a compensation that calls a remote
+     * service, prefer {@link #compensateWith(Agent, Function)}.
+     *
+     * @throws NullPointerException if null
+     */
+    public B compensateWith(Compensation<I> compensation) {
+        this.compensation = Objects.requireNonNull(compensation, "step '" + name + "': compensation must not be null");
+        return self();
+    }
+
+    /**
+     * Undoes this step through {@code agent}: the request built by {@code request} goes the same way
+     * as a step's agent call (asynchronously, on the agent's executor {@code sas-agent-<name>-N},
+     * with the agent's retry policy unless {@link #compensationRetry(RetryPolicy)} is set, bounded
+     * by {@link #compensateWithin(Duration)}), and {@link AgentRequest#compensation()} is true. The
+     * reply is ignored; completing normally means the step is compensated. The request function may
+     * read this step's own output with {@link StepContext#output(StepRef)}.
+     *
+     * @param agent the agent to call; may differ from the step's agent
+     * @param request builds the compensation request from the context
+     * @param <Q> the agent's request type
+     * @throws NullPointerException if an argument is null
+     */
+    public <Q> B compensateWith(Agent<Q, ?> agent, Function<StepContext<I>, Q> request) {
+        Objects.requireNonNull(agent, "step '" + name + "': compensation agent must not be null");
+        Objects.requireNonNull(request, "step '" + name + "': compensation request must not be null");
+        this.compensationCall = new StepDefinition.AgentCall<>(agent, request, null);
+        return self();
+    }
+
+    /**
+     * How long one attempt at the compensation may take; defaults to {@link #completeWithin}.
+     * A compensation attempt that misses it is handled like a step that misses its deadline: the
+     * supervisor retries it, and past the failure threshold the task ends COMPENSATION_FAILED.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public B compensateWithin(Duration compensateWithin) {
+        this.compensateWithin = positive("compensateWithin", compensateWithin);
+        return self();
+    }
+
+    /**
+     * How failed compensation attempts are retried; defaults to the compensation agent's policy
+     * for {@link #compensateWith(Agent, Function)}, else to the step's retry policy.
+     *
+     * @throws NullPointerException if null
+     */
+    public B compensationRetry(RetryPolicy compensationRetry) {
+        this.compensationRetry = Objects.requireNonNull(compensationRetry,
+                "step '" + name + "': compensation retry policy must not be null");
+        return self();
+    }
+
+    /**
+     * Declares the earlier steps whose output this step (or its compensation) reads with
+     * {@link StepContext#output(StepRef)}. {@link Workflow.Builder#build()} then checks that each
+     * is an earlier step of the same workflow, defined with the same ref, so a reference to a step
+     * that was renamed, removed, moved after this one or belongs to another workflow fails when the
+     * workflow is built rather than when a task reaches this step. Reading an undeclared ref still
+     * works; it is checked only when read.
+     *
+     * @throws NullPointerException if the array or a ref is null
+     */
+    public B reads(StepRef<?>... refs) {
+        Objects.requireNonNull(refs, "step '" + name + "': reads must not be null");
+        for (StepRef<?> r : Arrays.asList(refs)) {
+            reads.add(Objects.requireNonNull(r, "step '" + name + "': a ref in reads(...) must not be null"));
+        }
+        return self();
+    }
+
+    private Duration positive(String what, Duration d) {
+        Objects.requireNonNull(d, "step '" + name + "': " + what + " must not be null");
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException("step '" + name + "': " + what + " must be positive, was " + d);
+        }
+        return d;
+    }
+
+    /** Checks the combination of settings and builds the step. */
+    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall) {
+        if (step == null && agentCall == null) {
+            throw new IllegalStateException("step '" + name + "' has no work: set execute(...) or call(...)");
+        }
+        if (step != null && agentCall != null) {
+            throw new IllegalStateException(
+                    "step '" + name + "' sets both execute(...) and call(...); choose one");
+        }
+        if (compensation != null && compensationCall != null) {
+            throw new IllegalStateException("step '" + name + "' sets both compensateWith(compensation) and "
+                    + "compensateWith(agent, request); choose one");
+        }
+        boolean compensates = compensation != null || compensationCall != null;
+        if (!compensates && compensateWithin != null) {
+            throw new IllegalStateException("step '" + name + "' sets compensateWithin(" + compensateWithin
+                    + ") but no compensateWith(...); add the compensation or remove compensateWithin");
+        }
+        if (!compensates && compensationRetry != null) {
+            throw new IllegalStateException("step '" + name + "' sets compensationRetry(...) but no "
+                    + "compensateWith(...); add the compensation or remove compensationRetry");
+        }
+        RetryPolicy policy = retryPolicy != null ? retryPolicy
+                : agentCall != null ? agentCall.agent.retryPolicy() : RetryPolicy.defaults();
+        if (policy == null) {
+            throw new IllegalStateException("step '" + name + "': agent '" + agentCall.agent.name()
+                    + "' returned a null retryPolicy(); set retry(...) on the step");
+        }
+        RetryPolicy undoPolicy = compensationRetry != null ? compensationRetry
+                : compensationCall != null ? compensationCall.agent.retryPolicy() : policy;
+        if (undoPolicy == null) {
+            throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
+                    + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
+        }
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall);
+    }
+}

@@ -1,0 +1,66 @@
+package dev.sas.core;
+
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * Configures one step defined by a {@link StepRef}, inside
+ * {@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}: its output has the ref's
+ * type and is encoded with the ref's codec, so neither is repeated here. Set exactly one kind of
+ * work: {@link #execute} (a local function returning the output) or {@link #call} (a call through
+ * an {@link Agent} whose reply is the output). Not thread-safe.
+ *
+ * <pre>{@code
+ * .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().amount())))
+ * }</pre>
+ *
+ * @param <I> the workflow's input type
+ * @param <O> the step's output type
+ */
+public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedStepBuilder<I, O>> {
+
+    private final StepRef<O> ref;
+    private Step<I> step;
+    private StepDefinition.AgentCall<I, ?, ?> agentCall;
+
+    TypedStepBuilder(StepRef<O> ref) {
+        super(ref.name());
+        this.ref = ref;
+    }
+
+    @Override
+    TypedStepBuilder<I, O> self() {
+        return this;
+    }
+
+    /**
+     * The step's work: a local function run on a scheduler thread, returning the output (or null),
+     * which is encoded with the ref's codec. An encoding failure fails the step without retry.
+     *
+     * @throws NullPointerException if {@code work} is null
+     */
+    public TypedStepBuilder<I, O> execute(Step.TypedStep<I, O> work) {
+        Objects.requireNonNull(work, "step '" + name + "': execute must not be null");
+        this.step = Step.typed(ref.codec(), work);
+        return this;
+    }
+
+    /**
+     * The step's work: a call through {@code agent}, with the request built from the context. The
+     * agent's reply is the step's output, encoded with the ref's codec; an agent whose reply type is
+     * not the ref's type does not compile.
+     *
+     * @param <Q> the agent's request type
+     * @throws NullPointerException if an argument is null
+     */
+    public <Q> TypedStepBuilder<I, O> call(Agent<Q, ? extends O> agent, Function<StepContext<I>, Q> request) {
+        Objects.requireNonNull(agent, "step '" + name + "': agent must not be null");
+        Objects.requireNonNull(request, "step '" + name + "': request must not be null");
+        this.agentCall = new StepDefinition.AgentCall<>(agent, request, ref.codec());
+        return this;
+    }
+
+    StepDefinition<I> build(int index) {
+        return build(index, ref, step, agentCall);
+    }
+}
