@@ -8,7 +8,7 @@ import dev.sas.core.AgentRequest;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskId;
@@ -105,12 +105,12 @@ class AgentCompensationTest {
         return CompletableFuture.failedFuture(new IllegalStateException("refund service down"));
     }
 
-    private Sas manual(Workflow<?> wf) {
-        return Sas.builder().stateStore(store).clock(clock).workflow(wf).build();
+    private SasRuntime manual(Workflow<?> wf) {
+        return SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
     }
 
-    private TaskInfo status(Sas sas, TaskId id) {
-        return sas.status(id).orElseThrow();
+    private TaskInfo status(SasRuntime sas, TaskId id) {
+        return sas.client().find(id).orElseThrow();
     }
 
     @Test
@@ -118,9 +118,9 @@ class AgentCompensationTest {
         Payments payments = new Payments();
         Workflow<String> wf = orders(payments, Duration.ofSeconds(30));
         ExecutorService paymentsPool = Executors.newSingleThreadExecutor(r -> new Thread(r, "payments-pool"));
-        try (Sas sas = Sas.builder().stateStore(store).workflow(wf).agentExecutor("payments", paymentsPool)
+        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).agentExecutor("payments", paymentsPool)
                 .pollInterval(Duration.ofMillis(50)).build().start()) {
-            TaskId id = sas.submit(wf, "o-1", "o-1");
+            TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> status(sas, id).status() == TaskStatus.COMPENSATED);
 
@@ -141,8 +141,8 @@ class AgentCompensationTest {
         Payments payments = new Payments().thenRefund(AgentCompensationTest::failing)
                 .thenRefund(AgentCompensationTest::failing);
         Workflow<String> wf = orders(payments, Duration.ofSeconds(30));
-        Sas sas = manual(wf);
-        TaskId id = sas.submit(wf, "o-1", "o-1");
+        SasRuntime sas = manual(wf);
+        TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
         sas.runSchedulerOnce();
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATING);
@@ -168,8 +168,8 @@ class AgentCompensationTest {
                     throw new NonRetryableException("no courier");
                 }))
                 .build();
-        Sas sas = manual(wf);
-        TaskId id = sas.submit(wf, "o-1", "o-1");
+        SasRuntime sas = manual(wf);
+        TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
         sas.runSchedulerOnce();
 
@@ -182,8 +182,8 @@ class AgentCompensationTest {
     void a_compensation_that_misses_compensate_within_is_recovered_like_a_timed_out_compensation() {
         Payments payments = new Payments().thenRefund(CompletableFuture::new); // hangs, then succeeds
         Workflow<String> wf = orders(payments, Duration.ofSeconds(5));
-        Sas sas = manual(wf);
-        TaskId id = sas.submit(wf, "o-1", "o-1");
+        SasRuntime sas = manual(wf);
+        TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
         sas.runSchedulerOnce();
         Instant compensationStarted = clock.instant();

@@ -7,7 +7,7 @@ import dev.sas.core.AgentRequest;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.Sas;
+import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -64,8 +64,8 @@ class TypedStepsTest {
         }
     };
 
-    private Sas runtime(Workflow<?> wf) {
-        return Sas.builder().stateStore(store).clock(clock).workflow(wf).build();
+    private SasRuntime runtime(Workflow<?> wf) {
+        return SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
     }
 
     @Test
@@ -77,12 +77,12 @@ class TypedStepsTest {
                 .step(CONFIRM, s -> s.reads(CHARGE, SHIP)
                         .execute(ctx -> ctx.output(SHIP).tracking() + " paid " + ctx.output(CHARGE).cents()))
                 .build();
-        Sas sas = runtime(wf);
+        SasRuntime sas = runtime(wf);
 
-        TaskId id = sas.submit(wf, "o-1", new Order("o-1", 1250));
+        TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1250)).id();
         sas.runSchedulerOnce();
 
-        TaskInfo info = sas.status(id).orElseThrow();
+        TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(chargeRequests).singleElement().satisfies(r -> assertThat(r.compensation()).isFalse());
         assertThat(info.step("charge").output()).as("stored with the ref's codec").isEqualTo("rcpt-o-1:1250");
@@ -99,12 +99,12 @@ class TypedStepsTest {
                 .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().id(), 1)))
                 .step(CONFIRM, s -> s.retry(RetryPolicy.none()).execute(ctx -> ctx.output(otherWorkflowsStep)))
                 .build();
-        Sas sas = runtime(wf);
+        SasRuntime sas = runtime(wf);
 
-        TaskId id = sas.submit(wf, "o-1", new Order("o-1", 1));
+        TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
         sas.runSchedulerOnce();
 
-        TaskInfo info = sas.status(id).orElseThrow();
+        TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
         assertThat(info.step("confirm").error()).contains("IllegalArgumentException")
                 .contains("workflow 'orders' v1 has no step 'reserve'");
@@ -118,12 +118,12 @@ class TypedStepsTest {
                 .step(CONFIRM, s -> s.retry(RetryPolicy.none())
                         .execute(ctx -> ctx.output(chargeOfAnotherWorkflow).tracking()))
                 .build();
-        Sas sas = runtime(wf);
+        SasRuntime sas = runtime(wf);
 
-        TaskId id = sas.submit(wf, "o-1", new Order("o-1", 1));
+        TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
         sas.runSchedulerOnce();
 
-        assertThat(sas.status(id).orElseThrow().step("confirm").error())
+        assertThat(sas.client().find(id).orElseThrow().step("confirm").error())
                 .contains("workflow 'orders' v1: step 'charge' is defined with StepRef{charge");
     }
 
@@ -137,13 +137,13 @@ class TypedStepsTest {
                     return ctx.output(SHIP).tracking();
                 }).retry(RetryPolicy.none()))
                 .build();
-        Sas sas = runtime(wf);
+        SasRuntime sas = runtime(wf);
 
-        TaskId id = sas.submit(wf, "o-1", new Order("o-1", 1));
+        TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
         sas.runSchedulerOnce();
 
         assertThat(seen).containsExactly(Optional.empty());
-        assertThat(sas.status(id).orElseThrow().step("confirm").error()).contains("IllegalStateException")
+        assertThat(sas.client().find(id).orElseThrow().step("confirm").error()).contains("IllegalStateException")
                 .contains("workflow 'orders', step 'confirm': step 'ship' has no recorded output");
     }
 
@@ -156,12 +156,12 @@ class TypedStepsTest {
                 .step(number, s -> s.execute(ctx -> 7L))
                 .step("use", s -> s.reads(number).execute(ctx -> String.valueOf(ctx.output(number))))
                 .build();
-        Sas sas = runtime(wf);
+        SasRuntime sas = runtime(wf);
 
-        TaskId id = sas.submit(wf, "n-1", "x");
+        TaskId id = sas.client().submit(wf, "n-1", "x").id();
         sas.runSchedulerOnce();
 
-        TaskInfo info = sas.status(id).orElseThrow();
+        TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
         assertThat(info.step("use").attempts()).as("deterministic: not retried").isEqualTo(1);
         assertThat(info.step("use").error()).contains(NonRetryableException.class.getSimpleName())
