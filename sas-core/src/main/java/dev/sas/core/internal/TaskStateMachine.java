@@ -132,8 +132,8 @@ final class TaskStateMachine {
      *
      * @param transition what to write
      * @param alerts to raise once it is written (stamped with the decision's {@code now})
-     * @param ifCancelRequested what to decide instead when the store answers CANCEL_REQUESTED, or
-     *     null when the transition does not yield to a cancel
+     * @param ifCancelRequested what to decide instead when the store answers CANCEL_REQUESTED; null
+     *     exactly when the transition does not yield to a cancel
      * @param retryAt for a retry released with a backoff, when it comes due; else null
      */
     record Decision(Transition transition, List<Alert> alerts, CancelRequested ifCancelRequested, Instant retryAt) {
@@ -193,8 +193,9 @@ final class TaskStateMachine {
                 : b.attempt(1).failureCount(0)
                         .events(completed, event(s, TaskEvent.Type.STEP_STARTED, next, 1, now, null))
                         .keepHolding(TaskStatus.PROCESSING);
-        return new Decision(t, List.of(), new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR),
-                null);
+        CancelRequested ifCancelled = s.cancelRequested() ? null
+                : new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR);
+        return new Decision(t, List.of(), ifCancelled, null);
     }
 
     private static Decision stepFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
@@ -210,7 +211,8 @@ final class TaskStateMachine {
                     .events(event(s, TaskEvent.Type.STEP_RETRYING, i, s.attempt(), now, message))
                     .release(TaskStatus.PENDING, next);
             // The failed attempt may have applied its effect before failing: compensate it too.
-            return new Decision(t, List.of(), new CancelRequested(i, failed, List.of(), message), next);
+            CancelRequested ifCancelled = s.cancelRequested() ? null : new CancelRequested(i, failed, List.of(), message);
+            return new Decision(t, List.of(), ifCancelled, next);
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
