@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * The Supervisor role: while it holds the store's supervisor lease, finds claims whose deadline
  * passed (hung steps, dead nodes), counts the time-out, and releases the task for a retry after a
  * backoff, or past the step's failure threshold fails it (compensating when the workflow says so)
- * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the expired lease, so two supervisors never recover
- * the same claim twice. Also purges final tasks past their retention. Knows no business logic.
+ * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the
+ * expired lease, so two supervisors never recover the same claim twice. Also purges final tasks
+ * past their retention. Knows no business logic.
  */
 public final class Supervisor {
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
