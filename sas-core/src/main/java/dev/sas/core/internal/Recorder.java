@@ -23,13 +23,37 @@ import org.slf4j.LoggerFactory;
 public final class Recorder {
     private static final Logger log = LoggerFactory.getLogger(Recorder.class);
 
+    /**
+     * What became of a transition: the store's answer, or {@link #NOT_WRITTEN} when the recorder
+     * gave up (store unavailable past the deadline, refused, or shutting down) and the store never
+     * answered. Kept apart from {@link WriteOutcome}, which only stores return.
+     */
+    public enum Result {
+        /** Written. */
+        APPLIED,
+        /** Rejected by the store: the lease moved on or the deadline passed. */
+        STALE,
+        /** Not written: an operator asked to cancel, and the transition yields to that. */
+        CANCEL_REQUESTED,
+        /** Given up without an answer from the store; the supervisor recovers the task. */
+        NOT_WRITTEN;
+
+        static Result of(WriteOutcome outcome) {
+            return switch (outcome) {
+                case APPLIED -> APPLIED;
+                case STALE -> STALE;
+                case CANCEL_REQUESTED -> CANCEL_REQUESTED;
+            };
+        }
+    }
+
     /** Told what became of a transition. */
     public interface Callback {
         /**
-         * @param outcome the store's answer, or null if the write was given up
+         * @param result the store's answer, or {@link Result#NOT_WRITTEN}
          * @param writtenAt the instant passed to the store
          */
-        void done(WriteOutcome outcome, Instant writtenAt);
+        void done(Result result, Instant writtenAt);
     }
 
     private record Pending(Transition transition, Instant deadline, Callback callback) {
@@ -75,16 +99,16 @@ public final class Recorder {
     public void write(Transition transition, Instant deadline, Callback callback) {
         if (threads.isEmpty()) {
             Instant now = clock.instant();
-            WriteOutcome outcome;
+            Result result;
             try {
-                outcome = store.write(List.of(transition), now).get(0);
+                result = Result.of(store.write(List.of(transition), now).get(0));
             } catch (StateStoreException e) {
                 metrics.storeFailures.increment();
                 log.warn("task {} step {}: could not record {} ({}); the supervisor will recover it",
                         transition.taskId(), transition.currentStep(), transition.status(), e.getMessage());
-                outcome = null;
+                result = Result.NOT_WRITTEN;
             }
-            callback.done(outcome, now);
+            callback.done(result, now);
             return;
         }
         queue.add(new Pending(transition, deadline, callback));
@@ -124,7 +148,7 @@ public final class Recorder {
                 try {
                     List<WriteOutcome> outcomes = store.write(transitions, now);
                     for (int i = 0; i < batch.size(); i++) {
-                        complete(batch.get(i), outcomes.get(i), now);
+                        complete(batch.get(i), Result.of(outcomes.get(i)), now);
                     }
                     backoffMs = INITIAL_BACKOFF_MS;
                 } catch (StateStoreException e) {
@@ -145,10 +169,10 @@ public final class Recorder {
             Thread.currentThread().interrupt();
             Instant now = clock.instant();
             for (Pending p : batch) {
-                complete(p, null, now);
+                complete(p, Result.NOT_WRITTEN, now);
             }
             for (Pending p : retry) {
-                complete(p, null, now);
+                complete(p, Result.NOT_WRITTEN, now);
             }
         }
     }
@@ -172,13 +196,13 @@ public final class Recorder {
             }
             Instant now = clock.instant();
             try {
-                complete(p, store.write(List.of(p.transition), now).get(0), now);
+                complete(p, Result.of(store.write(List.of(p.transition), now).get(0)), now);
                 storeUp = true;
             } catch (StateStoreException e) {
                 if (storeUp) {
                     log.error("task {} step {}: the store refused to record {} ({}); left to the supervisor",
                             p.transition.taskId(), p.transition.currentStep(), p.transition.status(), e.getMessage());
-                    complete(p, null, now);
+                    complete(p, Result.NOT_WRITTEN, now);
                 } else {
                     retryLater.add(p);
                 }
@@ -192,16 +216,16 @@ public final class Recorder {
             if (p.deadline.isBefore(now)) {
                 log.warn("task {} step {}: gave up recording {} after its deadline; the supervisor will recover it",
                         p.transition.taskId(), p.transition.currentStep(), p.transition.status());
-                complete(p, null, now);
+                complete(p, Result.NOT_WRITTEN, now);
                 return true;
             }
             return false;
         });
     }
 
-    private void complete(Pending p, WriteOutcome outcome, Instant now) {
+    private void complete(Pending p, Result result, Instant now) {
         try {
-            p.callback.done(outcome, now);
+            p.callback.done(result, now);
         } catch (RuntimeException e) {
             log.error("task {}: internal error after recording a transition", p.transition.taskId(), e);
         }

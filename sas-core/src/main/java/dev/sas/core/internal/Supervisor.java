@@ -1,16 +1,9 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.Alert;
-import dev.sas.core.RetryPolicy;
-import dev.sas.core.StepBuilder;
-import dev.sas.core.StepDefinition;
-import dev.sas.core.StepStatus;
-import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Clock;
@@ -26,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * The Supervisor role: while it holds the store's supervisor lease, finds claims whose deadline
  * passed (hung steps, dead nodes), counts the time-out, and releases the task for a retry after a
  * backoff, or past the step's failure threshold fails it (compensating when the workflow says so)
- * and alerts. Every write is conditional on the expired lease, so two supervisors never recover
- * the same claim twice. Also purges final tasks past their retention. Knows no business logic.
+ * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the
+ * expired lease, so two supervisors never recover the same claim twice. Also purges final tasks
+ * past their retention. Knows no business logic.
  */
 public final class Supervisor {
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
@@ -136,61 +130,13 @@ public final class Supervisor {
         return recovered;
     }
 
+    /** Asks the state machine what the time-out means; the alerts are raised once the transition is written. */
     private Transition recover(ExpiredTask e, Instant now, List<Alert> alerts) {
         Workflow<?> wf = registry.find(e.workflow(), e.workflowVersion());
-        StepDefinition<?> def = wf != null && e.currentStep() < wf.steps().size() ? wf.steps().get(e.currentStep()) : null;
-        int failures = e.failureCount() + 1;
-        int threshold = def != null ? def.failureThreshold() : StepBuilder.DEFAULT_FAILURE_THRESHOLD;
-        Duration timeout = def != null ? def.completeWithin(e.status() == TaskStatus.COMPENSATING) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
-        String stepName = def != null ? def.name() : null;
-        boolean compensating = e.status() == TaskStatus.COMPENSATING;
-        String message = (compensating ? "compensation of step '" : "step '") + stepName + "' attempt " + e.attempt()
-                + " passed its deadline " + e.completeBy() + " on instance " + e.lockedBy() + " (time-out " + failures
-                + " of " + threshold + ")";
-        List<TaskEvent> evs = new ArrayList<>();
-        evs.add(event(e, TaskEvent.Type.STEP_TIMED_OUT, e.currentStep(), stepName, now, message));
-        if (failures < threshold) {
-            RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
-            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false,
-                    compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, false, e.currentStep(), stepName,
-                    e.attempt(), failures, timeout, now.plus(policy.backoff(failures)), message, null, evs);
-        }
-        if (compensating) {
-            evs.add(event(e, TaskEvent.Type.COMPENSATION_FAILED, e.currentStep(), stepName, now, message));
-            alerts.add(new Alert(e.taskId(), e.businessKey(), e.workflow(), TaskStatus.COMPENSATION_FAILED, stepName,
-                    message, now));
-            StepUpdate failed = new StepUpdate(e.currentStep(), stepName, null, e.attempt(), null, message, null, now,
-                    true, StepStatus.COMPENSATION_FAILED);
-            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false,
-                    TaskStatus.COMPENSATION_FAILED, false, e.currentStep(), stepName, e.attempt(), failures, timeout,
-                    null, message, failed, evs);
-        }
-        StepUpdate failed = new StepUpdate(e.currentStep(), stepName, StepStatus.FAILED, e.attempt(), null, message,
-                null, now, false, null);
-        evs.add(event(e, TaskEvent.Type.STEP_FAILED, e.currentStep(), stepName, now, message));
-        // A step that timed out may have applied its effect: compensate it too.
-        int j = wf != null && (wf.compensateOnFailure() || e.cancelRequested())
-                ? TaskRun.lastCompensable(wf, e.currentStep()) : -1;
-        if (j >= 0) {
-            // Ask a scheduler to compensate: release the task as COMPENSATING at the last compensable step.
-            evs.add(event(e, TaskEvent.Type.COMPENSATING, -1, null, now, message));
-            StepDefinition<?> comp = wf.steps().get(j);
-            return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false, TaskStatus.COMPENSATING,
-                    false, j, comp.name(), 0, 0, comp.compensateWithin(), now, message, failed, evs);
-        }
-        TaskStatus end = e.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
-        evs.add(event(e, end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1, null, now,
-                message));
-        if (end == TaskStatus.ERROR) {
-            alerts.add(new Alert(e.taskId(), e.businessKey(), e.workflow(), TaskStatus.ERROR, stepName, message, now));
-        }
-        return new Transition(e.taskId(), e.lease(), e.currentStep(), Transition.Guard.EXPIRED, false, end, false, e.currentStep(),
-                stepName, e.attempt(), failures, timeout, null, message, failed, evs);
-    }
-
-    private static TaskEvent event(ExpiredTask e, TaskEvent.Type type, int step, String stepName, Instant at,
-            String message) {
-        return new TaskEvent(e.taskId(), e.businessKey(), e.workflow(), type, step, stepName, e.attempt(), at, message);
+        TaskStateMachine.Decision d = TaskStateMachine.decide(TaskStateMachine.Snapshot.of(e, wf),
+                new TaskStateMachine.TimedOut(e.lockedBy(), e.completeBy()), now);
+        alerts.addAll(d.alerts());
+        return d.transition();
     }
 
     private void purgeIfDue(Instant now) {

@@ -6,7 +6,9 @@ import java.time.Instant;
 /**
  * A step row to write with a {@link Transition}. For a step result ({@code compensation} false)
  * the store upserts status, attempts, output, error and times. For a compensation result it sets
- * only the row's compensation status and error, keeping the step's own result.
+ * only the row's compensation status and error, keeping the step's own result. Build one with the
+ * named factories ({@link #completed}, {@link #retrying}, {@link #failed}, {@link #compensated},
+ * {@link #compensationFailed}). Immutable and thread-safe.
  *
  * @param index step position
  * @param name step name
@@ -30,4 +32,39 @@ public record StepUpdate(
         Instant finishedAt,
         boolean compensation,
         StepStatus compensationStatus) {
+
+    /** The step completed with {@code output}. */
+    public static StepUpdate completed(int index, String name, int attempts, String output, Instant startedAt,
+            Instant finishedAt) {
+        return new StepUpdate(index, name, StepStatus.COMPLETED, attempts, output, null, startedAt, finishedAt, false,
+                null);
+    }
+
+    /** The attempt failed with {@code error} and the step will be tried again (the step row stays PENDING). */
+    public static StepUpdate retrying(int index, String name, int attempts, String error, Instant startedAt,
+            Instant finishedAt) {
+        return new StepUpdate(index, name, StepStatus.PENDING, attempts, null, error, startedAt, finishedAt, false,
+                null);
+    }
+
+    /** The step failed for good with {@code error}; {@code startedAt} may be null when unknown (a time-out). */
+    public static StepUpdate failed(int index, String name, int attempts, String error, Instant startedAt,
+            Instant finishedAt) {
+        return new StepUpdate(index, name, StepStatus.FAILED, attempts, null, error, startedAt, finishedAt, false,
+                null);
+    }
+
+    /** The step's compensation ran; its own result is kept. */
+    public static StepUpdate compensated(int index, String name, int attempts, Instant startedAt,
+            Instant finishedAt) {
+        return new StepUpdate(index, name, null, attempts, null, null, startedAt, finishedAt, true,
+                StepStatus.COMPENSATED);
+    }
+
+    /** The step's compensation failed for good with {@code error}; its own result is kept. */
+    public static StepUpdate compensationFailed(int index, String name, int attempts, String error,
+            Instant startedAt, Instant finishedAt) {
+        return new StepUpdate(index, name, null, attempts, null, error, startedAt, finishedAt, true,
+                StepStatus.COMPENSATION_FAILED);
+    }
 }

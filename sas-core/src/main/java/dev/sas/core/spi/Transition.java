@@ -13,6 +13,12 @@ import java.util.Objects;
  * applies it only if the task still has {@link #lease()} and the {@link #guard()} holds;
  * otherwise it changes nothing and reports {@link WriteOutcome#STALE} (the fencing rule).
  *
+ * <p>Build one with {@link #holder} (a scheduler writing under its claim) or {@link #expired} (a
+ * supervisor recovering an expired claim), which name every field, for example
+ * {@code Transition.holder(claim).unlessCancelRequested().at(2, "ship", timeout).attempt(1)
+ * .recording(done).events(completed, started).keepHolding(TaskStatus.PROCESSING)}. Immutable and
+ * thread-safe; the builders are not thread-safe.
+ *
  * @param taskId the task
  * @param lease the lease the writer holds (or, for the supervisor, saw expire)
  * @param fromStep the step the writer saw the task at; the write applies only if the task is
@@ -60,6 +66,188 @@ public record Transition(
         events = List.copyOf(events);
         if (keepLock && status.isTerminal()) {
             throw new IllegalArgumentException("a terminal transition cannot keep the lock: " + status);
+        }
+    }
+
+    /**
+     * Starts a transition written by the scheduler that holds the task's claim.
+     *
+     * @param taskId the task
+     * @param lease the lease of the claim
+     * @param fromStep the step the scheduler saw the task at
+     * @return a builder with no step row, no events, attempt and failure count 0
+     * @throws NullPointerException if {@code taskId} is null
+     */
+    public static Builder holder(TaskId taskId, long lease, int fromStep) {
+        return new Builder(taskId, lease, fromStep, Guard.HOLDER);
+    }
+
+    /**
+     * Starts a transition written under a claim, naming its task, lease and step.
+     *
+     * @throws NullPointerException if {@code claim} is null
+     */
+    public static Builder holder(ClaimedTask claim) {
+        return holder(claim.taskId(), claim.lease(), claim.currentStep());
+    }
+
+    /**
+     * Starts a transition written by the supervisor for a claim that expired.
+     *
+     * @param taskId the task
+     * @param lease the lease of the claim that expired
+     * @param fromStep the step that timed out
+     * @return a builder with no step row, no events, attempt and failure count 0
+     * @throws NullPointerException if {@code taskId} is null
+     */
+    public static Builder expired(TaskId taskId, long lease, int fromStep) {
+        return new Builder(taskId, lease, fromStep, Guard.EXPIRED);
+    }
+
+    /**
+     * Starts a recovery of the given expired claim, naming its task, lease and step.
+     *
+     * @throws NullPointerException if {@code claim} is null
+     */
+    public static Builder expired(ExpiredTask claim) {
+        return expired(claim.taskId(), claim.lease(), claim.currentStep());
+    }
+
+    /**
+     * Names the fields of a {@link Transition}; ends with {@link #keepHolding}, {@link #release} or
+     * {@link #end}, which say what becomes of the claim. Not thread-safe.
+     */
+    public static final class Builder {
+        private final TaskId taskId;
+        private final long lease;
+        private final int fromStep;
+        private final Guard guard;
+        private boolean unlessCancelRequested;
+        private int currentStep;
+        private String currentStepName;
+        private Duration stepTimeout;
+        private int attempt;
+        private int failureCount;
+        private String lastError;
+        private StepUpdate step;
+        private List<TaskEvent> events = List.of();
+
+        private Builder(TaskId taskId, long lease, int fromStep, Guard guard) {
+            this.taskId = Objects.requireNonNull(taskId, "taskId must not be null");
+            this.lease = lease;
+            this.fromStep = fromStep;
+            this.guard = guard;
+        }
+
+        /** Yields to an operator's cancel: if one was requested, the store writes nothing. */
+        public Builder unlessCancelRequested() {
+            return unlessCancelRequested(true);
+        }
+
+        /** Yields to an operator's cancel when {@code yield} is true (see {@link #unlessCancelRequested()}). */
+        public Builder unlessCancelRequested(boolean yield) {
+            this.unlessCancelRequested = yield;
+            return this;
+        }
+
+        /**
+         * The step the task is at afterwards.
+         *
+         * @param index step position
+         * @param name its name, or null when unknown
+         * @param timeout deadline of one attempt at it
+         * @throws NullPointerException if {@code timeout} is null
+         */
+        public Builder at(int index, String name, Duration timeout) {
+            this.currentStep = index;
+            this.currentStepName = name;
+            this.stepTimeout = Objects.requireNonNull(timeout, "timeout must not be null");
+            return this;
+        }
+
+        /** Attempts at the step so far (1 when the claim is kept for a new step). */
+        public Builder attempt(int attempt) {
+            this.attempt = attempt;
+            return this;
+        }
+
+        /** Supervisor time-outs of the step so far. */
+        public Builder failureCount(int failureCount) {
+            this.failureCount = failureCount;
+            return this;
+        }
+
+        /** The error to record on the task (null keeps the current one). */
+        public Builder lastError(String lastError) {
+            this.lastError = lastError;
+            return this;
+        }
+
+        /** The step row to write with the transition, or null for none. */
+        public Builder recording(StepUpdate step) {
+            this.step = step;
+            return this;
+        }
+
+        /**
+         * The events to append, in order.
+         *
+         * @throws NullPointerException if {@code events} or one of them is null
+         */
+        public Builder events(List<TaskEvent> events) {
+            this.events = List.copyOf(events);
+            return this;
+        }
+
+        /**
+         * The events to append, in order.
+         *
+         * @throws NullPointerException if one of them is null
+         */
+        public Builder events(TaskEvent... events) {
+            return events(List.of(events));
+        }
+
+        /**
+         * The writer keeps the claim and goes on at the step set with {@link #at}.
+         *
+         * @throws IllegalArgumentException if {@code status} is terminal
+         * @throws NullPointerException if no step was set with {@link #at}
+         */
+        public Transition keepHolding(TaskStatus status) {
+            return build(status, true, null);
+        }
+
+        /**
+         * Releases the claim; the task is due again at {@code dueAt}.
+         *
+         * @throws IllegalArgumentException if {@code status} is terminal
+         * @throws NullPointerException if {@code dueAt} is null or no step was set with {@link #at}
+         */
+        public Transition release(TaskStatus status, Instant dueAt) {
+            Objects.requireNonNull(dueAt, "dueAt must not be null");
+            if (status.isTerminal()) {
+                throw new IllegalArgumentException("a released task must be due again, but " + status + " is terminal");
+            }
+            return build(status, false, dueAt);
+        }
+
+        /**
+         * Releases the claim and leaves the task in a terminal state.
+         *
+         * @throws IllegalArgumentException if {@code status} is not terminal
+         * @throws NullPointerException if no step was set with {@link #at}
+         */
+        public Transition end(TaskStatus status) {
+            if (!status.isTerminal()) {
+                throw new IllegalArgumentException("end needs a terminal state, was " + status);
+            }
+            return build(status, false, null);
+        }
+
+        private Transition build(TaskStatus status, boolean keepLock, Instant nextAttemptAt) {
+            return new Transition(taskId, lease, fromStep, guard, unlessCancelRequested, status, keepLock, currentStep,
+                    currentStepName, attempt, failureCount, stepTimeout, nextAttemptAt, lastError, step, events);
         }
     }
 

@@ -1,0 +1,387 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.Alert;
+import dev.sas.core.NonRetryableException;
+import dev.sas.core.StepDefinition;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.core.internal.TaskStateMachine.CancelRequested;
+import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
+import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
+import dev.sas.core.internal.TaskStateMachine.Decision;
+import dev.sas.core.internal.TaskStateMachine.NotRunnable;
+import dev.sas.core.internal.TaskStateMachine.Outcome;
+import dev.sas.core.internal.TaskStateMachine.Snapshot;
+import dev.sas.core.internal.TaskStateMachine.StepCompleted;
+import dev.sas.core.internal.TaskStateMachine.StepFailed;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.Transition;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduler's running half: runs each claimed task's current step (or compensation) on a step
+ * thread, enforces its deadline, asks the {@link TaskStateMachine} what the result means, records
+ * that through the {@link Recorder}, and only then acts on it: runs the next step in the same claim,
+ * or hands the task back to the {@link ClaimLoop}. Decides no policy itself. Thread-safe; a task is
+ * touched by one thread at a time.
+ */
+final class AttemptRunner {
+    private static final Logger log = LoggerFactory.getLogger(AttemptRunner.class);
+
+    private final Registry registry;
+    private final Clock clock;
+    private final String instanceId;
+    private final Recorder recorder;
+    private final EventBus events;
+    private final Metrics metrics;
+    private final int maxPayloadBytes;
+    private final ClaimLoop loop;
+
+    private volatile boolean abandoning;
+    private volatile boolean stopping;
+    private volatile Executor stepExecutor = Runnable::run;
+    private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
+    private volatile ScheduledExecutorService timer;
+
+    AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
+            Metrics metrics, int maxPayloadBytes, ClaimLoop loop) {
+        this.registry = registry;
+        this.clock = clock;
+        this.instanceId = instanceId;
+        this.recorder = recorder;
+        this.events = events;
+        this.metrics = metrics;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.loop = loop;
+    }
+
+    void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
+        this.stepExecutor = stepExecutor;
+        this.agentExecutors = agentExecutors;
+        this.timer = timer;
+    }
+
+    /** From now on, a task whose step finishes is handed back to the store instead of going on here. */
+    void stopping() {
+        stopping = true;
+    }
+
+    /** From now on, results are not recorded; their tasks are left to the supervisor. */
+    void abandon() {
+        abandoning = true;
+    }
+
+    // ------------------------------------------------------------------ claim
+
+    /** Starts a task the claim loop just claimed. */
+    void onClaimed(ClaimedTask c) {
+        Workflow<?> wf = registry.find(c.workflow(), c.workflowVersion());
+        if (wf == null) {
+            park(c, wf, "workflow '" + c.workflow() + "' version " + c.workflowVersion() + " is not registered on instance "
+                    + instanceId + "; deploy it, then resubmit the task (its input and progress are kept)");
+            return;
+        }
+        if (c.currentStep() >= wf.steps().size()) {
+            park(c, wf, "task is at step " + c.currentStep() + " but workflow '" + wf.name() + "' version "
+                    + wf.version() + " has " + wf.steps().size()
+                    + " steps; register the version the task was submitted with");
+            return;
+        }
+        Object input;
+        try {
+            input = wf.inputCodec().decode(c.input());
+        } catch (RuntimeException e) {
+            park(c, wf, "input cannot be decoded by workflow '" + wf.name() + "': " + TaskStateMachine.describe(e));
+            return;
+        }
+        TaskRun run = new TaskRun(c, wf, input);
+        Instant now = clock.instant();
+        events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
+                ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, run.currentStep, run.stepName(),
+                run.attempt, now, null)), run.replyTo);
+        if (run.cancelRequested && !run.compensating()) {
+            Snapshot s = snapshot(run);
+            carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
+        } else {
+            dispatch(run);
+        }
+    }
+
+    /** Moves a task this runtime cannot run to ERROR, keeping everything, and alerts. */
+    private void park(ClaimedTask c, Workflow<?> wf, String reason) {
+        log.error("task {} step {}: {}", c.taskId(), c.currentStep(), reason);
+        Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
+                c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
+        Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
+        Transition t = d.transition();
+        recorder.write(t, c.completeBy(), (result, at) -> {
+            try {
+                if (result == Recorder.Result.APPLIED) {
+                    metrics.errors.increment();
+                    events.publish(t.events(), c.replyTo());
+                    d.alerts().forEach(a -> events.alert(stamped(a, at)));
+                } else {
+                    notRecorded(c.taskId(), c.currentStep(), result);
+                }
+            } finally {
+                loop.release();
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ run a step
+
+    private void dispatch(TaskRun run) {
+        try {
+            stepExecutor.execute(() -> startAttempt(run));
+        } catch (RejectedExecutionException e) {
+            log.warn("task {} step {}: not started, the runtime is shutting down; the supervisor will recover it",
+                    run.taskId, run.stepName());
+            loop.release();
+        }
+    }
+
+    private void startAttempt(TaskRun run) {
+        if (abandoning || clock.instant().isAfter(run.completeBy)) {
+            // Waited too long for a worker (all busy, or stuck in steps that ignore interrupts).
+            log.warn("task {} step {}: not started before its deadline {}; left to the supervisor", run.taskId,
+                    run.stepName(), run.completeBy);
+            metrics.deadlinesMissed.increment();
+            loop.release();
+            return;
+        }
+        Attempt a = new Attempt(run, clock);
+        StepDefinition<Object> def = run.workflow.steps().get(a.step);
+        scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
+        CompletionStage<String> stage;
+        a.thread = Thread.currentThread();
+        try {
+            if (a.compensating) {
+                stage = def.compensate(a, agentExecutors).thenApply(done -> null);
+            } else {
+                stage = def.invoke(a, agentExecutors);
+            }
+        } catch (Throwable e) {
+            stage = CompletableFuture.failedFuture(e);
+        } finally {
+            synchronized (a) {
+                a.thread = null;
+            }
+            if (a.isFinished()) {
+                Thread.interrupted(); // the deadline's interrupt was for the step, not for this pool thread
+            }
+        }
+        stage.whenComplete((out, err) -> onResult(a, out, err));
+    }
+
+    private void scheduleDeadline(Attempt a, Duration delay) {
+        ScheduledExecutorService t = timer;
+        if (t == null) {
+            return;
+        }
+        try {
+            a.timer = t.schedule(() -> onDeadline(a), Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException shuttingDown) {
+            // no deadline enforcement during shutdown; the store still rejects a late result
+        }
+    }
+
+    private void onDeadline(Attempt a) {
+        Duration left = Duration.between(clock.instant(), a.completeBy);
+        if (!left.isNegative() && !left.isZero()) {
+            scheduleDeadline(a, left);
+            return;
+        }
+        if (!a.finish()) {
+            return;
+        }
+        metrics.deadlinesMissed.increment();
+        log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
+        // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
+        synchronized (a) {
+            Thread th = a.thread;
+            if (th != null) {
+                th.interrupt();
+            }
+        }
+        loop.release();
+    }
+
+    private void onResult(Attempt a, String output, Throwable error) {
+        if (!a.finish()) {
+            metrics.staleRejected.increment();
+            log.warn("{}: {} arrived after its deadline {} and was rejected", a,
+                    error == null ? "a reply" : "a failure (" + TaskStateMachine.describe(unwrap(error)) + ")",
+                    a.completeBy);
+            return;
+        }
+        if (a.timer != null) {
+            a.timer.cancel(false);
+        }
+        if (abandoning) {
+            log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
+            loop.release();
+            return;
+        }
+        Instant now = clock.instant();
+        if (now.isAfter(a.completeBy)) {
+            metrics.staleRejected.increment();
+            log.warn("{}: result arrived at {}, after its deadline {}, and was rejected; the supervisor will recover it",
+                    a, now, a.completeBy);
+            loop.release();
+            return;
+        }
+        try {
+            Outcome outcome = outcome(a, output, error);
+            if (outcome instanceof StepCompleted) {
+                // Later steps (and compensations after a cancel) of this claim read it.
+                a.run.setOutput(a.step, output);
+            }
+            Decision d = TaskStateMachine.decide(snapshot(a.run), outcome, now);
+            logFailure(a, outcome, d);
+            carryOut(a.run, d, outcome instanceof StepCompleted);
+        } catch (RuntimeException e) {
+            log.error("{}: internal error while recording its result; the supervisor will recover it", a, e);
+            loop.release();
+        }
+    }
+
+    private Outcome outcome(Attempt a, String output, Throwable error) {
+        Throwable failure = null;
+        if (error != null) {
+            failure = unwrap(error);
+        } else if (output != null && output.length() * 3 > maxPayloadBytes
+                && output.getBytes(StandardCharsets.UTF_8).length > maxPayloadBytes) {
+            failure = new NonRetryableException("output of step '" + a.stepName + "' is "
+                    + output.getBytes(StandardCharsets.UTF_8).length + " bytes, over the limit of "
+                    + maxPayloadBytes + " (maxPayloadBytes)");
+        }
+        if (failure != null) {
+            return a.compensating ? new CompensationFailed(failure, a.startedAt) : new StepFailed(failure, a.startedAt);
+        }
+        return a.compensating ? new CompensationCompleted(a.startedAt) : new StepCompleted(output, a.startedAt);
+    }
+
+    private static void logFailure(Attempt a, Outcome outcome, Decision d) {
+        String message = d.transition().lastError();
+        if (d.isRetry()) {
+            log.info("{} failed ({}); retry at {}", a, message, d.retryAt());
+        } else if (outcome instanceof StepFailed || outcome instanceof CompensationFailed) {
+            log.warn("{} failed for good ({})", a, message);
+        }
+    }
+
+    // ------------------------------------------------------------------ carry out a decision
+
+    /**
+     * Records the decision, then acts on it: goes on in this claim, or releases the task. When the
+     * store reports a cancel the transition yielded to, decides again for the cancel.
+     *
+     * @param stepCompleted the decision records a step's completion (counted once written)
+     */
+    private void carryOut(TaskRun run, Decision d, boolean stepCompleted) {
+        Transition t = d.transition();
+        recorder.write(t, run.completeBy, (result, at) -> {
+            try {
+                if (result == Recorder.Result.APPLIED) {
+                    applied(run, d, stepCompleted, at);
+                } else if (result == Recorder.Result.CANCEL_REQUESTED && d.ifCancelRequested() != null) {
+                    run.cancelRequested = true;
+                    carryOut(run, TaskStateMachine.decide(snapshot(run), d.ifCancelRequested(), clock.instant()),
+                            false);
+                } else {
+                    notRecorded(run.taskId, run.currentStep, result);
+                    loop.release();
+                }
+            } catch (RuntimeException e) {
+                log.error("task {} step {}: internal error after recording; the supervisor will recover it",
+                        run.taskId, run.currentStep, e);
+                loop.release();
+            }
+        });
+    }
+
+    private void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
+        Transition t = d.transition();
+        count(d, stepCompleted);
+        events.publish(t.events(), run.replyTo);
+        d.alerts().forEach(a -> events.alert(stamped(a, at)));
+        if (t.keepLock()) {
+            moveTo(run, t.status(), t.currentStep(), at);
+            dispatch(run);
+            return;
+        }
+        loop.release();
+        if (d.isRetry()) {
+            loop.scheduleWakeUp(d.retryAt(), at);
+        }
+    }
+
+    private void count(Decision d, boolean stepCompleted) {
+        if (stepCompleted) {
+            metrics.stepsCompleted.increment();
+        }
+        if (d.isRetry()) {
+            metrics.retriesScheduled.increment();
+        }
+        switch (d.transition().status()) {
+            case PROCESSED -> metrics.tasksProcessed.increment();
+            case ERROR -> metrics.errors.increment();
+            case COMPENSATION_FAILED -> metrics.compensationFailed.increment();
+            case COMPENSATED, CANCELLED -> metrics.compensated.increment();
+            default -> { }
+        }
+    }
+
+    /** The task goes on in this claim at {@code step}: a fresh attempt with its own deadline. */
+    private static void moveTo(TaskRun run, TaskStatus status, int step, Instant writtenAt) {
+        run.status = status;
+        run.currentStep = step;
+        run.attempt = 1;
+        run.failureCount = 0;
+        run.completeBy = writtenAt.plus(run.workflow.steps().get(step).completeWithin(status == TaskStatus.COMPENSATING));
+    }
+
+    private Snapshot snapshot(TaskRun run) {
+        return Snapshot.of(run, stopping);
+    }
+
+    /** Alerts carry the instant the transition was written, which is when the task got there. */
+    private static Alert stamped(Alert a, Instant at) {
+        return new Alert(a.taskId(), a.businessKey(), a.workflow(), a.status(), a.stepName(), a.message(), at);
+    }
+
+    private void notRecorded(Object taskId, int step, Recorder.Result result) {
+        if (result == Recorder.Result.NOT_WRITTEN) {
+            log.warn("task {} step {}: transition not recorded (store unavailable); the supervisor will recover it",
+                    taskId, step);
+        } else {
+            metrics.staleRejected.increment();
+            log.warn("task {} step {}: transition rejected by the store as stale (deadline passed or lease moved on)",
+                    taskId, step);
+        }
+    }
+
+    static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

@@ -1,0 +1,192 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.StateStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduler's claiming half: counts the tasks this runtime holds, claims due tasks in batches
+ * while there is room, and sleeps until a wake-up or the poll interval. What happens to a claimed
+ * task is the {@link AttemptRunner}'s business; it hands each task back through {@link #release()}.
+ * Thread-safe.
+ */
+final class ClaimLoop {
+    private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+
+    private final StateStore store;
+    private final Clock clock;
+    private final String instanceId;
+    private final Metrics metrics;
+    private final int claimBatch;
+    private final int maxInFlight;
+    private final int lowWater;
+    private final Duration pollInterval;
+    private final Consumer<ClaimedTask> onClaimed;
+
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Object idle = new Object();
+    private final Semaphore wake = new Semaphore(0);
+    private volatile boolean running;
+    private volatile ScheduledExecutorService timer;
+
+    /**
+     * @param onClaimed starts a claimed task; it must {@link #release()} it eventually, also on failure
+     *     after it returned normally (a throw releases it here)
+     */
+    ClaimLoop(StateStore store, Clock clock, String instanceId, Metrics metrics, int claimBatch, int maxInFlight,
+            Duration pollInterval, Consumer<ClaimedTask> onClaimed) {
+        this.store = store;
+        this.clock = clock;
+        this.instanceId = instanceId;
+        this.metrics = metrics;
+        this.claimBatch = claimBatch;
+        this.maxInFlight = maxInFlight;
+        // Claim again once half a batch has drained, not at every release: fewer, fuller claims.
+        this.lowWater = maxInFlight - Math.max(1, Math.min(claimBatch, maxInFlight) / 2);
+        this.pollInterval = pollInterval;
+        this.onClaimed = onClaimed;
+    }
+
+    void start(ScheduledExecutorService timer) {
+        this.timer = timer;
+        this.running = true;
+    }
+
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    void wakeUp() {
+        if (wake.availablePermits() == 0) {
+            wake.release();
+        }
+    }
+
+    void wakeUpAt(Instant due) {
+        wakeUp();
+        scheduleWakeUp(due, clock.instant());
+    }
+
+    void stop() {
+        running = false;
+        wakeUp();
+    }
+
+    boolean awaitIdle(Duration grace) throws InterruptedException {
+        long deadline = System.nanoTime() + grace.toNanos();
+        synchronized (idle) {
+            while (inFlight.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(idle, left);
+            }
+        }
+        return true;
+    }
+
+    /** Claims while running: while there is room and work, else waits for a wake-up or the poll interval. */
+    void run() {
+        long backoffMs = 100;
+        while (running) {
+            try {
+                int held = inFlight.get();
+                if (held <= lowWater || held == 0) {
+                    int want = Math.min(claimBatch, maxInFlight - held);
+                    int got;
+                    try {
+                        got = claim(want);
+                        backoffMs = 100;
+                    } catch (StateStoreException e) {
+                        metrics.storeFailures.increment();
+                        log.warn("instance {}: claim failed ({}); retrying in {} ms", instanceId, e.getMessage(), backoffMs);
+                        wake.tryAcquire(backoffMs, TimeUnit.MILLISECONDS);
+                        backoffMs = Math.min(backoffMs * 2, 10_000);
+                        continue;
+                    }
+                    if (got == want) {
+                        continue;
+                    }
+                }
+                wake.tryAcquire(pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+                wake.drainPermits();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                log.error("instance {}: unexpected error in the claim loop", instanceId, e);
+            }
+        }
+    }
+
+    /** Claims up to one batch and starts it; returns how many tasks were claimed. */
+    int runOnce() {
+        return claim(Math.min(claimBatch, maxInFlight - inFlight.get()));
+    }
+
+    private int claim(int want) {
+        if (want <= 0) {
+            return 0;
+        }
+        List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant());
+        if (claimed.isEmpty()) {
+            return 0;
+        }
+        inFlight.addAndGet(claimed.size());
+        metrics.claimed.add(claimed.size());
+        for (ClaimedTask c : claimed) {
+            try {
+                onClaimed.accept(c);
+            } catch (RuntimeException e) {
+                log.error("task {} step {}: could not start; the supervisor will recover it", c.taskId(),
+                        c.currentStep(), e);
+                release();
+            }
+        }
+        return claimed.size();
+    }
+
+    /** A held task is no longer held (finished, released, or left to the supervisor). */
+    void release() {
+        int left = inFlight.decrementAndGet();
+        if (left == 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+        if (left == lowWater && running) {
+            wakeUp();
+        }
+    }
+
+    /** Wakes the loop at {@code due}, if that comes before the next poll anyway. */
+    void scheduleWakeUp(Instant due, Instant now) {
+        ScheduledExecutorService t = timer;
+        if (t == null || !running) {
+            return;
+        }
+        // nanoseconds plus a millisecond: a wake-up even slightly before the due time claims nothing
+        // and leaves the task to the next poll
+        long delay = Duration.between(now, due).toNanos() + 1_000_000;
+        if (delay < pollInterval.toNanos()) {
+            try {
+                t.schedule(this::wakeUp, Math.max(0, delay), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException shuttingDown) {
+                // the next start polls anyway
+            }
+        }
+    }
+}

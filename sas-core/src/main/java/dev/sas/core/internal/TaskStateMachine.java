@@ -1,0 +1,405 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.Alert;
+import dev.sas.core.RetryPolicy;
+import dev.sas.core.StepBuilder;
+import dev.sas.core.StepDefinition;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.Transition;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The one place that decides what becomes of a task: given what the task looked like, its
+ * workflow and what just happened, it returns the transition to write, the alerts to raise once
+ * it is written, and what to decide instead if the store reports that an operator asked to cancel.
+ * The Scheduler and the Supervisor only gather the facts and carry the decision out.
+ *
+ * <p>Pure: it reads no clock (time comes in as {@code now}), touches no store and keeps no state;
+ * the only randomness is the retry policy's jitter. Thread-safe.
+ */
+final class TaskStateMachine {
+    /** Deadline recorded for a task whose step this runtime cannot look up (it is parked, not run). */
+    static final Duration UNKNOWN_STEP_TIMEOUT = Duration.ofSeconds(30);
+    static final String CANCELLED_BY_OPERATOR = "cancelled by an operator";
+
+    private TaskStateMachine() {
+    }
+
+    /**
+     * What is known of the task when deciding.
+     *
+     * @param workflow its definition, or null when this runtime has none
+     * @param shuttingDown the scheduler is stopping: hand the task back instead of running its next step here
+     */
+    record Snapshot(TaskId taskId, String businessKey, String workflowName, Workflow<?> workflow, long lease,
+            TaskStatus status, int currentStep, int attempt, int failureCount, boolean cancelRequested,
+            boolean shuttingDown) {
+
+        Snapshot {
+            Objects.requireNonNull(taskId, "taskId must not be null");
+            Objects.requireNonNull(status, "status must not be null");
+        }
+
+        /** A task held by this scheduler. */
+        static Snapshot of(TaskRun run, boolean shuttingDown) {
+            return new Snapshot(run.taskId, run.businessKey, run.workflow.name(), run.workflow, run.lease, run.status,
+                    run.currentStep, run.attempt, run.failureCount, run.cancelRequested, shuttingDown);
+        }
+
+        /** An expired claim as the supervisor's scan saw it; {@code workflow} may be null. */
+        static Snapshot of(ExpiredTask e, Workflow<?> workflow) {
+            return new Snapshot(e.taskId(), e.businessKey(), e.workflow(), workflow, e.lease(), e.status(),
+                    e.currentStep(), e.attempt(), e.failureCount(), e.cancelRequested(), false);
+        }
+
+        boolean compensating() {
+            return status == TaskStatus.COMPENSATING;
+        }
+
+        StepDefinition<?> step(int index) {
+            return workflow.steps().get(index);
+        }
+    }
+
+    /** What happened to the task. */
+    sealed interface Outcome {
+    }
+
+    /** The current step returned {@code output} (an attempt that began at {@code startedAt}). */
+    record StepCompleted(String output, Instant startedAt) implements Outcome {
+    }
+
+    /** An attempt at the current step failed; the step's retry policy says whether it is retried. */
+    record StepFailed(Throwable error, Instant startedAt) implements Outcome {
+        StepFailed {
+            Objects.requireNonNull(error, "error must not be null");
+        }
+    }
+
+    /** The current step's compensation ran. */
+    record CompensationCompleted(Instant startedAt) implements Outcome {
+    }
+
+    /** An attempt at the current step's compensation failed; the step's retry policy says whether it is retried. */
+    record CompensationFailed(Throwable error, Instant startedAt) implements Outcome {
+        CompensationFailed {
+            Objects.requireNonNull(error, "error must not be null");
+        }
+    }
+
+    /** The supervisor found the claim of {@code lockedBy} expired at {@code completeBy}. */
+    record TimedOut(String lockedBy, Instant completeBy) implements Outcome {
+    }
+
+    /**
+     * An operator asked to cancel: compensate steps up to {@code compensateFrom}, writing {@code step}
+     * and the {@code lead} events first.
+     *
+     * @param step step row to write, or null
+     * @param lead events that come before the cancellation's own
+     */
+    record CancelRequested(int compensateFrom, StepUpdate step, List<TaskEvent> lead, String reason)
+            implements Outcome {
+        CancelRequested {
+            lead = List.copyOf(lead);
+        }
+
+        /**
+         * A cancel found at claim time. Earlier attempts at the current step (attempt > 1) may have
+         * applied its effect, so it is compensated too.
+         */
+        static CancelRequested atClaim(Snapshot s) {
+            int from = s.attempt() > 1 ? s.currentStep() : s.currentStep() - 1;
+            return new CancelRequested(from, null, List.of(), CANCELLED_BY_OPERATOR);
+        }
+    }
+
+    /** This runtime cannot run the task (no definition, a step past the end, undecodable input): park it. */
+    record NotRunnable(String reason) implements Outcome {
+    }
+
+    /**
+     * What to do.
+     *
+     * @param transition what to write
+     * @param alerts to raise once it is written (stamped with the decision's {@code now})
+     * @param ifCancelRequested what to decide instead when the store answers CANCEL_REQUESTED; null
+     *     exactly when the transition does not yield to a cancel
+     * @param retryAt for a retry released with a backoff, when it comes due; else null
+     */
+    record Decision(Transition transition, List<Alert> alerts, CancelRequested ifCancelRequested, Instant retryAt) {
+        Decision {
+            alerts = List.copyOf(alerts);
+        }
+
+        /** True when the transition releases a failed attempt for a later retry. */
+        boolean isRetry() {
+            return retryAt != null;
+        }
+    }
+
+    /**
+     * Decides what becomes of the task.
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    static Decision decide(Snapshot s, Outcome outcome, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        if (outcome instanceof StepCompleted o) {
+            return stepCompleted(s, o, now);
+        } else if (outcome instanceof StepFailed o) {
+            return stepFailed(s, o.error(), o.startedAt(), now);
+        } else if (outcome instanceof CompensationCompleted o) {
+            return compensationCompleted(s, o, now);
+        } else if (outcome instanceof CompensationFailed o) {
+            return compensationFailed(s, o.error(), o.startedAt(), now);
+        } else if (outcome instanceof TimedOut o) {
+            return timedOut(s, o, now);
+        } else if (outcome instanceof CancelRequested o) {
+            return abort(s, o.compensateFrom(), o.step(), o.lead(), o.reason(), true, now);
+        } else if (outcome instanceof NotRunnable o) {
+            return park(s, o.reason(), now);
+        }
+        throw new NullPointerException("outcome must not be null");
+    }
+
+    // ------------------------------------------------------------------ scheduler outcomes
+
+    private static Decision stepCompleted(Snapshot s, StepCompleted o, Instant now) {
+        int i = s.currentStep();
+        StepUpdate done = StepUpdate.completed(i, s.step(i).name(), s.attempt(), o.output(), o.startedAt(), now);
+        TaskEvent completed = event(s, TaskEvent.Type.STEP_COMPLETED, i, s.attempt(), now, null);
+        if (i + 1 >= s.workflow().steps().size()) {
+            Transition t = holder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).recording(done)
+                    .events(completed, event(s, TaskEvent.Type.PROCESSED, -1, 0, now, null))
+                    .end(TaskStatus.PROCESSED);
+            return new Decision(t, List.of(), null, null);
+        }
+        int next = i + 1;
+        Transition.Builder b = holder(s, next).unlessCancelRequested(!s.cancelRequested()).recording(done);
+        // Stopping: the next step runs on whichever instance claims the task next.
+        Transition t = s.shuttingDown()
+                ? b.attempt(0).failureCount(0).events(completed).release(TaskStatus.PENDING, now)
+                : b.attempt(1).failureCount(0)
+                        .events(completed, event(s, TaskEvent.Type.STEP_STARTED, next, 1, now, null))
+                        .keepHolding(TaskStatus.PROCESSING);
+        CancelRequested ifCancelled = s.cancelRequested() ? null
+                : new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR);
+        return new Decision(t, List.of(), ifCancelled, null);
+    }
+
+    private static Decision stepFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
+        int i = s.currentStep();
+        String name = s.step(i).name();
+        RetryPolicy policy = s.step(i).retryPolicy();
+        String message = describe(error);
+        if (retries(policy, error, s.attempt())) {
+            Instant next = now.plus(policy.backoff(s.attempt()));
+            StepUpdate failed = StepUpdate.retrying(i, name, s.attempt(), message, startedAt, now);
+            Transition t = holder(s, i).unlessCancelRequested(!s.cancelRequested()).attempt(s.attempt())
+                    .failureCount(s.failureCount()).lastError(message).recording(failed)
+                    .events(event(s, TaskEvent.Type.STEP_RETRYING, i, s.attempt(), now, message))
+                    .release(TaskStatus.PENDING, next);
+            // The failed attempt may have applied its effect before failing: compensate it too.
+            CancelRequested ifCancelled = s.cancelRequested() ? null : new CancelRequested(i, failed, List.of(), message);
+            return new Decision(t, List.of(), ifCancelled, next);
+        }
+        StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
+        List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
+        return abort(s, lastPossiblyApplied(policy, error, i), failed, lead, message, s.cancelRequested(), now);
+    }
+
+    private static Decision compensationCompleted(Snapshot s, CompensationCompleted o, Instant now) {
+        int i = s.currentStep();
+        StepUpdate undone = StepUpdate.compensated(i, s.step(i).name(), s.attempt(), o.startedAt(), now);
+        TaskEvent completed = event(s, TaskEvent.Type.COMPENSATION_COMPLETED, i, s.attempt(), now, null);
+        int next = TaskRun.lastCompensable(s.workflow(), i - 1);
+        if (next >= 0) {
+            Transition.Builder b = compensatingHolder(s, next).failureCount(0).recording(undone);
+            Transition t = s.shuttingDown()
+                    ? b.attempt(0).events(completed).release(TaskStatus.COMPENSATING, now)
+                    : b.attempt(1).events(completed, event(s, TaskEvent.Type.COMPENSATION_STARTED, next, 1, now, null))
+                            .keepHolding(TaskStatus.COMPENSATING);
+            return new Decision(t, List.of(), null, null);
+        }
+        TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.COMPENSATED;
+        TaskEvent.Type endEvent = end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.COMPENSATED;
+        Transition t = holder(s, i).attempt(s.attempt()).failureCount(0).recording(undone)
+                .events(completed, event(s, endEvent, -1, 0, now, null)).end(end);
+        return new Decision(t, List.of(), null, null);
+    }
+
+    private static Decision compensationFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
+        int i = s.currentStep();
+        String name = s.step(i).name();
+        RetryPolicy policy = s.step(i).retryPolicy(true);
+        String message = describe(error);
+        if (retries(policy, error, s.attempt())) {
+            Instant next = now.plus(policy.backoff(s.attempt()));
+            Transition t = compensatingHolder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).lastError(message)
+                    .events(event(s, TaskEvent.Type.STEP_RETRYING, i, s.attempt(), now,
+                            "compensation failed: " + message))
+                    .release(TaskStatus.COMPENSATING, next);
+            return new Decision(t, List.of(), null, next);
+        }
+        Transition t = holder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).lastError(message)
+                .recording(StepUpdate.compensationFailed(i, name, s.attempt(), message, startedAt, now))
+                .events(event(s, TaskEvent.Type.COMPENSATION_FAILED, i, s.attempt(), now, message))
+                .end(TaskStatus.COMPENSATION_FAILED);
+        return new Decision(t, List.of(alert(s, TaskStatus.COMPENSATION_FAILED, name, message, now)), null, null);
+    }
+
+    /**
+     * Fails or cancels the task: compensates completed steps up to {@code from} (continuing in this
+     * claim), or, with nothing to compensate, ends it CANCELLED or in ERROR.
+     */
+    private static Decision abort(Snapshot s, int from, StepUpdate step, List<TaskEvent> lead, String reason,
+            boolean forCancel, Instant now) {
+        Workflow<?> wf = s.workflow();
+        int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from) : -1;
+        CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason);
+        List<TaskEvent> evs = new ArrayList<>(lead);
+        if (j >= 0) {
+            evs.add(event(s, TaskEvent.Type.COMPENSATING, -1, 0, now, reason));
+            evs.add(event(s, TaskEvent.Type.COMPENSATION_STARTED, j, 1, now, null));
+            Transition t = compensatingHolder(s, j).unlessCancelRequested(!forCancel).attempt(1).failureCount(0)
+                    .lastError(reason).recording(step).events(evs).keepHolding(TaskStatus.COMPENSATING);
+            return new Decision(t, List.of(), ifCancelled, null);
+        }
+        TaskStatus end = forCancel ? TaskStatus.CANCELLED : TaskStatus.ERROR;
+        evs.add(event(s, forCancel ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1, 0, now, reason));
+        int at = step != null ? step.index() : s.currentStep();
+        Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(s.attempt())
+                .failureCount(s.failureCount()).lastError(reason).recording(step).events(evs).end(end);
+        List<Alert> alerts = forCancel ? List.of() : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
+        return new Decision(t, alerts, ifCancelled, null);
+    }
+
+    /** Moves a task this runtime cannot run to ERROR, keeping its input and progress, and alerts. */
+    private static Decision park(Snapshot s, String reason, Instant now) {
+        TaskEvent error = new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), TaskEvent.Type.ERROR,
+                s.currentStep(), null, s.attempt(), now, reason);
+        Transition t = Transition.holder(s.taskId(), s.lease(), s.currentStep())
+                .at(s.currentStep(), null, UNKNOWN_STEP_TIMEOUT).attempt(s.attempt()).failureCount(s.failureCount())
+                .lastError(reason).events(error).end(TaskStatus.ERROR);
+        return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);
+    }
+
+    // ------------------------------------------------------------------ supervisor outcome
+
+    /**
+     * Counts the time-out; under the step's failure threshold the task is released for a retry
+     * after a backoff, at the threshold it fails (compensating when the workflow says so or a
+     * cancel is pending). The workflow may be unknown here: defaults apply.
+     */
+    private static Decision timedOut(Snapshot s, TimedOut o, Instant now) {
+        Workflow<?> wf = s.workflow();
+        int i = s.currentStep();
+        StepDefinition<?> def = wf != null && i < wf.steps().size() ? wf.steps().get(i) : null;
+        int failures = s.failureCount() + 1;
+        int threshold = def != null ? def.failureThreshold() : StepBuilder.DEFAULT_FAILURE_THRESHOLD;
+        Duration timeout = def != null ? def.completeWithin(s.compensating()) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
+        String name = def != null ? def.name() : null;
+        boolean compensating = s.compensating();
+        String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
+                + " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy() + " (time-out " + failures
+                + " of " + threshold + ")";
+        List<TaskEvent> evs = new ArrayList<>();
+        evs.add(expiredEvent(s, TaskEvent.Type.STEP_TIMED_OUT, i, name, now, message));
+        Transition.Builder b = Transition.expired(s.taskId(), s.lease(), i).lastError(message);
+        if (failures < threshold) {
+            RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
+            Instant next = now.plus(policy.backoff(failures));
+            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).events(evs)
+                    .release(compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, next);
+            return new Decision(t, List.of(), null, next);
+        }
+        if (compensating) {
+            evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATION_FAILED, i, name, now, message));
+            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures)
+                    .recording(StepUpdate.compensationFailed(i, name, s.attempt(), message, null, now)).events(evs)
+                    .end(TaskStatus.COMPENSATION_FAILED);
+            return new Decision(t, List.of(alert(s, TaskStatus.COMPENSATION_FAILED, name, message, now)), null, null);
+        }
+        StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, null, now);
+        evs.add(expiredEvent(s, TaskEvent.Type.STEP_FAILED, i, name, now, message));
+        // A step that timed out may have applied its effect: compensate it too.
+        int j = wf != null && (wf.compensateOnFailure() || s.cancelRequested()) ? TaskRun.lastCompensable(wf, i) : -1;
+        if (j >= 0) {
+            // A scheduler compensates: the task is released as COMPENSATING at the last compensable step.
+            evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATING, -1, null, now, message));
+            StepDefinition<?> comp = wf.steps().get(j);
+            Transition t = b.at(j, comp.name(), comp.compensateWithin()).attempt(0).failureCount(0).recording(failed)
+                    .events(evs).release(TaskStatus.COMPENSATING, now);
+            return new Decision(t, List.of(), null, null);
+        }
+        TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
+        evs.add(expiredEvent(s, end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1,
+                null, now, message));
+        Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).recording(failed).events(evs)
+                .end(end);
+        List<Alert> alerts = end == TaskStatus.ERROR ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
+        return new Decision(t, alerts, null, null);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static boolean retries(RetryPolicy policy, Throwable error, int attempt) {
+        return !policy.isNonRetryable(error) && attempt < policy.maxAttempts();
+    }
+
+    /**
+     * The highest step whose effect may have happened: a step that failed definitely (non-retryable)
+     * did not apply; one that ran out of retries on errors that may be transient (a lost reply, a
+     * time-out) may have, so it is compensated too. Compensations must therefore tolerate nothing
+     * to undo, which the idempotency key makes easy.
+     */
+    private static int lastPossiblyApplied(RetryPolicy policy, Throwable error, int failedStep) {
+        return policy.isNonRetryable(error) ? failedStep - 1 : failedStep;
+    }
+
+    /** A scheduler's transition to {@code step}, named and timed from the workflow. */
+    private static Transition.Builder holder(Snapshot s, int step) {
+        StepDefinition<?> def = s.step(step);
+        return Transition.holder(s.taskId(), s.lease(), s.currentStep()).at(step, def.name(), def.completeWithin());
+    }
+
+    /** A scheduler's transition to compensating {@code step}, timed by the step's compensation deadline. */
+    private static Transition.Builder compensatingHolder(Snapshot s, int step) {
+        StepDefinition<?> def = s.step(step);
+        return Transition.holder(s.taskId(), s.lease(), s.currentStep()).at(step, def.name(), def.compensateWithin());
+    }
+
+    private static TaskEvent event(Snapshot s, TaskEvent.Type type, int step, int attempt, Instant at, String message) {
+        String name = step >= 0 ? s.step(step).name() : null;
+        return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, name, attempt, at, message);
+    }
+
+    /** The supervisor's events all carry the attempt that timed out. */
+    private static TaskEvent expiredEvent(Snapshot s, TaskEvent.Type type, int step, String stepName, Instant at,
+            String message) {
+        return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, stepName, s.attempt(), at,
+                message);
+    }
+
+    private static Alert alert(Snapshot s, TaskStatus status, String stepName, String message, Instant at) {
+        return new Alert(s.taskId(), s.businessKey(), s.workflowName(), status, stepName, message, at);
+    }
+
+    /** An error as recorded on a task: its type and message, capped at 2,000 characters. */
+    static String describe(Throwable e) {
+        String m = e.getMessage();
+        String text = e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+        return text.length() > 2000 ? text.substring(0, 2000) + "…" : text;
+    }
+}
