@@ -62,6 +62,15 @@ enum TestDb {
         }
     }
 
+    /** DDL that makes {@code table}'s {@code input} column hold at most {@code chars} characters. */
+    String shrinkInputColumnSql(String table, int chars) {
+        return switch (this) {
+            case H2_MEMORY, H2_FILE -> "ALTER TABLE " + table + " ALTER COLUMN input SET DATA TYPE VARCHAR(" + chars + ")";
+            case POSTGRES -> "ALTER TABLE " + table + " ALTER COLUMN input TYPE VARCHAR(" + chars + ")";
+            case MARIADB -> "ALTER TABLE " + table + " MODIFY input VARCHAR(" + chars + ") NOT NULL";
+        };
+    }
+
     static String randomPrefix() {
         return "t" + randomLetters(8) + "_";
     }
