@@ -1,6 +1,5 @@
 package dev.sas.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
@@ -17,6 +16,7 @@ import dev.sas.core.spi.WriteOutcome;
 import dev.sas.jdbc.internal.Dialect;
 import dev.sas.jdbc.internal.Dialects;
 import dev.sas.jdbc.internal.JdbcStore;
+import dev.sas.jdbc.internal.Pools;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
 import dev.sas.jdbc.internal.Urls;
@@ -405,7 +405,9 @@ public final class JdbcStateStore implements StateStore {
             if (ds == null) {
                 String jdbcUrl = url != null ? url : DEFAULT_URL;
                 where = Urls.redact(jdbcUrl);
-                pool = createPool(jdbcUrl, where);
+                pool = Pools.create(jdbcUrl, where, username, password,
+                        maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE,
+                        poolName != null ? poolName : "sas-" + POOLS.incrementAndGet(), CONNECTION_TIMEOUT);
                 ds = pool;
             } else {
                 where = "the given data source " + dataSource.getClass().getName();
@@ -435,41 +437,6 @@ public final class JdbcStateStore implements StateStore {
                     pool.close();
                 }
                 throw e;
-            }
-        }
-
-        private HikariDataSource createPool(String jdbcUrl, String redacted) {
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(jdbcUrl);
-            if (username != null) {
-                config.setUsername(username);
-            }
-            if (password != null) {
-                config.setPassword(password);
-            }
-            config.setMaximumPoolSize(maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE);
-            config.setPoolName(poolName != null ? poolName : "sas-" + POOLS.incrementAndGet());
-            // no gap locks on MariaDB claims; already the default elsewhere
-            config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-            // Fail fast while the database is away: the runtime backs off and retries on its own.
-            config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
-            Dialect guess = Dialects.guessFromUrl(jdbcUrl);
-            if (guess != null) {
-                guess.configurePool(config, config.getPoolName());
-            }
-            try {
-                return new HikariDataSource(config);
-            } catch (RuntimeException e) {
-                List<String> secrets = new java.util.ArrayList<>(Urls.secrets(jdbcUrl));
-                if (password != null) {
-                    secrets.add(password);
-                }
-                String message = "cannot connect to " + redacted + ": " + Urls.scrub(rootMessage(e), secrets)
-                        + ". Check that the database is running and reachable, and the URL and credentials";
-                // some drivers quote the URL, password included, in their own messages
-                throw Urls.leaks(e, secrets)
-                        ? new StateStoreException(message + " (driver exception omitted: it contains the password)")
-                        : new StateStoreException(message, e);
             }
         }
 
