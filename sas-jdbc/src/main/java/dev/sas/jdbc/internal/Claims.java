@@ -1,6 +1,5 @@
 package dev.sas.jdbc.internal;
 
-import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
@@ -83,12 +82,7 @@ final class Claims {
                                 : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
                         null));
             }
-            try {
-                Rows.insertEvents(h.getConnection(), db.t(), started);
-            } catch (SQLException e) {
-                throw new StateStoreException("recording " + started.size() + " event(s) failed on "
-                        + db.dialect().name() + ": " + StoreContext.rootMessage(e), e);
-            }
+            db.recordEvents(h, started);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

@@ -1,9 +1,7 @@
 package dev.sas.jdbc.internal;
 
-import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
-import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import org.jdbi.v3.core.statement.Update;
@@ -53,12 +51,7 @@ final class OperatorActions {
             if (update.execute() == 0) {
                 return false;
             }
-            try {
-                Rows.insertEvents(h.getConnection(), db.t(), List.of(event));
-            } catch (SQLException e) {
-                throw new StateStoreException("recording 1 event(s) failed on " + db.dialect().name() + ": "
-                        + StoreContext.rootMessage(e), e);
-            }
+            db.recordEvents(h, List.of(event));
             return true;
         }));
     }

@@ -1,8 +1,11 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.function.Supplier;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 
@@ -33,17 +36,13 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
                 + " on " + dialect.name() + ": " + rootMessage(e), e);
     }
 
-    /** Plain JDBC work inside a Jdbi callback: an {@link SQLException} leaves as a {@link StateStoreException}. */
-    interface SqlWork<T> {
-        T run() throws SQLException;
-    }
-
-    /** Runs {@code work}, wrapping an {@link SQLException} like {@link #failed}. */
-    <T> T sql(String operation, Object taskId, SqlWork<T> work) {
+    /** Records {@code events} on the transaction of {@code h} through the write path's event writer. */
+    void recordEvents(Handle h, List<TaskEvent> events) {
         try {
-            return work.run();
+            Rows.insertEvents(h.getConnection(), t, events);
         } catch (SQLException e) {
-            throw failed(operation, taskId, e);
+            throw new StateStoreException("recording " + events.size() + " event(s) failed on " + dialect.name()
+                    + ": " + rootMessage(e), e);
         }
     }
 
