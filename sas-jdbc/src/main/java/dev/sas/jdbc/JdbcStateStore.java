@@ -1,6 +1,5 @@
 package dev.sas.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
@@ -18,6 +17,7 @@ import dev.sas.core.spi.WriteOutcome;
 import dev.sas.jdbc.internal.Dialect;
 import dev.sas.jdbc.internal.Dialects;
 import dev.sas.jdbc.internal.JdbcStore;
+import dev.sas.jdbc.internal.Pools;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
 import dev.sas.jdbc.internal.Urls;
@@ -54,8 +54,6 @@ public final class JdbcStateStore implements StateStore {
 
     /** Table prefix when none is set. */
     public static final String DEFAULT_TABLE_PREFIX = "sas_";
-    /** Largest accepted encoded input, in UTF-8 bytes, when none is set: 1 MiB. */
-    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     /** Pool size when the store creates its own pool and none is set. */
     public static final int DEFAULT_MAX_POOL_SIZE = 10;
     /** How long a pool we create waits for a connection before the operation fails: 5 s. */
@@ -90,13 +88,34 @@ public final class JdbcStateStore implements StateStore {
      * connection and commit or roll back with the host's transaction; the store neither commits
      * nor closes it. A connection in auto-commit mode gets a short transaction of its own.
      *
-     * @throws IllegalArgumentException if {@code transaction} is of another type, the input is larger
-     *     than {@code maxPayloadBytes}, a text field is longer than its column, or the task id exists
+     * <p>The store sets no limit on the input's size (the runtime's {@code maxPayloadBytes} does);
+     * an input the database's column cannot hold fails with a {@link StateStoreException} naming
+     * the task.
+     *
+     * @throws IllegalArgumentException if {@code transaction} is of another type, a text field is
+     *     longer than its column, or the task id exists
      * @throws StateStoreException if the database fails
      */
     @Override
     public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
         return store.submit(task, received, transaction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Tasks are inserted up to 500 per statement (fewer when their inputs are large), in one
+     * transaction; {@code transaction} is joined as in {@link #submit}.
+     *
+     * @throws NullPointerException if a list or an element is null
+     * @throws IllegalArgumentException if the lists differ in size, {@code transaction} is of
+     *     another type, a text field is longer than its column, or a task id appears twice or exists
+     * @throws StateStoreException if the database fails; then no task of the batch was written
+     *     (in a host transaction: the host must roll back)
+     */
+    @Override
+    public List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
+        return store.submitAll(tasks, received, transaction);
     }
 
     /**
@@ -262,7 +281,6 @@ public final class JdbcStateStore implements StateStore {
         private String poolName;
         private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private boolean createSchema = true;
-        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
 
         private Builder() {
         }
@@ -365,19 +383,6 @@ public final class JdbcStateStore implements StateStore {
         }
 
         /**
-         * Largest accepted task input in UTF-8 bytes; default 1 MiB.
-         *
-         * @throws IllegalArgumentException if {@code maxPayloadBytes} is not positive
-         */
-        public Builder maxPayloadBytes(int maxPayloadBytes) {
-            if (maxPayloadBytes <= 0) {
-                throw new IllegalArgumentException("maxPayloadBytes must be positive, was " + maxPayloadBytes);
-            }
-            this.maxPayloadBytes = maxPayloadBytes;
-            return this;
-        }
-
-        /**
          * Connects, detects the database, applies the schema if {@link #createSchema} is on, and
          * returns the store.
          *
@@ -401,7 +406,9 @@ public final class JdbcStateStore implements StateStore {
             if (ds == null) {
                 String jdbcUrl = url != null ? url : DEFAULT_URL;
                 where = Urls.redact(jdbcUrl);
-                pool = createPool(jdbcUrl, where);
+                pool = Pools.create(jdbcUrl, where, username, password,
+                        maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE,
+                        poolName != null ? poolName : "sas-" + POOLS.incrementAndGet(), CONNECTION_TIMEOUT);
                 ds = pool;
             } else {
                 where = "the given data source " + dataSource.getClass().getName();
@@ -414,10 +421,10 @@ public final class JdbcStateStore implements StateStore {
                     new SchemaManager(jdbi, dialect, tables).apply();
                 }
                 String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
-                log.info("SAS state store on {} (schema {}, maxPayloadBytes {}{})", description,
-                        createSchema ? "managed" : "not managed", maxPayloadBytes,
+                log.info("SAS state store on {} (schema {}{})", description,
+                        createSchema ? "managed" : "not managed",
                         pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize());
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, maxPayloadBytes), pool, description);
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables), pool, description);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 if (pool != null) {
                     pool.close();
@@ -431,41 +438,6 @@ public final class JdbcStateStore implements StateStore {
                     pool.close();
                 }
                 throw e;
-            }
-        }
-
-        private HikariDataSource createPool(String jdbcUrl, String redacted) {
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(jdbcUrl);
-            if (username != null) {
-                config.setUsername(username);
-            }
-            if (password != null) {
-                config.setPassword(password);
-            }
-            config.setMaximumPoolSize(maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE);
-            config.setPoolName(poolName != null ? poolName : "sas-" + POOLS.incrementAndGet());
-            // no gap locks on MariaDB claims; already the default elsewhere
-            config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-            // Fail fast while the database is away: the runtime backs off and retries on its own.
-            config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
-            Dialect guess = Dialects.guessFromUrl(jdbcUrl);
-            if (guess != null) {
-                guess.configurePool(config, config.getPoolName());
-            }
-            try {
-                return new HikariDataSource(config);
-            } catch (RuntimeException e) {
-                List<String> secrets = new java.util.ArrayList<>(Urls.secrets(jdbcUrl));
-                if (password != null) {
-                    secrets.add(password);
-                }
-                String message = "cannot connect to " + redacted + ": " + Urls.scrub(rootMessage(e), secrets)
-                        + ". Check that the database is running and reachable, and the URL and credentials";
-                // some drivers quote the URL, password included, in their own messages
-                throw Urls.leaks(e, secrets)
-                        ? new StateStoreException(message + " (driver exception omitted: it contains the password)")
-                        : new StateStoreException(message, e);
             }
         }
 

@@ -21,4 +21,9 @@ class H2FileStateStoreContractTest extends StateStoreContract {
         store.close();
         TestDb.H2_FILE.drop(url, prefix);
     }
+
+    @Override
+    protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
 }

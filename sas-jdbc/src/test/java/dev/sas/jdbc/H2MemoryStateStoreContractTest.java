@@ -21,4 +21,9 @@ class H2MemoryStateStoreContractTest extends StateStoreContract {
         store.close();
         TestDb.H2_MEMORY.drop(url, prefix);
     }
+
+    @Override
+    protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
 }

@@ -27,9 +27,6 @@ class JdbcStateStoreBuilderTest {
         assertThatThrownBy(() -> JdbcStateStore.builder().dataSource(null))
                 .isInstanceOf(NullPointerException.class)
                 .hasMessage("dataSource must not be null");
-        assertThatThrownBy(() -> JdbcStateStore.builder().maxPayloadBytes(0))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("maxPayloadBytes must be positive, was 0");
         assertThatThrownBy(() -> JdbcStateStore.builder().maxPoolSize(-1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("maxPoolSize must be positive, was -1");

@@ -169,28 +169,115 @@ abstract class JdbcStoreBehaviourTest {
     }
 
     @Test
-    void oversize_input_is_rejected_naming_task_key_and_sizes() {
-        JdbcStateStore small = TestDb.builder(url, prefix).maxPayloadBytes(10).createSchema(false).build();
-        try {
-            TaskId id = TaskId.random();
-            assertThatThrownBy(() -> small.submit(newTask(id, "big-key", "ééééééé", T0), received(id, "big-key", T0), null))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining(id.value())
-                    .hasMessageContaining("big-key")
-                    .hasMessageContaining("14 bytes")
-                    .hasMessageContaining("maxPayloadBytes 10");
-            assertThat(small.find(id)).isEmpty();
-        } finally {
-            small.close();
+    void input_too_long_for_its_column_fails_naming_the_task_and_stores_nothing() throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute(db().shrinkInputColumnSql(prefix + "task", 10));
         }
+        TaskId id = TaskId.random();
+        assertThatThrownBy(() -> store.submit(newTask(id, "big-key", "x".repeat(11), T0), received(id, "big-key", T0),
+                null))
+                .isInstanceOf(dev.sas.core.StateStoreException.class)
+                .hasMessageContaining(id.value())
+                .hasMessageContaining("big-key")
+                .hasMessageContaining("too long")
+                .hasRootCauseInstanceOf(java.sql.SQLException.class);
+        assertThat(store.find(id)).isEmpty();
+
+        TaskId small = TaskId.random();
+        TaskId big = TaskId.random();
+        assertThatThrownBy(() -> store.submitAll(
+                List.of(newTask(small, "small", "ok", T0), newTask(big, "big", "y".repeat(20), T0)),
+                List.of(received(small, "small", T0), received(big, "big", T0)), null))
+                .isInstanceOf(dev.sas.core.StateStoreException.class)
+                .hasMessageContaining(big.value())
+                .hasMessageContaining("too long");
+        assertThat(store.find(small)).as("the batch is one transaction").isEmpty();
     }
 
     @Test
-    void default_payload_limit_accepts_a_large_input() {
+    void the_store_sets_no_payload_limit_of_its_own() {
         TaskId id = TaskId.random();
-        String input = "x".repeat(JdbcStateStore.DEFAULT_MAX_PAYLOAD_BYTES);
+        String input = "x".repeat(2 * 1024 * 1024);
         store.submit(newTask(id, "large", input, T0), received(id, "large", T0), null);
         assertThat(store.claim("a", 1, T0).get(0).input()).isEqualTo(input);
+    }
+
+    @Test
+    void submit_all_joins_a_host_connection_and_rolls_back_with_it() throws Exception {
+        List<dev.sas.core.spi.NewTask> tasks = new ArrayList<>();
+        List<TaskEvent> events = new ArrayList<>();
+        for (int i = 0; i < 700; i++) {
+            TaskId id = TaskId.random();
+            tasks.add(newTask(id, "rb-" + i, "{}", T0));
+            events.add(received(id, "rb-" + i, T0));
+        }
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            assertThat(store.submitAll(tasks, events, c)).allMatch(SubmitResult::created);
+            c.rollback();
+        }
+        assertThat(store.countByStatus()).isEmpty();
+        assertThat(store.events(tasks.get(0).taskId())).isEmpty();
+    }
+
+    @Test
+    void submit_all_joins_a_jdbi_handle_and_commits_with_it() {
+        TaskId a = TaskId.random();
+        TaskId b = TaskId.random();
+        try (Handle h = Jdbi.open(url)) {
+            h.begin();
+            List<SubmitResult> r = store.submitAll(List.of(newTask(a, "ha", "{}", T0), newTask(b, "hb", "{}", T0)),
+                    List.of(received(a, "ha", T0), received(b, "hb", T0)), h);
+            assertThat(r).containsExactly(new SubmitResult(a, true), new SubmitResult(b, true));
+            h.commit();
+        }
+        assertThat(store.events(a)).hasSize(1);
+        assertThat(store.events(b)).hasSize(1);
+    }
+
+    @Test
+    void submit_all_on_a_host_connection_in_auto_commit_mode_commits_and_restores_the_mode() throws Exception {
+        TaskId a = TaskId.random();
+        TaskId dup = TaskId.random();
+        TaskId first = submit("auto-dup");
+        try (Connection c = DriverManager.getConnection(url)) {
+            List<SubmitResult> r = store.submitAll(
+                    List.of(newTask(a, "auto-a", "{}", T0), newTask(dup, "auto-dup", "{}", T0)),
+                    List.of(received(a, "auto-a", T0), received(dup, "auto-dup", T0)), c);
+            assertThat(r).containsExactly(new SubmitResult(a, true), new SubmitResult(first, false));
+            assertThat(c.getAutoCommit()).isTrue();
+        }
+        assertThat(store.events(a)).hasSize(1);
+        assertThat(store.events(first)).hasSize(1);
+    }
+
+    @Test
+    void submit_all_with_duplicates_inside_a_host_transaction_leaves_the_transaction_usable() throws Exception {
+        TaskId first = submit("dup-all");
+        TaskId a = TaskId.random();
+        TaskId b = TaskId.random();
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            List<SubmitResult> r = store.submitAll(
+                    List.of(newTask(a, "new-all", "{}", T0), newTask(b, "dup-all", "{}", T0)),
+                    List.of(received(a, "new-all", T0), received(b, "dup-all", T0)), c);
+            assertThat(r).containsExactly(new SubmitResult(a, true), new SubmitResult(first, false));
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1")) {
+                assertThat(rs.next()).isTrue();
+            }
+            c.commit();
+        }
+        assertThat(store.find(a)).isPresent();
+        assertThat(store.find(b)).isEmpty();
+    }
+
+    @Test
+    void submit_all_with_an_unknown_transaction_type_names_the_type() {
+        TaskId id = TaskId.random();
+        assertThatThrownBy(() -> store.submitAll(List.of(newTask(id, "x", "{}", T0)), List.of(received(id, "x", T0)),
+                        "tx"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("java.lang.String");
     }
 
     @Test

@@ -21,4 +21,9 @@ class MariaDbStateStoreContractTest extends StateStoreContract {
         store.close();
         TestDb.MARIADB.drop(url, prefix);
     }
+
+    @Override
+    protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
 }

@@ -21,4 +21,9 @@ class PostgresStateStoreContractTest extends StateStoreContract {
         store.close();
         TestDb.POSTGRES.drop(url, prefix);
     }
+
+    @Override
+    protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
 }

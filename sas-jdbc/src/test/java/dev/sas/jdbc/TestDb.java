@@ -3,6 +3,7 @@ package dev.sas.jdbc;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.jdbc.internal.Dialects;
+import dev.sas.testing.StateStoreContract;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
 import java.sql.Connection;
@@ -60,6 +61,46 @@ enum TestDb {
             }
             return killed;
         }
+    }
+
+    /** DDL that makes {@code table}'s {@code input} column hold at most {@code chars} characters. */
+    String shrinkInputColumnSql(String table, int chars) {
+        return switch (this) {
+            case H2_MEMORY, H2_FILE -> "ALTER TABLE " + table + " ALTER COLUMN input SET DATA TYPE VARCHAR(" + chars + ")";
+            case POSTGRES -> "ALTER TABLE " + table + " ALTER COLUMN input TYPE VARCHAR(" + chars + ")";
+            case MARIADB -> "ALTER TABLE " + table + " MODIFY input VARCHAR(" + chars + ") NOT NULL";
+        };
+    }
+
+    /** A host transaction on a connection of its own to {@code url}, for the contract's joining tests. */
+    static StateStoreContract.HostTransaction hostTransaction(String url) throws SQLException {
+        Connection c = DriverManager.getConnection(url);
+        c.setAutoCommit(false);
+        return new StateStoreContract.HostTransaction() {
+            @Override
+            public Object transaction() {
+                return c;
+            }
+
+            @Override
+            public void commit() throws SQLException {
+                c.commit();
+            }
+
+            @Override
+            public void rollback() throws SQLException {
+                c.rollback();
+            }
+
+            @Override
+            public void close() throws SQLException {
+                try {
+                    c.rollback();
+                } finally {
+                    c.close();
+                }
+            }
+        };
     }
 
     static String randomPrefix() {

@@ -1,6 +1,8 @@
 package dev.sas.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
@@ -43,6 +45,34 @@ public abstract class StateStoreContract extends StoreTestSupport {
     protected static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
     /** The step timeout used for submitted tasks. */
     protected static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * An open transaction of the host application, of the type the store joins (for JDBC: a
+     * connection with auto-commit off). The tests of joining a host transaction use it.
+     */
+    public interface HostTransaction extends AutoCloseable {
+
+        /** What to pass as {@code transaction} to {@code submit} and {@code submitAll}. */
+        Object transaction();
+
+        /** Commits the host's transaction. */
+        void commit() throws Exception;
+
+        /** Rolls the host's transaction back. */
+        void rollback() throws Exception;
+
+        /** Ends the transaction (rolling back what was not committed) and releases it. */
+        @Override
+        void close() throws Exception;
+    }
+
+    /**
+     * Begins a host transaction the store can join, or returns null (the default) if the store
+     * joins none: the tests of joining are then skipped.
+     */
+    protected HostTransaction beginHostTransaction() throws Exception {
+        return null;
+    }
 
     // ---------------------------------------------------------------- helpers
 
@@ -753,5 +783,175 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.events(nobody)).isEmpty();
         assertThat(store.resubmit(nobody, T0, resubmitted(nobody))).isFalse();
         assertThat(store.write(List.of(), T0)).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- batch submission
+
+    private static NewTask newTask(TaskId id, String workflow, String businessKey, int priority) {
+        return new NewTask(id, workflow, 1, businessKey, priority, "input-" + businessKey, null, "first", TIMEOUT,
+                T0, T0);
+    }
+
+    private static TaskEvent received(NewTask task) {
+        return new TaskEvent(task.taskId(), task.businessKey(), task.workflow(), TaskEvent.Type.RECEIVED, -1, null, 0,
+                T0, null);
+    }
+
+    private List<SubmitResult> submitAll(List<NewTask> tasks, Object transaction) {
+        return store.submitAll(tasks, tasks.stream().map(StateStoreContract::received).toList(), transaction);
+    }
+
+    private static List<NewTask> batch(String keyPrefix, int n) {
+        List<NewTask> tasks = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            tasks.add(newTask(TaskId.random(), "wf", keyPrefix + i, i % 3));
+        }
+        return tasks;
+    }
+
+    @Test
+    void submit_all_creates_every_task_with_its_received_event_and_answers_in_input_order() {
+        List<NewTask> tasks = batch("b", 5);
+
+        List<SubmitResult> results = submitAll(tasks, null);
+
+        assertThat(results).containsExactlyElementsOf(
+                tasks.stream().map(t -> new SubmitResult(t.taskId(), true)).toList());
+        for (NewTask t : tasks) {
+            TaskInfo info = task(t.taskId());
+            assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+            assertThat(info.businessKey()).isEqualTo(t.businessKey());
+            assertThat(info.priority()).isEqualTo(t.priority());
+            assertThat(info.nextAttemptAt()).isEqualTo(T0);
+            assertThat(eventTypes(t.taskId())).containsExactly(TaskEvent.Type.RECEIVED);
+            assertThat(store.findByBusinessKey("wf", t.businessKey())).contains(t.taskId());
+        }
+        ClaimedTask first = claim("a", 1, T0).get(0);
+        assertThat(first.input()).isEqualTo("input-b2");
+    }
+
+    @Test
+    void submit_all_of_nothing_writes_nothing() {
+        assertThat(store.submitAll(List.of(), List.of(), null)).isEmpty();
+        assertThat(store.countByStatus().values()).allMatch(n -> n == 0);
+    }
+
+    @Test
+    void submit_all_duplicates_inside_the_batch_get_the_first_tasks_id() {
+        NewTask first = newTask(TaskId.random(), "wf", "same", 0);
+        NewTask other = newTask(TaskId.random(), "wf", "other", 0);
+        NewTask again = newTask(TaskId.random(), "wf", "same", 9);
+        NewTask otherWorkflow = newTask(TaskId.random(), "wf2", "same", 0);
+
+        List<SubmitResult> results = submitAll(List.of(first, other, again, otherWorkflow), null);
+
+        assertThat(results).containsExactly(new SubmitResult(first.taskId(), true),
+                new SubmitResult(other.taskId(), true), new SubmitResult(first.taskId(), false),
+                new SubmitResult(otherWorkflow.taskId(), true));
+        assertThat(store.find(again.taskId())).isEmpty();
+        assertThat(task(first.taskId()).priority()).isZero();
+        assertThat(store.events(first.taskId())).hasSize(1);
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PENDING, 3L);
+    }
+
+    @Test
+    void submit_all_duplicates_of_earlier_submissions_get_the_existing_ids_and_write_nothing() {
+        TaskId single = submit("single");
+        List<NewTask> earlier = batch("e", 3);
+        submitAll(earlier, null);
+        NewTask fresh = newTask(TaskId.random(), "wf", "fresh", 0);
+        NewTask dupSingle = newTask(TaskId.random(), "wf", "single", 0);
+        NewTask dupBatch = newTask(TaskId.random(), "wf", "e1", 0);
+
+        List<SubmitResult> results = submitAll(List.of(dupBatch, fresh, dupSingle), null);
+
+        assertThat(results).containsExactly(new SubmitResult(earlier.get(1).taskId(), false),
+                new SubmitResult(fresh.taskId(), true), new SubmitResult(single, false));
+        assertThat(store.find(dupBatch.taskId())).isEmpty();
+        assertThat(store.find(dupSingle.taskId())).isEmpty();
+        assertThat(store.events(single)).hasSize(1);
+        assertThat(store.events(earlier.get(1).taskId())).hasSize(1);
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PENDING, 5L);
+
+        TaskId replay = TaskId.random();
+        assertThat(store.submit(newTask(replay, "wf", "fresh", 0), received(newTask(replay, "wf", "fresh", 0)), null))
+                .as("a single submit sees batch-submitted tasks too")
+                .isEqualTo(new SubmitResult(fresh.taskId(), false));
+    }
+
+    @Test
+    void submit_all_replayed_with_the_same_ids_creates_nothing_twice() {
+        List<NewTask> tasks = batch("r", 3);
+        submitAll(tasks, null);
+
+        List<SubmitResult> again = submitAll(tasks, null);
+
+        assertThat(again).containsExactlyElementsOf(
+                tasks.stream().map(t -> new SubmitResult(t.taskId(), false)).toList());
+        assertThat(tasks).allSatisfy(t -> assertThat(store.events(t.taskId())).hasSize(1));
+    }
+
+    @Test
+    void submit_all_with_a_task_id_twice_or_lists_of_different_sizes_is_refused_and_writes_nothing() {
+        TaskId id = TaskId.random();
+        List<NewTask> twice = List.of(newTask(id, "wf", "x1", 0), newTask(id, "wf", "x2", 0));
+        assertThatThrownBy(() -> submitAll(twice, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(id.value());
+        NewTask one = newTask(TaskId.random(), "wf", "y", 0);
+        assertThatThrownBy(() -> store.submitAll(List.of(one), List.of(), null))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(store.find(id)).isEmpty();
+        assertThat(store.find(one.taskId())).isEmpty();
+    }
+
+    @Test
+    void submit_all_of_2500_tasks_creates_them_all_in_one_call() {
+        List<NewTask> tasks = batch("big", 2500);
+        tasks.add(1200, newTask(TaskId.random(), "wf", "big7", 0));
+
+        List<SubmitResult> results = submitAll(tasks, null);
+
+        assertThat(results).hasSize(2501);
+        for (int i = 0; i < tasks.size(); i++) {
+            SubmitResult expected = i == 1200 ? new SubmitResult(tasks.get(7).taskId(), false)
+                    : new SubmitResult(tasks.get(i).taskId(), true);
+            assertThat(results.get(i)).as("result %d", i).isEqualTo(expected);
+        }
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PENDING, 2500L);
+        assertThat(eventTypes(tasks.get(2500).taskId())).containsExactly(TaskEvent.Type.RECEIVED);
+        assertThat(store.findByBusinessKey("wf", "big2499")).contains(tasks.get(2500).taskId());
+    }
+
+    @Test
+    void submit_all_in_a_host_transaction_that_rolls_back_leaves_nothing() throws Exception {
+        List<NewTask> tasks = batch("rb", 3);
+        try (HostTransaction tx = beginHostTransaction()) {
+            assumeTrue(tx != null, "the store joins no host transaction");
+            assertThat(submitAll(tasks, tx.transaction())).allMatch(SubmitResult::created);
+            tx.rollback();
+        }
+        for (NewTask t : tasks) {
+            assertThat(store.find(t.taskId())).isEmpty();
+            assertThat(store.events(t.taskId())).isEmpty();
+            assertThat(store.findByBusinessKey("wf", t.businessKey())).isEmpty();
+        }
+        assertThat(submitAll(tasks, null)).as("the keys are free again").allMatch(SubmitResult::created);
+    }
+
+    @Test
+    void submit_all_in_a_host_transaction_commits_with_it() throws Exception {
+        TaskId existing = submit("hc1");
+        List<NewTask> tasks = List.of(newTask(TaskId.random(), "wf", "hc0", 0),
+                newTask(TaskId.random(), "wf", "hc1", 0));
+        try (HostTransaction tx = beginHostTransaction()) {
+            assumeTrue(tx != null, "the store joins no host transaction");
+            assertThat(submitAll(tasks, tx.transaction())).containsExactly(
+                    new SubmitResult(tasks.get(0).taskId(), true), new SubmitResult(existing, false));
+            tx.commit();
+        }
+        assertThat(task(tasks.get(0).taskId()).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(eventTypes(tasks.get(0).taskId())).containsExactly(TaskEvent.Type.RECEIVED);
+        assertThat(store.find(tasks.get(1).taskId())).isEmpty();
     }
 }

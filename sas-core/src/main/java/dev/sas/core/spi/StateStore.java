@@ -40,17 +40,22 @@ public interface StateStore extends AutoCloseable {
     SubmitResult submit(NewTask task, TaskEvent received, Object transaction);
 
     /**
-     * Inserts many tasks as {@link #submit} does, in one transaction (the host's, when given).
+     * Inserts many tasks and their RECEIVED events in one transaction, as {@link #submit} would
+     * one by one: a task whose workflow and business key exist is not written and its result
+     * carries the existing task's id with {@code created == false}; within the batch the first
+     * task of a workflow and business key wins and later ones get its id, also with
+     * {@code created == false}. Either every created task and its event commit, or none.
      *
-     * @return one result per task, in order
+     * @param tasks the tasks, in the order of the results
+     * @param received the RECEIVED event of each task, same size and order as {@code tasks}
+     * @param transaction the host's open transaction to join (store-specific type, same rules as
+     *     {@link #submit}), or null to commit on its own
+     * @return one result per task, in the order of {@code tasks}
+     * @throws NullPointerException if a list or an element is null
+     * @throws IllegalArgumentException if the lists differ in size, a task id appears twice or
+     *     already exists, or {@code transaction} is of a type this store cannot join
      */
-    default List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
-        List<SubmitResult> results = new java.util.ArrayList<>(tasks.size());
-        for (int i = 0; i < tasks.size(); i++) {
-            results.add(submit(tasks.get(i), received.get(i), transaction));
-        }
-        return results;
-    }
+    List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction);
 
     /**
      * Atomically claims up to {@code limit} due tasks ({@code PENDING} or {@code COMPENSATING},

@@ -20,10 +20,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -84,39 +87,78 @@ public final class InMemoryStateStore implements StateStore {
 
     @Override
     public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
+        return submitAll(List.of(task), List.of(received), transaction).get(0);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>All under the store's lock: every check runs before anything is inserted, so a refused
+     * batch leaves nothing behind.
+     *
+     * @throws IllegalArgumentException also if {@code transaction} is not null: this store cannot
+     *     join one
+     */
+    @Override
+    public List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
+        Objects.requireNonNull(tasks, "tasks must not be null");
+        Objects.requireNonNull(received, "received must not be null");
         if (transaction != null) {
             throw new IllegalArgumentException("InMemoryStateStore cannot join a host transaction (got a "
                     + transaction.getClass().getName() + "); use the JDBC store");
         }
-        synchronized (lock) {
-            String key = key(task.workflow(), task.businessKey());
-            TaskId existing = byBusinessKey.get(key);
-            if (existing != null) {
-                return new SubmitResult(existing, false);
-            }
-            if (tasks.containsKey(task.taskId())) {
-                throw new IllegalArgumentException("task id " + task.taskId() + " already exists");
-            }
-            Row r = new Row();
-            r.taskId = task.taskId();
-            r.workflow = task.workflow();
-            r.version = task.workflowVersion();
-            r.businessKey = task.businessKey();
-            r.status = TaskStatus.PENDING;
-            r.priority = task.priority();
-            r.nextAttemptAt = task.dueAt();
-            r.currentStep = 0;
-            r.currentStepName = task.firstStepName();
-            r.stepTimeout = task.firstStepTimeout();
-            r.createdAt = task.createdAt();
-            r.updatedAt = task.createdAt();
-            r.input = task.input();
-            r.replyTo = task.replyTo();
-            r.events.add(received);
-            tasks.put(r.taskId, r);
-            byBusinessKey.put(key, r.taskId);
-            return new SubmitResult(r.taskId, true);
+        if (tasks.size() != received.size()) {
+            throw new IllegalArgumentException("tasks and received must have the same size, were " + tasks.size()
+                    + " and " + received.size());
         }
+        synchronized (lock) {
+            Set<TaskId> ids = new HashSet<>();
+            Set<String> batchKeys = new HashSet<>();
+            for (int i = 0; i < tasks.size(); i++) {
+                NewTask task = Objects.requireNonNull(tasks.get(i), "tasks[" + i + "] must not be null");
+                Objects.requireNonNull(received.get(i), "received[" + i + "] must not be null");
+                if (!ids.add(task.taskId())) {
+                    throw new IllegalArgumentException("task id " + task.taskId() + " appears twice in the batch");
+                }
+                String key = key(task.workflow(), task.businessKey());
+                boolean inserts = !byBusinessKey.containsKey(key) && batchKeys.add(key);
+                if (inserts && this.tasks.containsKey(task.taskId())) {
+                    throw new IllegalArgumentException("task id " + task.taskId() + " already exists");
+                }
+            }
+            List<SubmitResult> results = new ArrayList<>(tasks.size());
+            for (int i = 0; i < tasks.size(); i++) {
+                results.add(insert(tasks.get(i), received.get(i)));
+            }
+            return results;
+        }
+    }
+
+    private SubmitResult insert(NewTask task, TaskEvent received) {
+        String key = key(task.workflow(), task.businessKey());
+        TaskId existing = byBusinessKey.get(key);
+        if (existing != null) {
+            return new SubmitResult(existing, false);
+        }
+        Row r = new Row();
+        r.taskId = task.taskId();
+        r.workflow = task.workflow();
+        r.version = task.workflowVersion();
+        r.businessKey = task.businessKey();
+        r.status = TaskStatus.PENDING;
+        r.priority = task.priority();
+        r.nextAttemptAt = task.dueAt();
+        r.currentStep = 0;
+        r.currentStepName = task.firstStepName();
+        r.stepTimeout = task.firstStepTimeout();
+        r.createdAt = task.createdAt();
+        r.updatedAt = task.createdAt();
+        r.input = task.input();
+        r.replyTo = task.replyTo();
+        r.events.add(received);
+        tasks.put(r.taskId, r);
+        byBusinessKey.put(key, r.taskId);
+        return new SubmitResult(r.taskId, true);
     }
 
     @Override

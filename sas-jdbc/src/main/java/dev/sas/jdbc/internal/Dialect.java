@@ -24,22 +24,30 @@ public interface Dialect {
     }
 
     /**
-     * Inserts a PENDING task row with 12 parameters (task_id, workflow, workflow_version,
-     * business_key, priority, next_attempt_at, current_step_name, step_timeout_ms, created_at,
-     * updated_at, input, reply_to); must either insert one row, insert nothing (0) when the workflow and
-     * business key exist, or fail with a duplicate-key error that {@link #isDuplicateKey} recognises.
-     * It must not abort the surrounding transaction on a duplicate: a host transaction goes on.
+     * Inserts {@code rows} PENDING task rows in one statement, 12 parameters per row (task_id,
+     * workflow, workflow_version, business_key, priority, next_attempt_at, current_step_name,
+     * step_timeout_ms, created_at, updated_at, input, reply_to). On a row whose workflow and
+     * business key exist it either skips the row (then {@link #insertTasksReturnsIds} is true and
+     * the statement returns the ids it inserted) or fails as a whole with a duplicate-key error that
+     * {@link #isDuplicateKey} recognises and that does not abort the surrounding transaction: a
+     * host transaction goes on.
      */
-    default String insertTaskSql(Tables t) {
-        return plainInsertTaskSql(t);
+    default String insertTasksSql(Tables t, int rows) {
+        return plainInsertTasksSql(t, rows);
     }
 
-    /** The plain INSERT of {@link #insertTaskSql}, for dialects that add a conflict clause to it. */
-    static String plainInsertTaskSql(Tables t) {
+    /** True if {@link #insertTasksSql} skips duplicates and returns the task_id of each row it inserted. */
+    default boolean insertTasksReturnsIds() {
+        return false;
+    }
+
+    /** The plain multi-row INSERT of {@link #insertTasksSql}, for dialects that add a conflict clause to it. */
+    static String plainInsertTasksSql(Tables t, int rows) {
         return "INSERT INTO " + t.task() + " (task_id, workflow, workflow_version, business_key, state, priority,"
                 + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt,"
-                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to)"
-                + " VALUES (?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?)";
+                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to) VALUES "
+                + String.join(", ", java.util.Collections.nCopies(rows,
+                        "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?)"));
     }
 
     /** Appended to the select that re-reads the task a duplicate submission collided with. */

@@ -27,8 +27,15 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public String insertTaskSql(Tables t) {
-        return Dialect.plainInsertTaskSql(t) + " ON CONFLICT (workflow, business_key) DO NOTHING";
+    public String insertTasksSql(Tables t, int rows) {
+        // a duplicate aborts a PostgreSQL transaction, so it is skipped rather than raised
+        return Dialect.plainInsertTasksSql(t, rows) + " ON CONFLICT (workflow, business_key) DO NOTHING"
+                + " RETURNING task_id";
+    }
+
+    @Override
+    public boolean insertTasksReturnsIds() {
+        return true;
     }
 
     @Override

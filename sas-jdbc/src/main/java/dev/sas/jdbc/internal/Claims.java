@@ -1,0 +1,124 @@
+package dev.sas.jdbc.internal;
+
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedTask;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.Query;
+
+/**
+ * The claim: the dialect's locking statement(s), the start events where the dialect does not
+ * record them itself, and the outputs of the steps a claimed task already completed. Jdbi, because
+ * {@link Dialect#claim} is written against a Jdbi handle. Thread-safe.
+ */
+final class Claims {
+
+    /** Tries of a claim transaction that the database chose as a deadlock victim. */
+    private static final int CLAIM_ATTEMPTS = 3;
+
+    private final StoreContext db;
+
+    Claims(StoreContext db) {
+        this.db = db;
+    }
+
+    /** See {@code StateStore.claim}. */
+    List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        long nowMs = now.toEpochMilli();
+        return db.run("claim by " + instanceId, null, () -> {
+            if (db.dialect().claimRecordsEvents()) {
+                // one statement claims and records the start events: no transaction round trips
+                // needed, and the outputs of tasks this instance now holds cannot change under it
+                return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs));
+            }
+            // MariaDB's SELECT … FOR UPDATE SKIP LOCKED can still deadlock with a concurrent claim
+            // or write on index locks; the transaction was rolled back, so running it again is safe
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return db.jdbi().inTransaction(h -> claimIn(h, instanceId, limit, nowMs));
+                } catch (JdbiException e) {
+                    if (attempt == CLAIM_ATTEMPTS || !isDeadlock(e)) {
+                        throw e;
+                    }
+                }
+            }
+        });
+    }
+
+    /** True if the database rolled the transaction back as a deadlock victim or serialization failure. */
+    static boolean isDeadlock(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof SQLException s && ("40001".equals(s.getSQLState()) || "40P01".equals(s.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private List<ClaimedTask> claimIn(Handle h, String instanceId, int limit, long nowMs) {
+        List<ClaimRow> rows = new ArrayList<>(db.dialect().claim(h, db.t(), instanceId, limit, nowMs));
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        rows.sort(ClaimRow.ORDER);
+        if (!db.dialect().claimRecordsEvents()) {
+            List<TaskEvent> started = new ArrayList<>(rows.size());
+            Instant at = Instant.ofEpochMilli(nowMs);
+            for (ClaimRow r : rows) {
+                started.add(new TaskEvent(TaskId.of(r.taskId()), r.businessKey(), r.workflow(),
+                        r.status() == TaskStatus.COMPENSATING ? TaskEvent.Type.COMPENSATION_STARTED
+                                : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
+                        null));
+            }
+            db.recordEvents(h, started);
+        }
+        Map<String, List<String>> outputs = loadOutputs(h, rows);
+        List<ClaimedTask> out = new ArrayList<>(rows.size());
+        for (ClaimRow r : rows) {
+            out.add(RowMapper.claimedTask(r, outputs.getOrDefault(r.taskId(), List.of())));
+        }
+        return out;
+    }
+
+    private Map<String, List<String>> loadOutputs(Handle h, List<ClaimRow> rows) {
+        List<String> ids = rows.stream()
+                .filter(r -> r.currentStep() > 0 || r.status() == TaskStatus.COMPENSATING)
+                .map(ClaimRow::taskId)
+                .toList();
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, TreeMap<Integer, String>> byTask = new HashMap<>();
+        Query q = h.createQuery("SELECT task_id, step_index, output FROM " + db.t().step()
+                + " WHERE state = 'COMPLETED' AND task_id IN (" + Dialect.placeholders(ids.size()) + ")");
+        Rows.bindAll(q, 0, ids);
+        q.map((rs, ctx) -> {
+            byTask.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getInt(2), rs.getString(3));
+            return null;
+        }).forEach(x -> { });
+        Map<String, List<String>> out = new HashMap<>();
+        byTask.forEach((id, steps) -> {
+            List<String> list = new ArrayList<>();
+            steps.forEach((index, output) -> {
+                while (list.size() <= index) {
+                    list.add(null);
+                }
+                list.set(index, output);
+            });
+            out.put(id, list);
+        });
+        return out;
+    }
+}

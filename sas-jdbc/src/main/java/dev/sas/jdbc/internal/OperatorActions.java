@@ -1,0 +1,58 @@
+package dev.sas.jdbc.internal;
+
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import java.time.Instant;
+import java.util.List;
+import org.jdbi.v3.core.statement.Update;
+
+/**
+ * Resubmit and cancel: a conditional update and its event in one transaction. Jdbi, except the
+ * event, which goes through the write path's shared event writer. Thread-safe.
+ */
+final class OperatorActions {
+
+    private final StoreContext db;
+
+    OperatorActions(StoreContext db) {
+        this.db = db;
+    }
+
+    /** See {@code StateStore.resubmit}. */
+    boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
+        long nowMs = now.toEpochMilli();
+        return updateThenRecord("resubmit", taskId, event, "UPDATE " + db.t().task()
+                + " SET failure_count = 0, attempt = 0, next_attempt_at = ?, updated_at = ?,"
+                + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE 'COMPENSATING' END"
+                + " WHERE task_id = ? AND state IN ('ERROR','COMPENSATION_FAILED')", nowMs, nowMs, taskId.value());
+    }
+
+    /** See {@code StateStore.requestCancel}. */
+    boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
+        long nowMs = now.toEpochMilli();
+        // state is assigned last: MySQL evaluates SET assignments left to right on the new values
+        return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
+                + " SET cancel_requested = TRUE, updated_at = ?,"
+                + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
+                + " attempt = CASE WHEN state = 'ERROR' THEN 0 ELSE attempt END,"
+                + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
+                + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
+                + " WHERE task_id = ? AND cancel_requested = FALSE"
+                + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')", nowMs, nowMs, taskId.value());
+    }
+
+    /** Runs a conditional update and, in the same transaction, records {@code event} if it changed a row. */
+    private boolean updateThenRecord(String operation, TaskId taskId, TaskEvent event, String sql, Object... args) {
+        return db.run(operation, taskId, () -> db.jdbi().inTransaction(h -> {
+            Update update = h.createUpdate(sql);
+            for (int i = 0; i < args.length; i++) {
+                update.bind(i, args[i]);
+            }
+            if (update.execute() == 0) {
+                return false;
+            }
+            db.recordEvents(h, List.of(event));
+            return true;
+        }));
+    }
+}

@@ -1,0 +1,52 @@
+package dev.sas.jdbc.internal;
+
+import java.time.Instant;
+import java.util.List;
+
+/** Purge of final tasks past retention, in small transactions. Jdbi. Thread-safe. */
+final class Retention {
+
+    private static final String FINAL_STATES = "('PROCESSED','COMPENSATED','CANCELLED')";
+    /** Tasks per purge transaction, so a large purge never holds many locks. */
+    private static final int PURGE_CHUNK = 100;
+
+    private final StoreContext db;
+
+    Retention(StoreContext db) {
+        this.db = db;
+    }
+
+    /** See {@code StateStore.purge}. */
+    int purge(Instant finishedBefore, int limit) {
+        long before = finishedBefore.toEpochMilli();
+        Tables t = db.t();
+        return db.run("purge", null, () -> {
+            int deleted = 0;
+            while (deleted < limit) {
+                int chunk = Math.min(PURGE_CHUNK, limit - deleted);
+                int done = db.jdbi().inTransaction(h -> {
+                    List<String> ids = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE state IN " + FINAL_STATES
+                                    + " AND updated_at < ? ORDER BY updated_at LIMIT ?")
+                            .bind(0, before).bind(1, chunk)
+                            .mapTo(String.class).list();
+                    if (ids.isEmpty()) {
+                        return -1;
+                    }
+                    String in = " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")";
+                    Rows.bindAll(h.createUpdate("DELETE FROM " + t.event() + in), 0, ids).execute();
+                    Rows.bindAll(h.createUpdate("DELETE FROM " + t.step() + in), 0, ids).execute();
+                    return Rows.bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + FINAL_STATES),
+                            0, ids).execute();
+                });
+                if (done < 0) {
+                    break;
+                }
+                deleted += done;
+                if (done < chunk) {
+                    break;
+                }
+            }
+            return deleted;
+        });
+    }
+}

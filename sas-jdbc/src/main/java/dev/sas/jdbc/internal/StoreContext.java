@@ -1,0 +1,67 @@
+package dev.sas.jdbc.internal;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.Supplier;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+
+/**
+ * What every part of the store shares: the Jdbi that owns connections and transactions, the
+ * dialect, the table names, and the one place where database errors become
+ * {@link StateStoreException}s. Immutable and thread-safe.
+ *
+ * <p>Access style: Jdbi opens connections and runs transactions everywhere. Statements go through
+ * Jdbi, except on the write path ({@link Submits}, {@link TransitionWriter} and the event writer in
+ * {@link Rows}), which binds plain JDBC on the transaction's connection: binding through Jdbi cost
+ * more CPU per row there than the database spent on the row.
+ */
+record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
+
+    /** Runs {@code body}, turning a database failure into a {@link StateStoreException} naming the operation. */
+    <T> T run(String operation, Object taskId, Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (JdbiException e) {
+            throw failed(operation, taskId, e);
+        }
+    }
+
+    /** The exception for a failed {@code operation} (on {@code taskId}, if not null). */
+    StateStoreException failed(String operation, Object taskId, Exception e) {
+        return new StateStoreException(operation + " failed" + (taskId == null ? "" : " for task " + taskId)
+                + " on " + dialect.name() + ": " + rootMessage(e), e);
+    }
+
+    /** Records {@code events} on the transaction of {@code h} through the write path's event writer. */
+    void recordEvents(Handle h, List<TaskEvent> events) {
+        try {
+            Rows.insertEvents(h.getConnection(), t, events);
+        } catch (SQLException e) {
+            throw new StateStoreException("recording " + events.size() + " event(s) failed on " + dialect.name()
+                    + ": " + rootMessage(e), e);
+        }
+    }
+
+    /** The innermost cause's class and message. */
+    static String rootMessage(Throwable e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        return c.getClass().getSimpleName() + ": " + c.getMessage();
+    }
+
+    /** True if {@code e} (or a cause) says a value does not fit its column (SQLState 22001). */
+    static boolean isValueTooLong(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof SQLException s && "22001".equals(s.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

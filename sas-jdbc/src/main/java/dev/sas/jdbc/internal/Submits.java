@@ -1,0 +1,307 @@
+package dev.sas.jdbc.internal;
+
+import static dev.sas.jdbc.internal.Rows.setString;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.SubmitResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.jdbi.v3.core.JdbiException;
+
+/**
+ * Submission of one task or many: task rows as multi-row INSERTs, a duplicate (workflow, business
+ * key) resolved to the existing task, and the RECEIVED events of the created tasks, all in one
+ * transaction (the store's or the host's, see {@link HostTransactions}). Plain JDBC: this is the
+ * write path, where binding through Jdbi cost more CPU per row than the database spent on it.
+ * Thread-safe.
+ */
+final class Submits {
+
+    /**
+     * Task rows per INSERT: 12 parameters each, 6,000 per statement, below PostgreSQL's 32,767 and
+     * MariaDB's 65,535.
+     */
+    static final int TASKS_PER_STATEMENT = 500;
+    /**
+     * Characters of input and business key per INSERT, so a statement of large inputs stays well
+     * under MariaDB's default max_allowed_packet (16 MiB). A single larger task goes on its own.
+     */
+    static final long CHARS_PER_STATEMENT = 2_000_000;
+
+    private final StoreContext db;
+    private final HostTransactions host;
+
+    Submits(StoreContext db) {
+        this.db = db;
+        this.host = new HostTransactions(db);
+    }
+
+    /** See {@code StateStore.submit}. */
+    SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
+        return submitAll(List.of(task), List.of(received), transaction).get(0);
+    }
+
+    /** See {@code StateStore.submitAll}. */
+    List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
+        Objects.requireNonNull(tasks, "tasks must not be null");
+        Objects.requireNonNull(received, "received must not be null");
+        if (tasks.size() != received.size()) {
+            throw new IllegalArgumentException("tasks and received must have the same size, were " + tasks.size()
+                    + " and " + received.size());
+        }
+        boolean single = tasks.size() == 1;
+        HostTransactions.checkJoinable(transaction, single ? "task " + tasks.get(0).taskId()
+                : "a batch of " + tasks.size() + " tasks");
+        if (tasks.isEmpty()) {
+            return List.of();
+        }
+        Set<TaskId> ids = new HashSet<>();
+        for (int i = 0; i < tasks.size(); i++) {
+            NewTask task = Objects.requireNonNull(tasks.get(i), "tasks[" + i + "] must not be null");
+            Objects.requireNonNull(received.get(i), "received[" + i + "] must not be null");
+            checkLengths(task);
+            if (!ids.add(task.taskId())) {
+                throw new IllegalArgumentException("task id " + task.taskId() + " appears twice in the batch");
+            }
+        }
+        String operation = single ? "submit" : "submitAll of " + tasks.size() + " tasks";
+        Object taskId = single ? tasks.get(0).taskId() : null;
+        try {
+            return host.inTransaction(transaction, operation, c -> submitIn(c, tasks, received));
+        } catch (SQLException | JdbiException e) {
+            if (StoreContext.isValueTooLong(e)) {
+                throw valueTooLong(operation, tasks, e);
+            }
+            throw db.failed(operation, taskId, e);
+        }
+    }
+
+    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received)
+            throws SQLException {
+        int n = tasks.size();
+        // the first task of a (workflow, business key) in the batch wins; later ones get its id
+        Map<List<String>, Integer> firstOfKey = new HashMap<>();
+        int[] leader = new int[n];
+        List<Integer> leaders = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            NewTask task = tasks.get(i);
+            Integer first = firstOfKey.putIfAbsent(List.of(task.workflow(), task.businessKey()), i);
+            leader[i] = first == null ? i : first;
+            if (first == null) {
+                leaders.add(i);
+            }
+        }
+        Boolean[] created = new Boolean[n];
+        TaskId[] resultIds = new TaskId[n];
+        int from = 0;
+        while (from < leaders.size()) {
+            int to = chunkEnd(tasks, leaders, from);
+            List<NewTask> chunk = new ArrayList<>(to - from);
+            for (int k = from; k < to; k++) {
+                chunk.add(tasks.get(leaders.get(k)));
+            }
+            boolean[] inserted = insert(c, chunk);
+            List<NewTask> unresolved = new ArrayList<>();
+            for (int k = 0; k < chunk.size(); k++) {
+                if (inserted[k]) {
+                    created[leaders.get(from + k)] = true;
+                    resultIds[leaders.get(from + k)] = chunk.get(k).taskId();
+                } else {
+                    unresolved.add(chunk.get(k));
+                }
+            }
+            if (!unresolved.isEmpty()) {
+                Map<List<String>, TaskId> existing = existingIds(c, unresolved);
+                for (int k = 0; k < chunk.size(); k++) {
+                    NewTask task = chunk.get(k);
+                    if (!inserted[k]) {
+                        TaskId id = existing.get(List.of(task.workflow(), task.businessKey()));
+                        if (id == null) {
+                            throw notFound(c, task);
+                        }
+                        created[leaders.get(from + k)] = false;
+                        resultIds[leaders.get(from + k)] = id;
+                    }
+                }
+            }
+            from = to;
+        }
+        List<TaskEvent> events = new ArrayList<>();
+        List<SubmitResult> results = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            boolean isNew = leader[i] == i && created[i];
+            if (isNew) {
+                events.add(received.get(i));
+            }
+            results.add(new SubmitResult(resultIds[leader[i]], isNew));
+        }
+        Rows.insertEvents(c, db.t(), events);
+        return results;
+    }
+
+    /** The end (exclusive) of the chunk of {@code leaders} that starts at {@code from}. */
+    private static int chunkEnd(List<NewTask> tasks, List<Integer> leaders, int from) {
+        int to = from;
+        long chars = 0;
+        while (to < leaders.size() && to - from < TASKS_PER_STATEMENT) {
+            NewTask task = tasks.get(leaders.get(to));
+            chars += task.input().length() + task.businessKey().length();
+            if (to > from && chars > CHARS_PER_STATEMENT) {
+                break;
+            }
+            to++;
+        }
+        return to;
+    }
+
+    /**
+     * Inserts the rows in one statement and says which were inserted. Where the dialect's insert
+     * fails on a duplicate rather than skipping it (H2, MariaDB: the statement is undone, the
+     * transaction goes on), the rows are inserted one at a time to find the duplicates.
+     */
+    private boolean[] insert(Connection c, List<NewTask> rows) throws SQLException {
+        boolean[] inserted = new boolean[rows.size()];
+        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTasksSql(db.t(), rows.size()))) {
+            bind(ps, rows);
+            if (db.dialect().insertTasksReturnsIds()) {
+                Set<String> ids = new HashSet<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        ids.add(rs.getString(1));
+                    }
+                }
+                for (int k = 0; k < rows.size(); k++) {
+                    inserted[k] = ids.contains(rows.get(k).taskId().value());
+                }
+                return inserted;
+            }
+            int count = ps.executeUpdate();
+            if (count != rows.size()) {
+                throw new IllegalStateException("the insert of " + rows.size() + " task rows reported " + count
+                        + "; a dialect must insert all rows or fail on a duplicate");
+            }
+            Arrays.fill(inserted, true);
+            return inserted;
+        } catch (SQLException e) {
+            if (!db.dialect().isDuplicateKey(e)) {
+                throw e;
+            }
+            if (rows.size() > 1) {
+                for (int k = 0; k < rows.size(); k++) {
+                    inserted[k] = insert(c, List.of(rows.get(k)))[0];
+                }
+            }
+            return inserted;
+        }
+    }
+
+    private static void bind(PreparedStatement ps, List<NewTask> rows) throws SQLException {
+        int k = 1;
+        for (NewTask task : rows) {
+            ps.setString(k++, task.taskId().value());
+            ps.setString(k++, task.workflow());
+            ps.setInt(k++, task.workflowVersion());
+            ps.setString(k++, task.businessKey());
+            ps.setInt(k++, task.priority());
+            ps.setLong(k++, task.dueAt().toEpochMilli());
+            ps.setString(k++, task.firstStepName());
+            ps.setLong(k++, task.firstStepTimeout().toMillis());
+            ps.setLong(k++, task.createdAt().toEpochMilli());
+            ps.setLong(k++, task.createdAt().toEpochMilli());
+            ps.setString(k++, task.input());
+            setString(ps, k++, task.replyTo());
+        }
+    }
+
+    /** The ids of the tasks now holding the (workflow, business key) of {@code tasks}, as the latest commit shows. */
+    private Map<List<String>, TaskId> existingIds(Connection c, List<NewTask> tasks) throws SQLException {
+        Map<String, List<String>> keysByWorkflow = new LinkedHashMap<>();
+        for (NewTask task : tasks) {
+            keysByWorkflow.computeIfAbsent(task.workflow(), w -> new ArrayList<>()).add(task.businessKey());
+        }
+        Map<List<String>, TaskId> out = new HashMap<>();
+        for (Map.Entry<String, List<String>> e : keysByWorkflow.entrySet()) {
+            List<String> keys = e.getValue();
+            // one key: the statement single submits have always used
+            String keyCondition = keys.size() == 1 ? "business_key = ?"
+                    : "business_key IN (" + Dialect.placeholders(keys.size()) + ")";
+            try (PreparedStatement ps = c.prepareStatement("SELECT task_id, business_key FROM " + db.t().task()
+                    + " WHERE workflow = ? AND " + keyCondition + db.dialect().latestCommittedReadSuffix())) {
+                ps.setString(1, e.getKey());
+                Rows.setStrings(ps, 2, keys);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.put(List.of(e.getKey(), rs.getString(2)), TaskId.of(rs.getString(1)));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Neither inserted nor found: the id is taken, or the duplicate is not visible to this transaction yet. */
+    private RuntimeException notFound(Connection c, NewTask task) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + db.t().task() + " WHERE task_id = ?")) {
+            ps.setString(1, task.taskId().value());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (rs.getLong(1) > 0) {
+                    return new IllegalArgumentException("task id " + task.taskId() + " already exists");
+                }
+            }
+        }
+        return new StateStoreException("submit of task " + task.taskId() + " collided with a submission of business key '"
+                + task.businessKey() + "' that is not visible (yet); retry");
+    }
+
+    /**
+     * The database refused a value as too long for its column. The text columns are checked
+     * before (see {@link #checkLengths}), so it is an input: the message names the largest.
+     */
+    private StateStoreException valueTooLong(String operation, List<NewTask> tasks, Exception e) {
+        NewTask largest = tasks.get(0);
+        for (NewTask task : tasks) {
+            if (task.input().length() > largest.input().length()) {
+                largest = task;
+            }
+        }
+        String which = tasks.size() == 1 ? "the input of task " + largest.taskId()
+                : "an input (the largest is task " + largest.taskId() + "'s)";
+        return new StateStoreException(operation + " failed on " + db.dialect().name() + ": " + which
+                + " (workflow '" + largest.workflow() + "', business key '" + abbreviate(largest.businessKey())
+                + "', " + largest.input().length() + " characters) is too long for the database's input column;"
+                + " store large data elsewhere and submit a reference (" + StoreContext.rootMessage(e) + ")", e);
+    }
+
+    private static void checkLengths(NewTask task) {
+        checkLength("workflow", task.workflow(), 128, task);
+        checkLength("businessKey", task.businessKey(), 255, task);
+        checkLength("replyTo", task.replyTo(), 255, task);
+        checkLength("firstStepName", task.firstStepName(), 200, task);
+    }
+
+    private static void checkLength(String what, String value, int max, NewTask task) {
+        if (value != null && value.length() > max) {
+            throw new IllegalArgumentException(what + " of task " + task.taskId() + " must be at most " + max
+                    + " characters, was " + value.length());
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+    }
+}

@@ -1,0 +1,215 @@
+package dev.sas.jdbc.internal;
+
+import static dev.sas.jdbc.internal.Rows.millisOrNull;
+import static dev.sas.jdbc.internal.Rows.setLong;
+import static dev.sas.jdbc.internal.Rows.setString;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes transitions: the fenced task update, step rows, compensation results and events, all in
+ * one transaction. The hot path of the runtime, so plain JDBC batches and multi-row inserts on the
+ * transaction's connection: binding through Jdbi cost more CPU per row than the database spent on
+ * it. Thread-safe.
+ */
+final class TransitionWriter {
+
+    private final StoreContext db;
+    private final String updateTask;
+    private final String upsertCompensation;
+
+    TransitionWriter(StoreContext db) {
+        this.db = db;
+        // Everything a transition changes, conditional on lease and guard. Integer flags rather than
+        // statement variants keep the whole batch one prepared statement.
+        this.updateTask = "UPDATE " + db.t().task() + " SET state = ?, current_step = ?, current_step_name = ?,"
+                + " attempt = ?, failure_count = ?, step_timeout_ms = ?, updated_at = ?,"
+                + " locked_by = CASE WHEN ? = 1 THEN locked_by ELSE NULL END, complete_by = ?,"
+                + " next_attempt_at = CASE WHEN ? = 1 THEN next_attempt_at ELSE ? END,"
+                + " last_error = COALESCE(?, last_error)"
+                + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
+                + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
+                + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ?";
+        this.upsertCompensation = db.dialect().upsertCompensationSql(db.t());
+    }
+
+    /** See {@code StateStore.write}. */
+    List<WriteOutcome> write(List<Transition> transitions, Instant now) {
+        if (transitions.isEmpty()) {
+            return List.of();
+        }
+        String firstId = transitions.get(0).taskId().value();
+        return db.run("write of " + transitions.size() + " transition(s)", transitions.size() == 1 ? firstId : null,
+                () -> db.jdbi().inTransaction(h -> {
+                    try {
+                        return writeIn(h.getConnection(), transitions, now.toEpochMilli());
+                    } catch (SQLException e) {
+                        throw new StateStoreException("write of " + transitions.size() + " transition(s) failed on "
+                                + db.dialect().name() + ": " + StoreContext.rootMessage(e), e);
+                    }
+                }));
+    }
+
+    private List<WriteOutcome> writeIn(Connection c, List<Transition> transitions, long nowMs) throws SQLException {
+        int n = transitions.size();
+        // Lock rows in task-id order so that two batches touching the same tasks cannot deadlock.
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> transitions.get(a).taskId().value().compareTo(transitions.get(b).taskId().value()));
+
+        int[] counts;
+        try (PreparedStatement updates = c.prepareStatement(updateTask)) {
+            for (int i : order) {
+                bindUpdate(updates, transitions.get(i), nowMs);
+                updates.addBatch();
+            }
+            counts = updates.executeBatch();
+        }
+        WriteOutcome[] outcomes = new WriteOutcome[n];
+        List<Integer> maybeCancelled = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            if (counts[k] == Statement.SUCCESS_NO_INFO) {
+                throw new StateStoreException("the JDBC driver reported no update counts for a batch; the store"
+                        + " needs them for fencing (MariaDB: do not set useBulkStmts=true)");
+            }
+            if (counts[k] > 0) {
+                outcomes[i] = WriteOutcome.APPLIED;
+            } else {
+                outcomes[i] = WriteOutcome.STALE;
+                if (transitions.get(i).unlessCancelRequested()) {
+                    maybeCancelled.add(i);
+                }
+            }
+        }
+        if (!maybeCancelled.isEmpty()) {
+            resolveCancelRequested(c, transitions, maybeCancelled, outcomes, nowMs);
+        }
+
+        List<Transition> steps = new ArrayList<>();
+        List<TaskEvent> events = new ArrayList<>();
+        PreparedStatement compensations = null;
+        try {
+            for (int i : order) {
+                if (outcomes[i] != WriteOutcome.APPLIED) {
+                    continue;
+                }
+                Transition x = transitions.get(i);
+                StepUpdate u = x.step();
+                if (u != null && u.compensation()) {
+                    compensations = compensations == null ? c.prepareStatement(upsertCompensation) : compensations;
+                    compensations.setString(1, x.taskId().value());
+                    compensations.setInt(2, u.index());
+                    setString(compensations, 3, u.name());
+                    setString(compensations, 4, u.compensationStatus() == null ? null : u.compensationStatus().name());
+                    setString(compensations, 5, u.error());
+                    compensations.addBatch();
+                } else if (u != null) {
+                    steps.add(x);
+                }
+                events.addAll(x.events());
+            }
+            if (compensations != null) {
+                compensations.executeBatch();
+            }
+        } finally {
+            Rows.closeQuietly(compensations);
+        }
+        upsertSteps(c, steps);
+        Rows.insertEvents(c, db.t(), events);
+        return Arrays.asList(outcomes);
+    }
+
+    private static void bindUpdate(PreparedStatement updates, Transition x, long nowMs) throws SQLException {
+        int holder = x.guard() == Transition.Guard.HOLDER ? 1 : 0;
+        int keep = x.keepLock() ? 1 : 0;
+        long timeout = x.stepTimeout().toMillis();
+        updates.setString(1, x.status().name());
+        updates.setInt(2, x.currentStep());
+        setString(updates, 3, x.currentStepName());
+        updates.setInt(4, x.attempt());
+        updates.setInt(5, x.failureCount());
+        updates.setLong(6, timeout);
+        updates.setLong(7, nowMs);
+        updates.setInt(8, keep);
+        setLong(updates, 9, x.keepLock() ? Long.valueOf(nowMs + timeout) : null);
+        updates.setInt(10, keep);
+        setLong(updates, 11, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
+        setString(updates, 12, x.lastError());
+        updates.setString(13, x.taskId().value());
+        updates.setLong(14, x.lease());
+        updates.setInt(15, holder);
+        updates.setLong(16, nowMs);
+        updates.setInt(17, holder);
+        updates.setLong(18, nowMs);
+        updates.setInt(19, x.unlessCancelRequested() ? 1 : 0);
+        updates.setInt(20, x.fromStep());
+    }
+
+    /** Step rows of applied transitions, as multi-row upserts. */
+    private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
+        Rows.insertRows(c, rows, n -> db.dialect().upsertStepSql(db.t(), n), (ps, k, x) -> {
+            StepUpdate u = x.step();
+            ps.setString(k++, x.taskId().value());
+            ps.setInt(k++, u.index());
+            setString(ps, k++, u.name());
+            setString(ps, k++, u.status() == null ? null : u.status().name());
+            ps.setInt(k++, u.attempts());
+            setString(ps, k++, u.output());
+            setString(ps, k++, u.error());
+            setLong(ps, k++, millisOrNull(u.startedAt()));
+            setLong(ps, k++, millisOrNull(u.finishedAt()));
+            return k;
+        });
+    }
+
+    /**
+     * Tells a transition that lost to a cancel request (its lease and guard still hold, only
+     * cancel_requested stopped it) from a stale one.
+     */
+    private void resolveCancelRequested(Connection c, List<Transition> transitions, List<Integer> candidates,
+            WriteOutcome[] outcomes, long nowMs) throws SQLException {
+        List<String> ids = candidates.stream().map(i -> transitions.get(i).taskId().value()).distinct().toList();
+        Map<String, Object[]> rows = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, lease, locked_by, complete_by,"
+                + " cancel_requested, current_step FROM " + db.t().task()
+                + " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")")) {
+            Rows.setStrings(ps, 1, ids);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.put(rs.getString(1), new Object[] {
+                        rs.getLong(2), rs.getString(3), RowMapper.longOrNull(rs, 4), rs.getBoolean(5), rs.getInt(6)});
+                }
+            }
+        }
+        for (int i : candidates) {
+            Transition x = transitions.get(i);
+            Object[] r = rows.get(x.taskId().value());
+            if (r == null || (long) r[0] != x.lease() || r[1] == null || r[2] == null || (int) r[4] != x.fromStep()) {
+                continue;
+            }
+            boolean expired = (long) r[2] < nowMs;
+            boolean guardHolds = x.guard() == Transition.Guard.HOLDER ? !expired : expired;
+            if (guardHolds && (boolean) r[3]) {
+                outcomes[i] = WriteOutcome.CANCEL_REQUESTED;
+            }
+        }
+    }
+}
