@@ -16,7 +16,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.ManualClock;
+import dev.sas.testing.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -77,10 +77,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .build();
     }
 
-    private static void drain(SasRuntime sas) {
-        while (sas.runSchedulerOnce() > 0) {
-            // claim until nothing is due
-        }
+    private static void drain(SasRuntime runtime) {
+        Drain.untilIdle(runtime);
     }
 
     private TaskInfo status(SasRuntime sas, TaskId id) {

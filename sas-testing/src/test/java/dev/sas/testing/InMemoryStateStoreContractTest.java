@@ -1,7 +1,7 @@
 package dev.sas.testing;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.testing.InMemoryStateStore;
 
 class InMemoryStateStoreContractTest extends StateStoreContract {
 

@@ -8,7 +8,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.testing.InMemoryStateStore;
 import dev.sas.jackson.JsonCodec;
 import java.math.BigDecimal;
 import java.time.Instant;

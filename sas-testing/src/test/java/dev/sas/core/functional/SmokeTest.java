@@ -8,7 +8,7 @@ import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.testing.InMemoryStateStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -10,7 +10,7 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.testing.InMemoryStateStore;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;

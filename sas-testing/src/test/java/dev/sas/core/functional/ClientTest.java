@@ -12,8 +12,9 @@ import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.TaskTimeoutException;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.InMemoryStateStore;
-import dev.sas.core.testing.ManualClock;
+import dev.sas.testing.Drain;
+import dev.sas.testing.InMemoryStateStore;
+import dev.sas.testing.ManualClock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,9 +53,7 @@ class ClientTest {
     }
 
     private static void drain(SasRuntime runtime) {
-        while (runtime.runSchedulerOnce() > 0) {
-            // each pass claims what the last one made due
-        }
+        Drain.untilIdle(runtime);
     }
 
     @Nested

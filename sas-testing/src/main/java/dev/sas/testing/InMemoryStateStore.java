@@ -1,4 +1,4 @@
-package dev.sas.core.testing;
+package dev.sas.testing;
 
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;

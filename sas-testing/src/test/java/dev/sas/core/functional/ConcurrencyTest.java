@@ -7,7 +7,7 @@ import dev.sas.core.Codec;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.core.testing.InMemoryStateStore;
+import dev.sas.testing.InMemoryStateStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.sas.core.testing;
+package dev.sas.testing;
 
 import java.time.Clock;
 import java.time.Duration;

@@ -1,0 +1,10 @@
+/**
+ * SAS core: the public API ({@code dev.sas.core}) and the SPI for stores ({@code dev.sas.core.spi}).
+ * Everything in {@code dev.sas.core.internal} is implementation and not exported.
+ */
+module dev.sas.core {
+    requires org.slf4j;
+
+    exports dev.sas.core;
+    exports dev.sas.core.spi;
+}

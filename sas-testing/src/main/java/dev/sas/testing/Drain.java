@@ -1,0 +1,67 @@
+package dev.sas.testing;
+
+import dev.sas.core.SasRuntime;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Drives a runtime that was not started, on the calling thread, so a test decides when the
+ * Scheduler and Supervisor run and what time it is (with a {@link ManualClock}).
+ *
+ * <pre>{@code
+ * SasRuntime runtime = SasRuntime.builder().stateStore(new InMemoryStateStore()).clock(clock)
+ *         .workflow(orders).build();                 // not started
+ * TaskHandle order = runtime.client().submit(orders, "o-1", input);
+ * Drain.untilIdle(runtime);                          // runs every step that is due now
+ * Drain.afterTime(runtime, clock, Duration.ofMinutes(1)); // a minute later: time-outs, retries
+ * }</pre>
+ *
+ * <p>Not thread-safe: one test thread drives one runtime.
+ */
+public final class Drain {
+    /** Most scheduler passes {@link #untilIdle} makes before it decides the work never ends. */
+    public static final int MAX_PASSES = 10_000;
+
+    private Drain() {
+    }
+
+    /**
+     * Runs scheduler passes until one claims nothing: every task due now runs as far as it can
+     * (agent replies that complete on other threads continue there).
+     *
+     * @return how many tasks were claimed in all
+     * @throws NullPointerException if {@code runtime} is null
+     * @throws IllegalStateException if the runtime was started or closed, or if it still claims
+     *     work after {@value #MAX_PASSES} passes (a workflow that never ends)
+     */
+    public static int untilIdle(SasRuntime runtime) {
+        Objects.requireNonNull(runtime, "runtime must not be null");
+        int claimed = 0;
+        for (int pass = 0; pass < MAX_PASSES; pass++) {
+            int n = runtime.runSchedulerOnce();
+            if (n == 0) {
+                return claimed;
+            }
+            claimed += n;
+        }
+        throw new IllegalStateException("runtime " + runtime.instanceId() + " still claims work after " + MAX_PASSES
+                + " passes; does a step keep rescheduling itself without the clock moving?");
+    }
+
+    /**
+     * Moves the clock on by {@code elapsed}, runs one supervisor pass (expired claims are
+     * recovered) and then drains the scheduler.
+     *
+     * @return how many tasks were claimed
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code elapsed} is negative
+     * @throws IllegalStateException as for {@link #untilIdle}
+     */
+    public static int afterTime(SasRuntime runtime, ManualClock clock, Duration elapsed) {
+        Objects.requireNonNull(runtime, "runtime must not be null");
+        Objects.requireNonNull(clock, "clock must not be null");
+        clock.tick(elapsed);
+        runtime.runSupervisorOnce();
+        return untilIdle(runtime);
+    }
+}
