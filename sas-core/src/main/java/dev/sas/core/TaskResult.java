@@ -37,6 +37,22 @@ public record TaskResult(TaskInfo info) {
     }
 
     /**
+     * The recorded output of the step {@code step} names, decoded with its codec; empty if the
+     * step recorded none (it did not complete, or returned null).
+     *
+     * <pre>{@code
+     * Receipt receipt = handle.await(Duration.ofSeconds(30)).output(CHARGE).orElseThrow();
+     * }</pre>
+     *
+     * @throws NullPointerException if {@code step} is null
+     * @throws IllegalArgumentException if the task has no step of that name
+     */
+    public <O> Optional<O> output(StepRef<O> step) {
+        Objects.requireNonNull(step, "step must not be null");
+        return Optional.ofNullable(step.decode(info.step(step.name()).output()));
+    }
+
+    /**
      * The recorded output of a step, decoded with {@code codec}; empty if the step recorded none.
      *
      * @throws NullPointerException if an argument is null

@@ -52,7 +52,8 @@ class CrossProcessClientTest {
             TaskResult result = handle.await(Duration.ofSeconds(60));
 
             assertThat(result.status()).isEqualTo(TaskStatus.PROCESSED);
-            assertThat(result.output("length", RemoteWorker.INT)).contains(12);
+            assertThat(result.output(RemoteWorker.LENGTH)).contains(12);
+            assertThat(result.output(RemoteWorker.TRIM)).contains("twelve chars");
             assertThat(result.info().lockedBy()).isNull();
             assertThat(client.events(handle.id())).extracting(e -> e.type().name()).contains("PROCESSED");
             assertThat(store.find(handle.id()).orElseThrow().lease()).as("claimed once, by the other JVM")

@@ -2,7 +2,7 @@ package dev.sas.jdbc;
 
 import dev.sas.core.Codec;
 import dev.sas.core.SasRuntime;
-import dev.sas.core.Step;
+import dev.sas.core.StepRef;
 import dev.sas.core.Workflow;
 import java.io.IOException;
 import java.time.Duration;
@@ -12,13 +12,15 @@ import java.time.Duration;
  * {@code args[0]} with table prefix {@code args[1]} until its standard input closes.
  */
 public final class RemoteWorker {
-    /** The output codec of the last step. */
-    static final Codec<Integer> INT = Codec.of(String::valueOf, Integer::valueOf);
+    /** The first step: the trimmed input. */
+    static final StepRef<String> TRIM = StepRef.of("trim");
+    /** The last step: how many characters are left, a typed Integer output. */
+    static final StepRef<Integer> LENGTH = StepRef.of("length", Codec.of(String::valueOf, Integer::valueOf));
 
-    /** Two steps: trim the input, then count its characters (a typed Integer output). */
+    /** Two steps: trim the input, then count its characters. */
     static final Workflow<String> WORKFLOW = Workflow.builder("xjvm-lengths", Codec.string())
-            .step("trim", s -> s.execute(ctx -> ctx.input().trim()))
-            .step("length", s -> s.execute(Step.typed(INT, ctx -> ctx.output("trim").orElseThrow().length()))
+            .step(TRIM, s -> s.execute(ctx -> ctx.input().trim()))
+            .step(LENGTH, s -> s.reads(TRIM).execute(ctx -> ctx.output(TRIM).length())
                     .completeWithin(Duration.ofSeconds(10)))
             .build();
 

@@ -7,6 +7,7 @@ import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StepRef;
 import dev.sas.core.TaskHandle;
 import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
@@ -25,23 +26,17 @@ import org.junit.jupiter.api.Test;
 
 class ClientTest {
 
-    private static final Codec<Integer> INT = Codec.of(String::valueOf, Integer::valueOf);
+    private static final StepRef<String> TRIM = StepRef.of("trim");
+    private static final StepRef<Integer> LENGTH = StepRef.of("length", Codec.of(String::valueOf, Integer::valueOf));
 
     private final InMemoryStateStore store = new InMemoryStateStore();
     private final ManualClock clock = new ManualClock();
 
     private static Workflow<String> lengths(String name) {
         return Workflow.builder(name, Codec.string())
-                .step("trim", s -> s.execute(ctx -> ctx.input().trim()))
-                .step("length", s -> s.execute(Dev.typed(ctx -> ctx.output("trim").orElseThrow().length())))
+                .step(TRIM, s -> s.execute(ctx -> ctx.input().trim()))
+                .step(LENGTH, s -> s.reads(TRIM).execute(ctx -> ctx.output(TRIM).length()))
                 .build();
-    }
-
-    /** Shorthand for a step with an Integer output. */
-    private static final class Dev {
-        static dev.sas.core.Step<String> typed(dev.sas.core.Step.TypedStep<String, Integer> work) {
-            return dev.sas.core.Step.typed(INT, work);
-        }
     }
 
     private SasRuntime manualRuntime(Workflow<?>... workflows) {
@@ -76,8 +71,8 @@ class ClientTest {
                 TaskResult result = handle.await(Duration.ofSeconds(30));
                 assertThat(result.status()).isEqualTo(TaskStatus.PROCESSED);
                 assertThat(result.isProcessed()).isTrue();
-                assertThat(result.output("length", INT)).contains(5);
-                assertThat(result.output("trim", Codec.string())).contains("hello");
+                assertThat(result.output(LENGTH)).contains(5);
+                assertThat(result.output(TRIM)).contains("hello");
                 assertThat(worker.metrics().claimed()).isEqualTo(1);
             }
         }
@@ -168,7 +163,7 @@ class ClientTest {
             assertThat(handles.get(1).id()).isEqualTo(existing.id());
             drain(runtime);
             assertThat(handles).allSatisfy(h -> assertThat(h.await(Duration.ZERO).isProcessed()).isTrue());
-            assertThat(handles.get(0).await(Duration.ZERO).output("length", INT)).contains(2);
+            assertThat(handles.get(0).await(Duration.ZERO).output(LENGTH)).contains(2);
             assertThat(client.countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(3L);
         }
 
