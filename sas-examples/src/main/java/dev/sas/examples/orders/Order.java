@@ -1,8 +1,7 @@
 package dev.sas.examples.orders;
 
 import dev.sas.core.Codec;
-import dev.sas.examples.orders.services.Form;
-import java.util.Map;
+import dev.sas.jackson.JsonCodec;
 import java.util.Objects;
 
 /**
@@ -17,8 +16,8 @@ import java.util.Objects;
  */
 public record Order(String orderId, String customer, String sku, int quantity, long amountCents, String address) {
 
-    /** Stores an order as a form-encoded string. */
-    public static final Codec<Order> CODEC = Codec.of(Order::encode, Order::decode);
+    /** Stores an order as JSON. */
+    public static final Codec<Order> CODEC = JsonCodec.of(Order.class);
 
     /**
      * @throws NullPointerException if a string is null
@@ -33,17 +32,5 @@ public record Order(String orderId, String customer, String sku, int quantity, l
             throw new IllegalArgumentException("order " + orderId + ": quantity and amount must be positive, were "
                     + quantity + " and " + amountCents);
         }
-    }
-
-    private String encode() {
-        return Form.encode(Form.of("orderId", orderId, "customer", customer, "sku", sku,
-                "quantity", Integer.toString(quantity), "amountCents", Long.toString(amountCents), "address", address));
-    }
-
-    private static Order decode(String text) {
-        Map<String, String> f = Form.decode(text);
-        return new Order(Form.required(f, "orderId"), Form.required(f, "customer"), Form.required(f, "sku"),
-                Integer.parseInt(Form.required(f, "quantity")), Long.parseLong(Form.required(f, "amountCents")),
-                Form.required(f, "address"));
     }
 }

@@ -3,14 +3,15 @@ package dev.sas.jackson.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.SasRuntime;
-import dev.sas.core.Step;
-import dev.sas.core.TaskId;
-import dev.sas.core.TaskInfo;
+import dev.sas.core.StepRef;
+import dev.sas.core.TaskHandle;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.testing.InMemoryStateStore;
 import dev.sas.jackson.JsonCodec;
+import dev.sas.testing.Drain;
+import dev.sas.testing.InMemoryStateStore;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -35,25 +36,23 @@ class JsonCodecDocsTest {
     void an_order_workflow_keeps_its_input_and_a_step_output_as_json() {
         InMemoryStateStore store = new InMemoryStateStore();
         // tag::workflow[]
+        StepRef<Invoice> invoice = StepRef.of("invoice", JsonCodec.of(Invoice.class));
         Workflow<Order> orders = Workflow.builder("orders", JsonCodec.of(Order.class))
                 .version(1)
-                .step("invoice", s -> s.execute(Step.typed(JsonCodec.of(Invoice.class),
-                        ctx -> new Invoice("inv-" + ctx.input().orderId(), ctx.input().total()))))
+                .step(invoice, s -> s.execute(ctx -> new Invoice("inv-" + ctx.input().orderId(), ctx.input().total())))
                 .build();
 
-        try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(orders).build()) {
-            TaskId id = sas.client().submit(orders, "order-42", new Order("42", "c-7",
-                    List.of(new Item("book", 2, new BigDecimal("12.50"))), Instant.parse("2024-05-01T10:15:30Z"))).id();
-            sas.runSchedulerOnce(); // in a test; a started runtime runs it on its own
+        SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders).build(); // a test drives it
+        TaskHandle order = runtime.client().submit(orders, "order-42", new Order("42", "c-7",
+                List.of(new Item("book", 2, new BigDecimal("12.50"))), Instant.parse("2024-05-01T10:15:30Z")));
+        Drain.untilIdle(runtime); // a started runtime runs it on its own
 
-            String json = sas.client().find(id).orElseThrow().step("invoice").output();
-            Invoice invoice = JsonCodec.of(Invoice.class).decode(json); // Invoice[invoiceId=inv-42, amount=25.00]
-            // end::workflow[]
-            TaskInfo info = sas.client().find(id).orElseThrow();
-            assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
-            assertThat(json).isEqualTo("{\"invoiceId\":\"inv-42\",\"amount\":25.00}");
-            assertThat(invoice).isEqualTo(new Invoice("inv-42", new BigDecimal("25.00")));
-        }
+        Invoice result = order.await(Duration.ZERO).output(invoice).orElseThrow(); // Invoice[invoiceId=inv-42, ...]
+        String json = order.info().step("invoice").output(); // {"invoiceId":"inv-42","amount":25.00}
+        // end::workflow[]
+        assertThat(order.info().status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(json).isEqualTo("{\"invoiceId\":\"inv-42\",\"amount\":25.00}");
+        assertThat(result).isEqualTo(new Invoice("inv-42", new BigDecimal("25.00")));
     }
 
     @Test

@@ -1,0 +1,65 @@
+package dev.sas.jdbc.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every code sample in the docs that says it comes from a test is the test's tagged region, word
+ * for word (after removing the common indentation), so the docs cannot drift from code that compiles
+ * and runs.
+ */
+class DocsSnippetsTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+    static Stream<Arguments> snippets() {
+        String jdbcDocs = "sas-jdbc/src/test/java/dev/sas/jdbc/docs/";
+        return Stream.of(
+                Arguments.of("README.md", jdbcDocs + "GettingStartedTest.java", "getting-started"),
+                Arguments.of("docs/getting-started.md", jdbcDocs + "GettingStartedTest.java", "getting-started"),
+                Arguments.of("docs/getting-started.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
+                Arguments.of("docs/getting-started.md", jdbcDocs + "OrderDocsTest.java", "web-tier"),
+                Arguments.of("docs/getting-started.md", jdbcDocs + "OrderDocsTest.java", "worker-tier"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
+                Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
+                        "workflow"));
+    }
+
+    @ParameterizedTest(name = "{0} shows {2} from {1}")
+    @MethodSource("snippets")
+    void doc_sample_is_the_tested_code(String doc, String source, String tag) throws IOException {
+        String region = region(Files.readAllLines(ROOT.resolve(source)), tag);
+        assertThat(region).as("tag %s in %s", tag, source).isNotBlank();
+        assertThat(Files.readString(ROOT.resolve(doc))).as("%s contains the region %s of %s", doc, tag, source)
+                .contains(region);
+    }
+
+    private static String region(List<String> lines, String tag) {
+        Pattern start = Pattern.compile("//\\s*tag::" + Pattern.quote(tag) + "\\[]");
+        Pattern end = Pattern.compile("//\\s*end::" + Pattern.quote(tag) + "\\[]");
+        List<String> out = new ArrayList<>();
+        boolean on = false;
+        for (String l : lines) {
+            if (end.matcher(l).find()) {
+                on = false;
+            } else if (start.matcher(l).find()) {
+                on = true;
+            } else if (on) {
+                out.add(l);
+            }
+        }
+        int indent = out.stream().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length())
+                .min().orElse(0);
+        return String.join("\n", out.stream().map(l -> l.isBlank() ? "" : l.substring(indent)).toList());
+    }
+}
