@@ -17,7 +17,6 @@ import dev.sas.core.internal.TaskStateMachine.StepCompleted;
 import dev.sas.core.internal.TaskStateMachine.StepFailed;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.Transition;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,7 +49,7 @@ final class AttemptRunner {
     private final Recorder recorder;
     private final EventBus events;
     private final Metrics metrics;
-    private final int maxPayloadBytes;
+    private final PayloadLimit payloadLimit;
     private final ClaimLoop loop;
 
     private volatile boolean abandoning;
@@ -67,7 +66,7 @@ final class AttemptRunner {
         this.recorder = recorder;
         this.events = events;
         this.metrics = metrics;
-        this.maxPayloadBytes = maxPayloadBytes;
+        this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
     }
 
@@ -266,11 +265,11 @@ final class AttemptRunner {
         Throwable failure = null;
         if (error != null) {
             failure = unwrap(error);
-        } else if (output != null && output.length() * 3 > maxPayloadBytes
-                && output.getBytes(StandardCharsets.UTF_8).length > maxPayloadBytes) {
-            failure = new NonRetryableException("output of step '" + a.stepName + "' is "
-                    + output.getBytes(StandardCharsets.UTF_8).length + " bytes, over the limit of "
-                    + maxPayloadBytes + " (maxPayloadBytes)");
+        } else {
+            int bytes = payloadLimit.excess(output);
+            if (bytes >= 0) {
+                failure = new NonRetryableException(payloadLimit.message("output of step '" + a.stepName + "'", bytes));
+            }
         }
         if (failure != null) {
             return a.compensating ? new CompensationFailed(failure, a.startedAt) : new StepFailed(failure, a.startedAt);
