@@ -288,14 +288,22 @@ public final class SasClient {
     public void resubmit(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        Instant now = clock.instant();
-        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
-        if (!store.resubmit(taskId, now, event)) {
+        if (!resubmitted(info)) {
             TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
             throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
         }
-        log.info("task {} step {}: resubmitted by an operator", taskId, info.currentStep());
+    }
+
+    /** Resubmits the task {@code info} shows, if it is still in a resubmittable state. */
+    private boolean resubmitted(TaskInfo info) {
+        Instant now = clock.instant();
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
+        if (!store.resubmit(info.taskId(), now, event)) {
+            return false;
+        }
+        log.info("task {} step {}: resubmitted by an operator", info.taskId(), info.currentStep());
         hooks.operatorAction(event);
+        return true;
     }
 
     /**
@@ -313,11 +321,8 @@ public final class SasClient {
         List<TaskInfo> page = store.list(query);
         while (!page.isEmpty()) {
             for (TaskInfo info : page) {
-                Instant now = clock.instant();
-                TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
-                if (store.resubmit(info.taskId(), now, event)) {
+                if (resubmitted(info)) {
                     resubmitted++;
-                    hooks.operatorAction(event);
                 }
             }
             page = page.size() < query.limit() ? List.of() : store.list(query.after(page.get(page.size() - 1)));
