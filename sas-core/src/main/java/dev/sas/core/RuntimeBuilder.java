@@ -31,6 +31,7 @@ public final class RuntimeBuilder {
     private Duration shutdownGrace = SasRuntime.DEFAULT_SHUTDOWN_GRACE;
     private Duration retention = SasRuntime.DEFAULT_RETENTION;
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
+    private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Clock clock = Clock.systemUTC();
     private Executor stepExecutor;
     private final Map<String, Executor> agentExecutors = new HashMap<>();
@@ -203,6 +204,20 @@ public final class RuntimeBuilder {
     }
 
     /**
+     * Most events and alerts waiting for listeners, reply channels and the alert sink. When a slow
+     * listener lets this many pile up, newer ones are dropped for listeners (counted in
+     * {@link SasMetrics#eventsDropped()}, logged at WARN at most every 10 s) instead of blocking
+     * the scheduler; the event log in the store still has them. Default
+     * {@link SasRuntime#DEFAULT_EVENT_QUEUE_CAPACITY}.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder eventQueueCapacity(int capacity) {
+        this.eventQueueCapacity = positive("eventQueueCapacity", capacity);
+        return this;
+    }
+
+    /**
      * The source of all time (deadlines, backoff, events). Default: the system UTC clock.
      *
      * @throws NullPointerException if null
@@ -235,7 +250,16 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Adds a listener for every event this runtime records.
+     * Adds a listener for every event this runtime records. Listeners are called on one thread
+     * ({@code sas-events}), in order, after the event's transition committed; what they throw
+     * (also an {@code Error}) is logged, counted in {@link SasMetrics#listenerFailures()} and does
+     * not affect the task.
+     *
+     * <p>Events are a notification, not the record: the event log in the store keeps every event
+     * ({@link SasClient#events}). When listeners fall behind by more than
+     * {@link #eventQueueCapacity(int)} events, newer events are dropped for listeners rather than
+     * slowing the scheduler down, and counted in {@link SasMetrics#eventsDropped()}; after
+     * {@link SasRuntime#close()} returns no listener is called again.
      *
      * @throws NullPointerException if null
      */
@@ -302,7 +326,8 @@ public final class RuntimeBuilder {
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
-                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink));
+                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink,
+                eventQueueCapacity));
     }
 
     private static int positive(String name, int value) {

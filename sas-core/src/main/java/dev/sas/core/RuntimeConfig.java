@@ -33,6 +33,7 @@ import java.util.concurrent.Executor;
  * @param listeners listeners for every event this runtime records
  * @param replyChannels reply channels by name
  * @param alertSink where alerts go
+ * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -55,7 +56,8 @@ public record RuntimeConfig(
         Map<String, Executor> agentExecutors,
         List<TaskListener> listeners,
         Map<String, TaskListener> replyChannels,
-        AlertSink alertSink) {
+        AlertSink alertSink,
+        int eventQueueCapacity) {
 
     /** Copies every collection. */
     public RuntimeConfig {
@@ -80,6 +82,6 @@ public record RuntimeConfig(
                 + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", shutdownGrace="
-                + shutdownGrace + ", clock=" + clock;
+                + shutdownGrace + ", eventQueueCapacity=" + eventQueueCapacity + ", clock=" + clock;
     }
 }

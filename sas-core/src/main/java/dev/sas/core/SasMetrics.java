@@ -14,7 +14,12 @@ package dev.sas.core;
  * @param compensated tasks this runtime finished as COMPENSATED or CANCELLED
  * @param compensationFailed tasks this runtime moved to COMPENSATION_FAILED
  * @param storeFailures state store operations that failed (and were retried or left to the supervisor)
- * @param listenerFailures exceptions thrown by listeners and alert sinks (contained)
+ * @param listenerFailures exceptions and errors thrown by listeners and alert sinks (contained)
+ * @param eventsDropped events and alerts not delivered to listeners because the event queue was full or
+ *     the runtime was closing (the event log in the store still has every event)
+ * @param internalErrors unexpected exceptions and errors (a {@code StackOverflowError}, a store's
+ *     {@code Error}, a bug) that a long-lived thread contained: logged with the task and step, the
+ *     task parked or left to the supervisor, and the thread went on
  */
 public record SasMetrics(
         long claimed,
@@ -28,5 +33,7 @@ public record SasMetrics(
         long compensated,
         long compensationFailed,
         long storeFailures,
-        long listenerFailures) {
+        long listenerFailures,
+        long eventsDropped,
+        long internalErrors) {
 }

@@ -73,6 +73,11 @@ public final class SasRuntime implements AutoCloseable {
     public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Default retention of final tasks: 7 days. */
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+    /** Default most events and alerts waiting for listeners: 10,000 (see {@link RuntimeBuilder#eventQueueCapacity}). */
+    public static final int DEFAULT_EVENT_QUEUE_CAPACITY = 10_000;
+    /** Longest {@link #close()} waits for listeners to catch up: 5 s (or the shutdown grace, if shorter). */
+    private static final Duration MAX_EVENT_DRAIN = Duration.ofSeconds(5);
+    private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
     /** Shortest supervisor lease: 1 s (the lease is three supervisor intervals). */
     public static final Duration MIN_SUPERVISOR_LEASE = Duration.ofSeconds(1);
 
@@ -102,7 +107,8 @@ public final class SasRuntime implements AutoCloseable {
         this.registry = new Registry(config.workflows());
         this.clock = config.clock();
         this.instanceId = config.instanceId();
-        this.events = new EventBus(config.listeners(), config.replyChannels(), config.alertSink(), metrics);
+        this.events = new EventBus(config.listeners(), config.replyChannels(), config.alertSink(), metrics,
+                config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
                 config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval());
@@ -200,10 +206,16 @@ public final class SasRuntime implements AutoCloseable {
     private void superviseQuietly() {
         try {
             supervisor.runOnce();
-        } catch (RuntimeException e) {
+        } catch (StateStoreException e) {
             metrics.storeFailure();
             log.warn("instance {}: supervisor pass failed ({}); trying again in {}", instanceId, e.getMessage(),
                     config.supervisorInterval());
+        } catch (Throwable e) {
+            // Contained, Errors too: a scheduled task that throws is never run again, which would end
+            // supervision on this node for good.
+            metrics.internalError();
+            log.error("instance {}: supervisor pass failed; trying again in {}", instanceId,
+                    config.supervisorInterval(), e);
         }
     }
 
@@ -226,18 +238,26 @@ public final class SasRuntime implements AutoCloseable {
     /**
      * Stops claiming, lets running steps finish for up to the grace period, then interrupts them,
      * writes what is queued, and stops the supervisor last. Unfinished tasks stay claimed until
-     * their deadline and are then recovered by a supervisor; nothing is half-recorded. Executors
-     * the host supplied are not shut down. Idempotent.
+     * their deadline and are then recovered by a supervisor; nothing is half-recorded. Listeners get
+     * what is queued for them for up to the shutdown grace (at least 100 ms, at most 5 s); the rest
+     * is discarded and counted in {@link SasMetrics#eventsDropped()}. Once {@code close()} returns, no
+     * listener, reply channel or alert sink is called again. Executors the host supplied are not
+     * shut down. Idempotent.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        boolean interrupted = false;
         if (!started.get()) {
+            try {
+                events.close(Duration.ZERO);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             return;
         }
-        boolean interrupted = false;
         try {
             scheduler.stopClaiming();
             if (claimThread != null) {
@@ -273,9 +293,10 @@ public final class SasRuntime implements AutoCloseable {
                 log.warn("instance {}: could not release the supervisor lease ({})", instanceId, e.getMessage());
             }
         }
-        eventExecutor.shutdown();
+        Duration drain = config.shutdownGrace().compareTo(MAX_EVENT_DRAIN) > 0 ? MAX_EVENT_DRAIN
+                : config.shutdownGrace().compareTo(MIN_EVENT_DRAIN) < 0 ? MIN_EVENT_DRAIN : config.shutdownGrace();
         try {
-            eventExecutor.awaitTermination(5, TimeUnit.SECONDS);
+            events.close(drain);
         } catch (InterruptedException e) {
             interrupted = true;
         }

@@ -105,7 +105,12 @@ final class AttemptRunner {
         Object input;
         try {
             input = wf.inputCodec().decode(c.input());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // Errors too: a StackOverflowError from a deeply nested input is this task's poison, not the node's.
+            if (!(e instanceof RuntimeException)) {
+                metrics.internalErrors.increment();
+                log.error("task {} step {}: decoding its input threw", c.taskId(), c.currentStep(), e);
+            }
             park(c, wf, "input cannot be decoded by workflow '" + wf.name() + "': " + TaskStateMachine.describe(e));
             return;
         }
@@ -195,7 +200,15 @@ final class AttemptRunner {
             return;
         }
         try {
-            a.timer = t.schedule(() -> onDeadline(a), Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
+            a.timer = t.schedule(() -> {
+                try {
+                    onDeadline(a);
+                } catch (Throwable e) {
+                    // a scheduled task that throws is dropped silently by the executor: say so
+                    metrics.internalErrors.increment();
+                    log.error("{}: internal error at its deadline; the supervisor will recover it", a, e);
+                }
+            }, Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException shuttingDown) {
             // no deadline enforcement during shutdown; the store still rejects a late result
         }
@@ -255,7 +268,8 @@ final class AttemptRunner {
             Decision d = TaskStateMachine.decide(snapshot(a.run), outcome, now);
             logFailure(a, outcome, d);
             carryOut(a.run, d, outcome instanceof StepCompleted);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            metrics.internalErrors.increment();
             log.error("{}: internal error while recording its result; the supervisor will recover it", a, e);
             loop.release();
         }
@@ -308,7 +322,8 @@ final class AttemptRunner {
                     notRecorded(run.taskId, run.currentStep, result);
                     loop.release();
                 }
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
                 log.error("task {} step {}: internal error after recording; the supervisor will recover it",
                         run.taskId, run.currentStep, e);
                 loop.release();

@@ -126,8 +126,19 @@ final class ClaimLoop {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } catch (RuntimeException e) {
-                log.error("instance {}: unexpected error in the claim loop", instanceId, e);
+            } catch (Throwable e) {
+                // Contained (also Errors: a StackOverflowError or a store's LinkageError must not end
+                // claiming for good); backs off so that an error that repeats does not spin.
+                metrics.internalErrors.increment();
+                log.error("instance {}: unexpected error in the claim loop; claiming again in {} ms", instanceId,
+                        backoffMs, e);
+                try {
+                    wake.tryAcquire(backoffMs, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                backoffMs = Math.min(backoffMs * 2, 10_000);
             }
         }
     }
@@ -150,7 +161,8 @@ final class ClaimLoop {
         for (ClaimedTask c : claimed) {
             try {
                 onClaimed.accept(c);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
                 log.error("task {} step {}: could not start; the supervisor will recover it", c.taskId(),
                         c.currentStep(), e);
                 release();

@@ -17,16 +17,24 @@ public final class Metrics {
     final LongAdder compensationFailed = new LongAdder();
     final LongAdder storeFailures = new LongAdder();
     final LongAdder listenerFailures = new LongAdder();
+    final LongAdder eventsDropped = new LongAdder();
+    final LongAdder internalErrors = new LongAdder();
 
     /** Counts a failed store operation. */
     public void storeFailure() {
         storeFailures.increment();
     }
 
+    /** Counts an unexpected exception or error a long-lived thread contained (logged, the thread went on). */
+    public void internalError() {
+        internalErrors.increment();
+    }
+
     /** A snapshot. */
     public SasMetrics snapshot() {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
-                compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum());
+                compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
+                internalErrors.sum());
     }
 }

@@ -85,7 +85,7 @@ public final class Recorder {
     public void start(int writers) {
         NamedThreadFactory factory = new NamedThreadFactory("sas-scheduler-recorder");
         for (int i = 0; i < writers; i++) {
-            Thread t = factory.newThread(this::loop);
+            Thread t = factory.newThread(this::loopContained);
             threads.add(t);
             t.start();
         }
@@ -107,11 +107,29 @@ public final class Recorder {
                 log.warn("task {} step {}: could not record {} ({}); the supervisor will recover it",
                         transition.taskId(), transition.currentStep(), transition.status(), e.getMessage());
                 result = Result.NOT_WRITTEN;
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
+                log.error("task {} step {}: the store threw while recording {}; the supervisor will recover it",
+                        transition.taskId(), transition.currentStep(), transition.status(), e);
+                result = Result.NOT_WRITTEN;
             }
             callback.done(result, now);
             return;
         }
         queue.add(new Pending(transition, deadline, callback));
+    }
+
+    /** A writer thread: contains whatever escapes {@link #loop()} and starts it again, so writing goes on. */
+    private void loopContained() {
+        while (true) {
+            try {
+                loop();
+                return;
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
+                log.error("unexpected error in a recorder thread; it goes on", e);
+            }
+        }
     }
 
     private void loop() {
@@ -151,10 +169,18 @@ public final class Recorder {
                         complete(batch.get(i), Result.of(outcomes.get(i)), now);
                     }
                     backoffMs = INITIAL_BACKOFF_MS;
-                } catch (StateStoreException e) {
+                } catch (Throwable e) {
+                    // An Error or a bug in the store is handled like an outage: what the store did is
+                    // unknown, so each transition is tried again (a replay is recognised as applied).
                     metrics.storeFailures.increment();
-                    log.warn("could not record {} transitions ({}); retrying in {} ms", batch.size(), e.getMessage(),
-                            backoffMs);
+                    if (e instanceof StateStoreException) {
+                        log.warn("could not record {} transitions ({}); retrying in {} ms", batch.size(),
+                                e.getMessage(), backoffMs);
+                    } else {
+                        metrics.internalErrors.increment();
+                        log.error("the store threw while recording {} transitions; retrying in {} ms", batch.size(),
+                                backoffMs, e);
+                    }
                     List<Pending> failed = batch.size() > 1 ? writeOneByOne(batch) : new ArrayList<>(batch);
                     if (failed.isEmpty()) {
                         continue;
@@ -198,10 +224,11 @@ public final class Recorder {
             try {
                 complete(p, Result.of(store.write(List.of(p.transition), now).get(0)), now);
                 storeUp = true;
-            } catch (StateStoreException e) {
+            } catch (Throwable e) {
                 if (storeUp) {
                     log.error("task {} step {}: the store refused to record {} ({}); left to the supervisor",
-                            p.transition.taskId(), p.transition.currentStep(), p.transition.status(), e.getMessage());
+                            p.transition.taskId(), p.transition.currentStep(), p.transition.status(),
+                            TaskStateMachine.describe(e), e instanceof StateStoreException ? null : e);
                     complete(p, Result.NOT_WRITTEN, now);
                 } else {
                     retryLater.add(p);
@@ -226,8 +253,10 @@ public final class Recorder {
     private void complete(Pending p, Result result, Instant now) {
         try {
             p.callback.done(result, now);
-        } catch (RuntimeException e) {
-            log.error("task {}: internal error after recording a transition", p.transition.taskId(), e);
+        } catch (Throwable e) {
+            metrics.internalErrors.increment();
+            log.error("task {} step {}: internal error after recording a transition", p.transition.taskId(),
+                    p.transition.currentStep(), e);
         }
     }
 
