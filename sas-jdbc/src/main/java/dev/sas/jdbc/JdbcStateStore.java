@@ -13,6 +13,7 @@ import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.jdbc.internal.Dialect;
 import dev.sas.jdbc.internal.Dialects;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -124,8 +126,8 @@ public final class JdbcStateStore implements StateStore {
      * @throws StateStoreException if the database fails; then nothing was claimed
      */
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
-        return store.claim(instanceId, limit, now);
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        return store.claim(instanceId, limit, now, runnable);
     }
 
     /**

@@ -13,6 +13,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Duration;
 import java.time.Instant;
@@ -162,12 +163,13 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        Objects.requireNonNull(runnable, "runnable must not be null");
         synchronized (lock) {
             List<Row> due = new ArrayList<>();
             for (Row r : tasks.values()) {
                 if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
-                        && !r.nextAttemptAt.isAfter(now)) {
+                        && !r.nextAttemptAt.isAfter(now) && runnable.contains(new WorkflowVersion(r.workflow, r.version))) {
                     due.add(r);
                 }
             }

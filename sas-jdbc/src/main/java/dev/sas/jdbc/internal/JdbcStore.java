@@ -11,12 +11,14 @@ import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -82,8 +84,8 @@ public final class JdbcStore implements StateStore {
     }
 
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
-        return claims.claim(instanceId, limit, now);
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        return claims.claim(instanceId, limit, now, runnable);
     }
 
     @Override
