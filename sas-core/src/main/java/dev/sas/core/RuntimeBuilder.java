@@ -30,6 +30,7 @@ public final class RuntimeBuilder {
     private Duration supervisorInterval = SasRuntime.DEFAULT_SUPERVISOR_INTERVAL;
     private Duration shutdownGrace = SasRuntime.DEFAULT_SHUTDOWN_GRACE;
     private Duration retention = SasRuntime.DEFAULT_RETENTION;
+    private Duration unrunnableGrace = SasRuntime.DEFAULT_UNRUNNABLE_GRACE;
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private Clock clock = Clock.systemUTC();
     private Executor stepExecutor;
@@ -193,6 +194,20 @@ public final class RuntimeBuilder {
     }
 
     /**
+     * How long a task may stay due while no live runtime has registered its workflow version (a
+     * definition removed from every node, a deploy rolled back) before the supervisor logs a
+     * warning naming the workflow version, the number of tasks and since when they are due. Such
+     * tasks stay {@code PENDING} and run as soon as a runtime registering the definition starts.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder unrunnableGrace(Duration grace) {
+        this.unrunnableGrace = positive("unrunnableGrace", grace);
+        return this;
+    }
+
+    /**
      * Largest encoded input or step output, in UTF-8 bytes.
      *
      * @throws IllegalArgumentException if less than 1
@@ -302,7 +317,8 @@ public final class RuntimeBuilder {
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
-                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink));
+                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink,
+                unrunnableGrace));
     }
 
     private static int positive(String name, int value) {

@@ -33,6 +33,8 @@ import java.util.concurrent.Executor;
  * @param listeners listeners for every event this runtime records
  * @param replyChannels reply channels by name
  * @param alertSink where alerts go
+ * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
+ *     version before the supervisor reports it
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -55,7 +57,8 @@ public record RuntimeConfig(
         Map<String, Executor> agentExecutors,
         List<TaskListener> listeners,
         Map<String, TaskListener> replyChannels,
-        AlertSink alertSink) {
+        AlertSink alertSink,
+        Duration unrunnableGrace) {
 
     /** Copies every collection. */
     public RuntimeConfig {
@@ -80,6 +83,6 @@ public record RuntimeConfig(
                 + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", shutdownGrace="
-                + shutdownGrace + ", clock=" + clock;
+                + shutdownGrace + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock;
     }
 }

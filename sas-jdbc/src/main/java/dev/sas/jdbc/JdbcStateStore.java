@@ -8,6 +8,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
@@ -170,6 +171,21 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         store.releaseSupervisorLease(instanceId);
+    }
+
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+        store.advertise(instanceId, runnable, now, ttl);
+    }
+
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+        return store.runnableByLiveNodes(now);
+    }
+
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+        return store.dueBacklog(dueBefore, limit);
     }
 
     /**

@@ -106,6 +106,26 @@ public interface StateStore extends AutoCloseable {
     /** Gives up the supervisor lease if {@code instanceId} holds it. */
     void releaseSupervisorLease(String instanceId);
 
+    /**
+     * Records that {@code instanceId} can run {@code runnable} until {@code now + ttl}, replacing
+     * what it advertised before. Runtimes renew it on the supervisor interval, so the supervisor
+     * knows which workflow versions some live runtime claims ({@link #runnableByLiveNodes}).
+     *
+     * @param runnable the workflow versions the runtime has registered (empty withdraws them)
+     * @throws NullPointerException if an argument is null
+     */
+    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl);
+
+    /** The workflow versions some runtime advertised and whose advertisement has not expired at {@code now}. */
+    Set<WorkflowVersion> runnableByLiveNodes(Instant now);
+
+    /**
+     * Unclaimed {@code PENDING} tasks due at or before {@code dueBefore}, counted per workflow
+     * version, at most {@code limit} versions (those due longest first). Reads only due rows
+     * through the claim's index; the supervisor calls it rarely.
+     */
+    List<DueBacklog> dueBacklog(Instant dueBefore, int limit);
+
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);
 

@@ -6,6 +6,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
@@ -44,6 +45,7 @@ public final class JdbcStore implements StateStore {
     private final Dialect dialect;
     private final Submits submits;
     private final Claims claims;
+    private final RuntimeWorkflows runtimeWorkflows;
     private final TransitionWriter writer;
     private final SupervisorQueries supervisor;
     private final ReadQueries reads;
@@ -56,6 +58,7 @@ public final class JdbcStore implements StateStore {
         this.dialect = dialect;
         this.submits = new Submits(db);
         this.claims = new Claims(db);
+        this.runtimeWorkflows = new RuntimeWorkflows(db);
         this.writer = new TransitionWriter(db);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
@@ -106,6 +109,21 @@ public final class JdbcStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         supervisor.releaseSupervisorLease(instanceId);
+    }
+
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+        runtimeWorkflows.advertise(instanceId, runnable, now, ttl);
+    }
+
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+        return runtimeWorkflows.runnableByLiveNodes(now);
+    }
+
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+        return runtimeWorkflows.dueBacklog(dueBefore, limit);
     }
 
     @Override
