@@ -2,6 +2,7 @@ package dev.sas.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.core.StepStatus;
@@ -11,6 +12,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
@@ -331,6 +333,42 @@ public abstract class StateStoreContract extends StoreTestSupport {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    @Test
+    void advertised_workflow_versions_count_until_their_time_to_live_ends_and_a_new_advertisement_replaces_the_old() {
+        WorkflowVersion v1 = new WorkflowVersion("orders", 1);
+        WorkflowVersion v2 = new WorkflowVersion("orders", 2);
+        WorkflowVersion billing = new WorkflowVersion("billing", 1);
+        store.advertise("old", Set.of(v1, billing), T0, Duration.ofSeconds(30));
+        store.advertise("new", Set.of(v1, v2), T0, Duration.ofSeconds(60));
+
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(10))).containsExactlyInAnyOrder(v1, v2, billing);
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(45))).containsExactlyInAnyOrder(v1, v2);
+
+        store.advertise("new", Set.of(v2), T0.plusSeconds(50), Duration.ofSeconds(60));
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(55))).containsExactly(v2);
+        store.advertise("new", Set.of(), T0.plusSeconds(56), Duration.ZERO);
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(57))).isEmpty();
+    }
+
+    @Test
+    void due_backlog_counts_unclaimed_pending_tasks_per_workflow_version_due_by_the_cutoff() {
+        submitOf("orders", 1, "a", 0);
+        submitOf("orders", 2, "b", 0);
+        submitOf("orders", 2, "c", 0);
+        TaskId claimedOne = submitOf("billing", 1, "d", 0);
+        submit("later", 0, T0.plusSeconds(600));
+        assertThat(store.claim("x", 10, T0, Set.of(new WorkflowVersion("billing", 1))))
+                .extracting(ClaimedTask::taskId).containsExactly(claimedOne);
+
+        List<DueBacklog> backlog = store.dueBacklog(T0.plusSeconds(60), 10);
+
+        assertThat(backlog).extracting(DueBacklog::workflowVersion, DueBacklog::tasks, DueBacklog::dueSince)
+                .containsExactlyInAnyOrder(
+                        tuple(new WorkflowVersion("orders", 1), 1L, T0),
+                        tuple(new WorkflowVersion("orders", 2), 2L, T0));
+        assertThat(store.dueBacklog(T0.minusSeconds(1), 10)).isEmpty();
     }
 
     private Set<TaskId> drainClaims(String instance, Set<WorkflowVersion> runnable) {
