@@ -7,6 +7,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.jdbc.JdbcStateStore;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -18,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Phase 5, supervisor scan cost: {@code StateStore.findExpired(now, limit)} (the supervisor's scan)
@@ -72,7 +74,8 @@ final class ScanCost {
                 SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).supervisorEnabled(false).build();
                 try {
                     sas.client().submit(wf, "tmpl-expired", "x").id();
-                    List<ClaimedTask> claimed = store.claim("scan-dead-node", 1, Instant.now());
+                    List<ClaimedTask> claimed = store.claim("scan-dead-node", 1, Instant.now(),
+                            Set.of(new WorkflowVersion(wf.name(), wf.version())));
                     if (claimed.size() != 1) {
                         throw new IllegalStateException("could not claim the expired template, got " + claimed.size());
                     }

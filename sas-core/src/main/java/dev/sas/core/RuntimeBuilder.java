@@ -30,6 +30,7 @@ public final class RuntimeBuilder {
     private Duration supervisorInterval = SasRuntime.DEFAULT_SUPERVISOR_INTERVAL;
     private Duration shutdownGrace = SasRuntime.DEFAULT_SHUTDOWN_GRACE;
     private Duration retention = SasRuntime.DEFAULT_RETENTION;
+    private Duration unrunnableGrace = SasRuntime.DEFAULT_UNRUNNABLE_GRACE;
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Clock clock = Clock.systemUTC();
@@ -194,6 +195,20 @@ public final class RuntimeBuilder {
     }
 
     /**
+     * How long a task may stay due while no live runtime has registered its workflow version (a
+     * definition removed from every node, a deploy rolled back) before the supervisor logs a
+     * warning naming the workflow version, the number of tasks and since when they are due. Such
+     * tasks stay {@code PENDING} and run as soon as a runtime registering the definition starts.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder unrunnableGrace(Duration grace) {
+        this.unrunnableGrace = positive("unrunnableGrace", grace);
+        return this;
+    }
+
+    /**
      * Largest encoded input or step output, in UTF-8 bytes.
      *
      * @throws IllegalArgumentException if less than 1
@@ -327,7 +342,7 @@ public final class RuntimeBuilder {
                 : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink,
-                eventQueueCapacity));
+                eventQueueCapacity, unrunnableGrace));
     }
 
     private static int positive(String name, int value) {

@@ -34,6 +34,8 @@ import java.util.concurrent.Executor;
  * @param replyChannels reply channels by name
  * @param alertSink where alerts go
  * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
+ * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
+ *     version before the supervisor reports it
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -57,7 +59,8 @@ public record RuntimeConfig(
         List<TaskListener> listeners,
         Map<String, TaskListener> replyChannels,
         AlertSink alertSink,
-        int eventQueueCapacity) {
+        int eventQueueCapacity,
+        Duration unrunnableGrace) {
 
     /** Copies every collection. */
     public RuntimeConfig {
@@ -82,6 +85,6 @@ public record RuntimeConfig(
                 + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", shutdownGrace="
-                + shutdownGrace + ", eventQueueCapacity=" + eventQueueCapacity + ", clock=" + clock;
+                + shutdownGrace + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock;
     }
 }

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -78,6 +79,8 @@ public final class SasRuntime implements AutoCloseable {
     /** Longest {@link #close()} waits for listeners to catch up: 5 s (or the shutdown grace, if shorter). */
     private static final Duration MAX_EVENT_DRAIN = Duration.ofSeconds(5);
     private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
+    /** Default time a task may be due while no live runtime can run it, before a warning: 5 min. */
+    public static final Duration DEFAULT_UNRUNNABLE_GRACE = Duration.ofMinutes(5);
     /** Shortest supervisor lease: 1 s (the lease is three supervisor intervals). */
     public static final Duration MIN_SUPERVISOR_LEASE = Duration.ofSeconds(1);
 
@@ -113,7 +116,8 @@ public final class SasRuntime implements AutoCloseable {
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
                 config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval());
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
-                500, config.retention(), scheduler::wakeUpAt);
+                500, config.retention(), scheduler::wakeUpAt,
+                config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());
         this.client = new SasClient(new SasClient.Config(store, clock, config.maxPayloadBytes()), config.workflows(),
                 new Hooks());
     }

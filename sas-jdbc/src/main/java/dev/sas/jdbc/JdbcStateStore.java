@@ -8,11 +8,13 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.jdbc.internal.Dialect;
 import dev.sas.jdbc.internal.Dialects;
@@ -27,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -124,8 +127,8 @@ public final class JdbcStateStore implements StateStore {
      * @throws StateStoreException if the database fails; then nothing was claimed
      */
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
-        return store.claim(instanceId, limit, now);
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        return store.claim(instanceId, limit, now, runnable);
     }
 
     /**
@@ -168,6 +171,21 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         store.releaseSupervisorLease(instanceId);
+    }
+
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+        store.advertise(instanceId, runnable, now, ttl);
+    }
+
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+        return store.runnableByLiveNodes(now);
+    }
+
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+        return store.dueBacklog(dueBefore, limit);
     }
 
     /**

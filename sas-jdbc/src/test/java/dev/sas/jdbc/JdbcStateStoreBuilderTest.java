@@ -85,7 +85,7 @@ class JdbcStateStoreBuilderTest {
     void operations_on_missing_tables_throw_state_store_exception_naming_the_operation() {
         try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:missing").tablePrefix("none_")
                 .createSchema(false).build()) {
-            assertThatThrownBy(() -> store.claim("node-1", 10, Tasks.T0))
+            assertThatThrownBy(() -> store.claim("node-1", 10, Tasks.T0, Tasks.WF_V1))
                     .isInstanceOf(StateStoreException.class)
                     .hasMessageContaining("claim by node-1");
             dev.sas.core.TaskId id = dev.sas.core.TaskId.of("task-42");

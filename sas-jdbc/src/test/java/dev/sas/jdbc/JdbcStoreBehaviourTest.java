@@ -199,7 +199,7 @@ abstract class JdbcStoreBehaviourTest {
         TaskId id = TaskId.random();
         String input = "x".repeat(2 * 1024 * 1024);
         store.submit(newTask(id, "large", input, T0), received(id, "large", T0), null);
-        assertThat(store.claim("a", 1, T0).get(0).input()).isEqualTo(input);
+        assertThat(store.claim("a", 1, T0, Tasks.WF_V1).get(0).input()).isEqualTo(input);
     }
 
     @Test
@@ -292,10 +292,10 @@ abstract class JdbcStoreBehaviourTest {
                             + locked.value() + "' FOR UPDATE")) {
                 assertThat(rs.next()).isTrue();
             }
-            assertThat(store.claim("a", 10, T0)).extracting(ClaimedTask::taskId).containsExactly(free);
+            assertThat(store.claim("a", 10, T0, Tasks.WF_V1)).extracting(ClaimedTask::taskId).containsExactly(free);
             c.rollback();
         }
-        assertThat(store.claim("b", 10, T0)).extracting(ClaimedTask::taskId).containsExactly(locked);
+        assertThat(store.claim("b", 10, T0, Tasks.WF_V1)).extracting(ClaimedTask::taskId).containsExactly(locked);
     }
 
     @Test
@@ -318,7 +318,7 @@ abstract class JdbcStoreBehaviourTest {
                     start.await();
                     int empty = 0;
                     while (empty < 3) {
-                        List<ClaimedTask> got = store.claim(me, 50, T0);
+                        List<ClaimedTask> got = store.claim(me, 50, T0, Tasks.WF_V1);
                         if (got.isEmpty()) {
                             empty++;
                             continue;
@@ -357,7 +357,7 @@ abstract class JdbcStoreBehaviourTest {
         try {
             TimeZone.setDefault(TimeZone.getTimeZone("Pacific/Chatham"));
             store.submit(newTask(id, "tz", "{}", at), received(id, "tz", at), null);
-            ClaimedTask c = store.claim("a", 1, at).get(0);
+            ClaimedTask c = store.claim("a", 1, at, Tasks.WF_V1).get(0);
             TimeZone.setDefault(TimeZone.getTimeZone("America/St_Johns"));
             TaskInfo info = store.find(id).orElseThrow();
             assertThat(info.createdAt()).isEqualTo(at);
@@ -374,10 +374,10 @@ abstract class JdbcStoreBehaviourTest {
     @Test
     void stale_write_after_a_reclaim_is_rejected() {
         TaskId id = submit("stale");
-        ClaimedTask first = store.claim("a", 1, T0).get(0);
+        ClaimedTask first = store.claim("a", 1, T0, Tasks.WF_V1).get(0);
         Instant late = T0.plus(TIMEOUT).plusSeconds(1);
         assertThat(store.write(List.of(Tasks.expire(first, late)), late)).containsExactly(WriteOutcome.APPLIED);
-        ClaimedTask second = store.claim("b", 1, late).get(0);
+        ClaimedTask second = store.claim("b", 1, late, Tasks.WF_V1).get(0);
         assertThat(second.lease()).isGreaterThan(first.lease());
 
         assertThat(store.write(List.of(Tasks.finish(first, late)), late)).containsExactly(WriteOutcome.STALE);
@@ -391,7 +391,7 @@ abstract class JdbcStoreBehaviourTest {
     void one_stale_transition_does_not_block_the_others_in_its_batch() {
         submit("b1");
         submit("b2");
-        List<ClaimedTask> claimed = store.claim("a", 2, T0);
+        List<ClaimedTask> claimed = store.claim("a", 2, T0, Tasks.WF_V1);
         ClaimedTask wrongLease = new ClaimedTask(claimed.get(0).taskId(), "wf", 1, "b1", TaskStatus.PROCESSING,
                 claimed.get(0).lease() + 7, 0, 1, 0, claimed.get(0).completeBy(), false, "", null, T0, List.of());
         assertThat(store.write(List.of(Tasks.finish(wrongLease, T0), Tasks.finish(claimed.get(1), T0)), T0))

@@ -53,7 +53,7 @@ class PostgresConnectionLossTest {
             throws Exception {
         TaskId id = TaskId.random();
         store.submit(newTask(id, "kill", "{}", T0), received(id, "kill", T0), null);
-        ClaimedTask c = store.claim("a", 1, T0).get(0);
+        ClaimedTask c = store.claim("a", 1, T0, Tasks.WF_V1).get(0);
 
         assertThat(killPoolConnections()).isPositive();
 
@@ -95,7 +95,7 @@ class PostgresConnectionLossTest {
                 killPoolConnections();
             }
             try {
-                for (ClaimedTask c : store.claim("a", 10, T0)) {
+                for (ClaimedTask c : store.claim("a", 10, T0, Tasks.WF_V1)) {
                     assertThat(seen.add(c.taskId())).as("claimed twice: %s", c.taskId()).isTrue();
                 }
             } catch (StateStoreException expectedWhileConnectionsDie) {
@@ -103,7 +103,7 @@ class PostgresConnectionLossTest {
             }
         }
         Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class).until(() -> {
-            for (ClaimedTask c : store.claim("a", 50, T0)) {
+            for (ClaimedTask c : store.claim("a", 50, T0, Tasks.WF_V1)) {
                 assertThat(seen.add(c.taskId())).isTrue();
             }
             return seen.size() == 200;

@@ -8,15 +8,19 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 /** Test data. */
 final class Tasks {
 
     static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
     static final Duration TIMEOUT = Duration.ofSeconds(30);
+    /** The workflow version of {@link #newTask}: what the tests' claims name as runnable. */
+    static final Set<WorkflowVersion> WF_V1 = Set.of(new WorkflowVersion("wf", 1));
 
     private Tasks() {
     }

@@ -7,12 +7,14 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,6 +44,7 @@ public final class InMemoryStateStore implements StateStore {
     private final Map<String, TaskId> byBusinessKey = new HashMap<>();
     private String supervisorHolder;
     private Instant supervisorExpiresAt = Instant.MIN;
+    private final Map<String, Advertisement> advertisements = new HashMap<>();
 
     /** An empty store. */
     public InMemoryStateStore() {
@@ -162,12 +165,13 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        Objects.requireNonNull(runnable, "runnable must not be null");
         synchronized (lock) {
             List<Row> due = new ArrayList<>();
             for (Row r : tasks.values()) {
                 if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
-                        && !r.nextAttemptAt.isAfter(now)) {
+                        && !r.nextAttemptAt.isAfter(now) && runnable.contains(new WorkflowVersion(r.workflow, r.version))) {
                     due.add(r);
                 }
             }
@@ -310,6 +314,51 @@ public final class InMemoryStateStore implements StateStore {
                 supervisorExpiresAt = Instant.MIN;
             }
         }
+    }
+
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+        Objects.requireNonNull(instanceId, "instanceId must not be null");
+        Advertisement ad = new Advertisement(Set.copyOf(runnable), now.plus(ttl));
+        synchronized (lock) {
+            advertisements.put(instanceId, ad);
+        }
+    }
+
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+        Set<WorkflowVersion> out = new HashSet<>();
+        synchronized (lock) {
+            for (Advertisement ad : advertisements.values()) {
+                if (ad.expiresAt().isAfter(now)) {
+                    out.addAll(ad.runnable());
+                }
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+        Map<WorkflowVersion, long[]> counts = new HashMap<>();
+        Map<WorkflowVersion, Instant> since = new HashMap<>();
+        synchronized (lock) {
+            for (Row r : tasks.values()) {
+                if (r.lockedBy == null && r.status == TaskStatus.PENDING && !r.nextAttemptAt.isAfter(dueBefore)) {
+                    WorkflowVersion v = new WorkflowVersion(r.workflow, r.version);
+                    counts.computeIfAbsent(v, k -> new long[1])[0]++;
+                    since.merge(v, r.nextAttemptAt, (x, y) -> x.isBefore(y) ? x : y);
+                }
+            }
+        }
+        return counts.entrySet().stream()
+                .map(e -> new DueBacklog(e.getKey(), e.getValue()[0], since.get(e.getKey())))
+                .sorted(Comparator.comparing(DueBacklog::dueSince))
+                .limit(Math.max(0, limit))
+                .toList();
+    }
+
+    private record Advertisement(Set<WorkflowVersion> runnable, Instant expiresAt) {
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.sas.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.core.StepStatus;
@@ -11,12 +12,14 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,6 +46,8 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     /** A fixed starting instant for every test. */
     protected static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+    /** What the helpers' claims name as runnable: workflow "wf" version 1, which {@link #submit} uses. */
+    protected static final Set<WorkflowVersion> WF_V1 = Set.of(new WorkflowVersion("wf", 1));
     /** The step timeout used for submitted tasks. */
     protected static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -134,7 +139,18 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     private List<ClaimedTask> claim(String instance, int limit, Instant now) {
-        return store.claim(instance, limit, now);
+        return store.claim(instance, limit, now, WF_V1);
+    }
+
+    /** Submits a task of {@code workflow} version {@code version}, due at {@link #T0}. */
+    protected TaskId submitOf(String workflow, int version, String businessKey, int priority) {
+        TaskId id = TaskId.random();
+        NewTask task = new NewTask(id, workflow, version, businessKey, priority, "input-" + businessKey, null, "first",
+                TIMEOUT, T0, T0);
+        TaskEvent received = new TaskEvent(id, businessKey, workflow, TaskEvent.Type.RECEIVED, -1, null, 0, T0, null);
+        SubmitResult result = store.submit(task, received, null);
+        assertThat(result.created()).as("created %s", businessKey).isTrue();
+        return result.taskId();
     }
 
     private TaskInfo task(TaskId id) {
@@ -260,6 +276,116 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
+    void claim_takes_only_tasks_of_the_workflow_versions_the_claimer_names() {
+        TaskId v1 = submitOf("orders", 1, "o-1", 0);
+        TaskId v2 = submitOf("orders", 2, "o-2", 9);
+        TaskId other = submitOf("billing", 1, "b-1", 9);
+        // the unnamed tasks have the higher priority: they are at the head of the claim order
+        List<ClaimedTask> claimed = store.claim("old-node", 10, T0, Set.of(new WorkflowVersion("orders", 1)));
+
+        assertThat(claimed).extracting(ClaimedTask::taskId).containsExactly(v1);
+        assertThat(task(v2).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(task(other).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(store.events(v2)).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED);
+        assertThat(store.claim("old-node", 10, T0, Set.of(new WorkflowVersion("orders", 1)))).isEmpty();
+    }
+
+    @Test
+    void claim_naming_no_workflow_claims_nothing() {
+        submit("k");
+        assertThat(store.claim("a", 10, T0, Set.of())).isEmpty();
+        assertThat(claim("a", 10, T0)).hasSize(1);
+    }
+
+    @Test
+    void tasks_of_unnamed_workflows_do_not_count_against_the_limit() {
+        for (int i = 0; i < 5; i++) {
+            submitOf("new-only", 2, "n" + i, 5);
+        }
+        submit("k1");
+        submit("k2");
+        assertThat(claim("a", 2, T0)).hasSize(2);
+    }
+
+    @Test
+    void claimers_with_disjoint_workflow_versions_split_the_work_between_them() throws Exception {
+        Set<WorkflowVersion> oldNode = Set.of(new WorkflowVersion("orders", 1));
+        Set<WorkflowVersion> newNode = Set.of(new WorkflowVersion("orders", 2), new WorkflowVersion("billing", 1));
+        Set<TaskId> forOld = new HashSet<>();
+        Set<TaskId> forNew = new HashSet<>();
+        for (int i = 0; i < 60; i++) {
+            forOld.add(submitOf("orders", 1, "o1-" + i, i % 3));
+            forNew.add(submitOf("orders", 2, "o2-" + i, i % 3));
+            forNew.add(submitOf("billing", 1, "b-" + i, i % 3));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<Set<TaskId>> old = pool.submit(() -> drainClaims("old", oldNode));
+            Future<Set<TaskId>> fresh = pool.submit(() -> drainClaims("new", newNode));
+            Set<TaskId> byOld = new HashSet<>(old.get(60, TimeUnit.SECONDS));
+            Set<TaskId> byNew = new HashSet<>(fresh.get(60, TimeUnit.SECONDS));
+            // A locking store may skip rows the other claimer's scan held at that moment and return
+            // an empty batch early; a claim after the race takes the rest.
+            byOld.addAll(drainClaims("old", oldNode));
+            byNew.addAll(drainClaims("new", newNode));
+            assertThat(byOld).isEqualTo(forOld);
+            assertThat(byNew).isEqualTo(forNew);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void advertised_workflow_versions_count_until_their_time_to_live_ends_and_a_new_advertisement_replaces_the_old() {
+        WorkflowVersion v1 = new WorkflowVersion("orders", 1);
+        WorkflowVersion v2 = new WorkflowVersion("orders", 2);
+        WorkflowVersion billing = new WorkflowVersion("billing", 1);
+        store.advertise("old", Set.of(v1, billing), T0, Duration.ofSeconds(30));
+        store.advertise("new", Set.of(v1, v2), T0, Duration.ofSeconds(60));
+
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(10))).containsExactlyInAnyOrder(v1, v2, billing);
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(45))).containsExactlyInAnyOrder(v1, v2);
+
+        store.advertise("new", Set.of(v2), T0.plusSeconds(50), Duration.ofSeconds(60));
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(55))).containsExactly(v2);
+        store.advertise("new", Set.of(), T0.plusSeconds(56), Duration.ZERO);
+        assertThat(store.runnableByLiveNodes(T0.plusSeconds(57))).isEmpty();
+    }
+
+    @Test
+    void due_backlog_counts_unclaimed_pending_tasks_per_workflow_version_due_by_the_cutoff() {
+        submitOf("orders", 1, "a", 0);
+        submitOf("orders", 2, "b", 0);
+        submitOf("orders", 2, "c", 0);
+        TaskId claimedOne = submitOf("billing", 1, "d", 0);
+        submit("later", 0, T0.plusSeconds(600));
+        assertThat(store.claim("x", 10, T0, Set.of(new WorkflowVersion("billing", 1))))
+                .extracting(ClaimedTask::taskId).containsExactly(claimedOne);
+
+        List<DueBacklog> backlog = store.dueBacklog(T0.plusSeconds(60), 10);
+
+        assertThat(backlog).extracting(DueBacklog::workflowVersion, DueBacklog::tasks, DueBacklog::dueSince)
+                .containsExactlyInAnyOrder(
+                        tuple(new WorkflowVersion("orders", 1), 1L, T0),
+                        tuple(new WorkflowVersion("orders", 2), 2L, T0));
+        assertThat(store.dueBacklog(T0.minusSeconds(1), 10)).isEmpty();
+    }
+
+    private Set<TaskId> drainClaims(String instance, Set<WorkflowVersion> runnable) {
+        Set<TaskId> seen = new HashSet<>();
+        while (true) {
+            List<ClaimedTask> batch = store.claim(instance, 7, T0, runnable);
+            if (batch.isEmpty()) {
+                return seen;
+            }
+            for (ClaimedTask c : batch) {
+                assertThat(runnable).contains(new WorkflowVersion(c.workflow(), c.workflowVersion()));
+                assertThat(seen.add(c.taskId())).as("claimed twice: %s", c.taskId()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void claim_respects_the_limit() {
         for (int i = 0; i < 5; i++) {
             submit("k" + i);
@@ -304,7 +430,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 futures.add(pool.submit(() -> {
                     start.await();
                     while (true) {
-                        List<ClaimedTask> batch = store.claim(instance, 7, T0);
+                        List<ClaimedTask> batch = store.claim(instance, 7, T0, WF_V1);
                         if (batch.isEmpty()) {
                             return null;
                         }

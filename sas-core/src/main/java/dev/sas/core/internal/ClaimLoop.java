@@ -3,10 +3,12 @@ package dev.sas.core.internal;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.WorkflowVersion;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
@@ -28,6 +30,7 @@ final class ClaimLoop {
     private final StateStore store;
     private final Clock clock;
     private final String instanceId;
+    private final Set<WorkflowVersion> runnable;
     private final Metrics metrics;
     private final int claimBatch;
     private final int maxInFlight;
@@ -44,12 +47,15 @@ final class ClaimLoop {
     /**
      * @param onClaimed starts a claimed task; it must {@link #release()} it eventually, also on failure
      *     after it returned normally (a throw releases it here)
+     * @param runnable the registered workflow versions: the only ones this loop claims, so a node
+     *     without a definition leaves its tasks to a peer that has it (rolling deploys)
      */
-    ClaimLoop(StateStore store, Clock clock, String instanceId, Metrics metrics, int claimBatch, int maxInFlight,
-            Duration pollInterval, Consumer<ClaimedTask> onClaimed) {
+    ClaimLoop(StateStore store, Clock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
+            int claimBatch, int maxInFlight, Duration pollInterval, Consumer<ClaimedTask> onClaimed) {
         this.store = store;
         this.clock = clock;
         this.instanceId = instanceId;
+        this.runnable = Set.copyOf(runnable);
         this.metrics = metrics;
         this.claimBatch = claimBatch;
         this.maxInFlight = maxInFlight;
@@ -152,7 +158,7 @@ final class ClaimLoop {
         if (want <= 0) {
             return 0;
         }
-        List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant());
+        List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
         if (claimed.isEmpty()) {
             return 0;
         }

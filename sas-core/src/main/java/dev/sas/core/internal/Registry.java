@@ -2,13 +2,17 @@ package dev.sas.core.internal;
 
 import dev.sas.core.Workflow;
 import dev.sas.core.WorkflowNotFoundException;
+import dev.sas.core.spi.WorkflowVersion;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /** The workflows a runtime knows, by name and version. Immutable after construction. */
 public final class Registry {
     private final Map<String, Workflow<?>> byKey = new HashMap<>();
+    private final Set<WorkflowVersion> runnable;
 
     /**
      * @throws IllegalArgumentException if two workflows share name and version
@@ -21,6 +25,13 @@ public final class Registry {
                         "workflow '" + w.name() + "' version " + w.version() + " is registered twice");
             }
         }
+        this.runnable = workflows.stream().map(w -> new WorkflowVersion(w.name(), w.version()))
+                .collect(Collectors.toUnmodifiableSet());
+    }
+
+    /** The registered workflow versions: what this runtime claims and advertises. */
+    public Set<WorkflowVersion> runnable() {
+        return runnable;
     }
 
     private static String key(String name, int version) {

@@ -25,8 +25,8 @@ public final class Scheduler {
     public Scheduler(StateStore store, Registry registry, Clock clock, String instanceId, Recorder recorder,
             EventBus events, Metrics metrics, int claimBatch, int maxInFlight, int maxPayloadBytes,
             Duration pollInterval) {
-        this.loop = new ClaimLoop(store, clock, instanceId, metrics, claimBatch, maxInFlight, pollInterval,
-                this::run);
+        this.loop = new ClaimLoop(store, clock, instanceId, registry.runnable(), metrics, claimBatch, maxInFlight,
+                pollInterval, this::run);
         this.runner = new AttemptRunner(registry, clock, instanceId, recorder, events, metrics, maxPayloadBytes, loop);
     }
 

@@ -4,6 +4,7 @@ import dev.sas.core.Alert;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Clock;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,12 +40,20 @@ public final class Supervisor {
     private final int batch;
     private final Duration retention;
     private final Consumer<Instant> wakeScheduler;
+    private final DeployWatch deployWatch;
     private boolean leader;
     private Instant nextPurge = Instant.MIN;
 
-    /** A supervisor; call {@link #runOnce()} on its interval. */
+    /**
+     * A supervisor; call {@link #runOnce()} on its interval.
+     *
+     * @param advertised the workflow versions this runtime claims, advertised to peers on every
+     *     pass (empty when its scheduler is off)
+     * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before a warning
+     */
     public Supervisor(StateStore store, Registry registry, Clock clock, String instanceId, EventBus events,
-            Metrics metrics, Duration leaseTtl, int batch, Duration retention, Consumer<Instant> wakeScheduler) {
+            Metrics metrics, Duration leaseTtl, int batch, Duration retention, Consumer<Instant> wakeScheduler,
+            Set<WorkflowVersion> advertised, Duration unrunnableGrace) {
         this.store = store;
         this.registry = registry;
         this.clock = clock;
@@ -54,6 +64,7 @@ public final class Supervisor {
         this.batch = batch;
         this.retention = retention;
         this.wakeScheduler = wakeScheduler;
+        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace);
     }
 
     /**
@@ -63,6 +74,7 @@ public final class Supervisor {
      */
     public synchronized int runOnce() {
         Instant now = clock.instant();
+        deployWatch.advertise(now);
         if (!store.tryAcquireSupervisorLease(instanceId, now, leaseTtl)) {
             if (leader) {
                 log.info("instance {} is no longer the active supervisor", instanceId);
@@ -122,6 +134,7 @@ public final class Supervisor {
             }
         }
         purgeIfDue(now);
+        deployWatch.checkIfDue(now);
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
@@ -158,11 +171,15 @@ public final class Supervisor {
         }
     }
 
-    /** Gives up the lease (at shutdown), so another instance takes over at once. */
+    /**
+     * Gives up the lease (at shutdown), so another instance takes over at once, and withdraws this
+     * runtime's advertised workflow versions.
+     */
     public synchronized void releaseLease() {
         if (leader) {
             store.releaseSupervisorLease(instanceId);
             leader = false;
         }
+        deployWatch.withdraw(clock.instant());
     }
 }

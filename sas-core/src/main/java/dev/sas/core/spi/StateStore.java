@@ -11,13 +11,15 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
  * and keep every invariant of the design, checked by the {@code StateStoreContract} test suite in
  * {@code sas-testing}:
  * <ol>
- *   <li>claiming is atomic: a task is never held by two claimers;</li>
+ *   <li>claiming is atomic: a task is never held by two claimers, and a claimer gets only tasks
+ *       of the workflow versions it names;</li>
  *   <li>every claim increments the lease, and every write names the lease it holds and changes
  *       nothing when it moved on (fencing);</li>
  *   <li>submission can join the host's transaction;</li>
@@ -63,8 +65,21 @@ public interface StateStore extends AutoCloseable {
      * locked by {@code instanceId}, its lease and attempt incremented, {@code completeBy} set to
      * {@code now +} its step timeout, a {@code PENDING} task moved to {@code PROCESSING}, and a
      * start event recorded.
+     *
+     * <p>Only tasks whose workflow and version are in {@code runnable} are claimed: a node never
+     * takes a task it has no definition for, so during a rolling deploy the tasks of a new version
+     * wait for a node that has it instead of being parked by one that has not. Tasks of other
+     * workflows do not count against {@code limit} and do not block the claim of later ones. The
+     * claim must stay served by its index (the workflow filter is applied to the due rows in claim
+     * order, not to the whole table).
+     *
+     * @param instanceId the claiming runtime
+     * @param limit most tasks to claim; zero or less claims nothing
+     * @param now the claim time
+     * @param runnable the workflow versions the claimer has registered; empty claims nothing
+     * @throws NullPointerException if {@code runnable} is null
      */
-    List<ClaimedTask> claim(String instanceId, int limit, Instant now);
+    List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable);
 
     /**
      * Writes transitions, each atomically with its step row and events, each conditional on its
@@ -90,6 +105,26 @@ public interface StateStore extends AutoCloseable {
 
     /** Gives up the supervisor lease if {@code instanceId} holds it. */
     void releaseSupervisorLease(String instanceId);
+
+    /**
+     * Records that {@code instanceId} can run {@code runnable} until {@code now + ttl}, replacing
+     * what it advertised before. Runtimes renew it on the supervisor interval, so the supervisor
+     * knows which workflow versions some live runtime claims ({@link #runnableByLiveNodes}).
+     *
+     * @param runnable the workflow versions the runtime has registered (empty withdraws them)
+     * @throws NullPointerException if an argument is null
+     */
+    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl);
+
+    /** The workflow versions some runtime advertised and whose advertisement has not expired at {@code now}. */
+    Set<WorkflowVersion> runnableByLiveNodes(Instant now);
+
+    /**
+     * Unclaimed {@code PENDING} tasks due at or before {@code dueBefore}, counted per workflow
+     * version, at most {@code limit} versions (those due longest first). Reads only due rows
+     * through the claim's index; the supervisor calls it rarely.
+     */
+    List<DueBacklog> dueBacklog(Instant dueBefore, int limit);
 
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);

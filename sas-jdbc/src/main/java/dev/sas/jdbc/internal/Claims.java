@@ -4,12 +4,16 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.WorkflowVersion;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
@@ -32,22 +36,27 @@ final class Claims {
     }
 
     /** See {@code StateStore.claim}. */
-    List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
-        if (limit <= 0) {
+    List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        Objects.requireNonNull(runnable, "runnable must not be null");
+        if (limit <= 0 || runnable.isEmpty()) {
             return List.of();
         }
+        // a stable order: the statement text, and so its cached plan, stays the same per set
+        List<WorkflowVersion> versions = runnable.stream()
+                .sorted(Comparator.comparing(WorkflowVersion::workflow).thenComparingInt(WorkflowVersion::version))
+                .toList();
         long nowMs = now.toEpochMilli();
         return db.run("claim by " + instanceId, null, () -> {
             if (db.dialect().claimRecordsEvents()) {
                 // one statement claims and records the start events: no transaction round trips
                 // needed, and the outputs of tasks this instance now holds cannot change under it
-                return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs));
+                return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs, versions));
             }
             // MariaDB's SELECT … FOR UPDATE SKIP LOCKED can still deadlock with a concurrent claim
             // or write on index locks; the transaction was rolled back, so running it again is safe
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return db.jdbi().inTransaction(h -> claimIn(h, instanceId, limit, nowMs));
+                    return db.jdbi().inTransaction(h -> claimIn(h, instanceId, limit, nowMs, versions));
                 } catch (JdbiException e) {
                     if (attempt == CLAIM_ATTEMPTS || !isDeadlock(e)) {
                         throw e;
@@ -67,8 +76,9 @@ final class Claims {
         return false;
     }
 
-    private List<ClaimedTask> claimIn(Handle h, String instanceId, int limit, long nowMs) {
-        List<ClaimRow> rows = new ArrayList<>(db.dialect().claim(h, db.t(), instanceId, limit, nowMs));
+    private List<ClaimedTask> claimIn(Handle h, String instanceId, int limit, long nowMs,
+            List<WorkflowVersion> runnable) {
+        List<ClaimRow> rows = new ArrayList<>(db.dialect().claim(h, db.t(), instanceId, limit, nowMs, runnable));
         if (rows.isEmpty()) {
             return List.of();
         }

@@ -1,9 +1,11 @@
 package dev.sas.jdbc.internal;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.sas.core.spi.WorkflowVersion;
 import java.sql.SQLException;
 import java.util.List;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.SqlStatement;
 
 /**
  * Everything that differs between databases. One implementation per database, chosen by
@@ -66,9 +68,11 @@ public interface Dialect {
     /**
      * Claims up to {@code limit} due tasks for {@code instanceId} inside the open transaction of
      * {@code h}: lock, lease+1, attempt+1, completeBy = now + step timeout, PENDING → PROCESSING.
-     * Returns the rows as they are after the claim, in any order.
+     * Only rows of a workflow version in {@code runnable} (not empty) are claimed, filtered with
+     * {@link #runnableFilter} on the claim index's scan. Returns the rows as they are after the
+     * claim, in any order.
      */
-    List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now);
+    List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now, List<WorkflowVersion> runnable);
 
     /** True if {@link #claim} already inserted the start events (PostgreSQL does it in one statement). */
     boolean claimRecordsEvents();
@@ -83,6 +87,21 @@ public interface Dialect {
     /** {@code n} comma-separated placeholders, for an {@code IN (…)} list or one VALUES row. */
     static String placeholders(int n) {
         return String.join(", ", java.util.Collections.nCopies(n, "?"));
+    }
+
+    /** {@code (workflow, workflow_version) IN ((?, ?), …)} for {@code n} versions; bind with {@link #bindRunnable}. */
+    static String runnableFilter(int n) {
+        return "(workflow, workflow_version) IN (" + valueRows(n, 2) + ")";
+    }
+
+    /** Binds {@link #runnableFilter}'s parameters from position {@code from}; returns the next position. */
+    static int bindRunnable(SqlStatement<?> statement, int from, List<WorkflowVersion> runnable) {
+        int next = from;
+        for (WorkflowVersion v : runnable) {
+            statement.bind(next++, v.workflow());
+            statement.bind(next++, v.version());
+        }
+        return next;
     }
 
     /** {@code rows} groups of {@code columns} placeholders, for a multi-row VALUES clause. */

@@ -1,8 +1,10 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.spi.WorkflowVersion;
 import java.util.List;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * H2 2.x. Measured: {@code SELECT … FOR UPDATE [SKIP LOCKED]} with a limit locks every matching
@@ -23,16 +25,18 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
-    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now,
+            List<WorkflowVersion> runnable) {
         String claimable = "locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?";
         // Candidates first (a cheap index read), then a conditional update by primary key: an
         // UPDATE ... WHERE task_id IN (subquery) cost ~30 ms per 64 rows on H2. The update re-checks
         // that each row is still claimable, so a row another claimer took in between is skipped.
-        List<String> candidates = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE " + claimable
-                        + " ORDER BY priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY")
-                .bind(0, now).bind(1, limit)
-                .mapTo(String.class)
-                .list();
+        // The workflow is fixed per row, so the update by id need not re-check it.
+        Query select = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE " + claimable + " AND "
+                + Dialect.runnableFilter(runnable.size()) + " ORDER BY priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY");
+        select.bind(0, now);
+        select.bind(Dialect.bindRunnable(select, 1, runnable), limit);
+        List<String> candidates = select.mapTo(String.class).list();
         if (candidates.isEmpty()) {
             return List.of();
         }

@@ -6,17 +6,20 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -42,6 +45,7 @@ public final class JdbcStore implements StateStore {
     private final Dialect dialect;
     private final Submits submits;
     private final Claims claims;
+    private final RuntimeWorkflows runtimeWorkflows;
     private final TransitionWriter writer;
     private final SupervisorQueries supervisor;
     private final ReadQueries reads;
@@ -54,6 +58,7 @@ public final class JdbcStore implements StateStore {
         this.dialect = dialect;
         this.submits = new Submits(db);
         this.claims = new Claims(db);
+        this.runtimeWorkflows = new RuntimeWorkflows(db);
         this.writer = new TransitionWriter(db);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
@@ -82,8 +87,8 @@ public final class JdbcStore implements StateStore {
     }
 
     @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now) {
-        return claims.claim(instanceId, limit, now);
+    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
+        return claims.claim(instanceId, limit, now, runnable);
     }
 
     @Override
@@ -104,6 +109,21 @@ public final class JdbcStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         supervisor.releaseSupervisorLease(instanceId);
+    }
+
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+        runtimeWorkflows.advertise(instanceId, runnable, now, ttl);
+    }
+
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+        return runtimeWorkflows.runnableByLiveNodes(now);
+    }
+
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+        return runtimeWorkflows.dueBacklog(dueBefore, limit);
     }
 
     @Override

@@ -1,9 +1,11 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.spi.WorkflowVersion;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.Update;
 
 /**
@@ -35,11 +37,15 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
-    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
-        List<ClaimRow> locked = h.createQuery("SELECT " + ClaimRow.COLUMNS + ", step_timeout_ms FROM " + t.task()
-                        + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
-                        + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED")
-                .bind(0, now).bind(1, limit)
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now,
+            List<WorkflowVersion> runnable) {
+        Query select = h.createQuery("SELECT " + ClaimRow.COLUMNS + ", step_timeout_ms FROM " + t.task()
+                + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
+                + " AND " + Dialect.runnableFilter(runnable.size())
+                + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED");
+        select.bind(0, now);
+        select.bind(Dialect.bindRunnable(select, 1, runnable), limit);
+        List<ClaimRow> locked = select
                 .map((rs, ctx) -> {
                     ClaimRow r = ClaimRow.map(rs);
                     long timeout = rs.getLong("step_timeout_ms");

@@ -1,10 +1,12 @@
 package dev.sas.jdbc.internal;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.sas.core.spi.WorkflowVersion;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * PostgreSQL: the claim is one statement (select with {@code FOR UPDATE SKIP LOCKED}, update,
@@ -44,12 +46,14 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now) {
+    public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now,
+            List<WorkflowVersion> runnable) {
         String returning = Arrays.stream(ClaimRow.COLUMNS.split(","))
                 .map(c -> "t." + c.trim())
                 .collect(Collectors.joining(", "));
         String sql = "WITH c AS (SELECT task_id FROM " + t.task()
                 + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
+                + " AND " + Dialect.runnableFilter(runnable.size())
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
@@ -60,9 +64,11 @@ final class PostgresDialect implements Dialect {
                 + " ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?, NULL FROM u"
                 + " ORDER BY priority DESC, next_attempt_at, task_id)"
                 + " SELECT * FROM u";
-        return h.createQuery(sql)
-                .bind(0, now).bind(1, limit).bind(2, instanceId).bind(3, now).bind(4, now).bind(5, now)
-                .map((rs, ctx) -> ClaimRow.map(rs))
+        Query q = h.createQuery(sql);
+        q.bind(0, now);
+        int i = Dialect.bindRunnable(q, 1, runnable);
+        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now);
+        return q.map((rs, ctx) -> ClaimRow.map(rs))
                 .list();
     }
 

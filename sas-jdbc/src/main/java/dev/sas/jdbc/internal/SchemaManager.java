@@ -26,7 +26,7 @@ public final class SchemaManager {
     private static final Logger log = LoggerFactory.getLogger(SchemaManager.class);
 
     /** Every schema version, in order. */
-    static final List<Script> SCRIPTS = List.of(new Script(1, "init"));
+    static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"));
 
     /** One script. */
     record Script(int version, String name) {
@@ -138,7 +138,7 @@ public final class SchemaManager {
     /** Drops every table of this prefix (tests and tear-down only). */
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
-                tables.schemaVersion())) {
+                tables.runtimeWorkflow(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }
     }

@@ -42,6 +42,11 @@ public record Tables(String prefix) {
         return prefix + "supervisor_lease";
     }
 
+    /** The workflow versions live runtimes advertise. */
+    public String runtimeWorkflow() {
+        return prefix + "runtime_workflow";
+    }
+
     /** The applied schema versions. */
     public String schemaVersion() {
         return prefix + "schema_version";

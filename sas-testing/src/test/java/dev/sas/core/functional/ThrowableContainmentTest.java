@@ -14,6 +14,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
@@ -21,6 +22,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -190,7 +192,7 @@ class ThrowableContainmentTest {
             Workflow<String> wf = echo("supervisor-error");
             SasRuntime submitter = SasRuntime.builder().stateStore(real).clock(clock).workflow(wf).build();
             TaskId id = submitter.client().submit(wf, "k", "x").id();
-            assertThat(real.claim("dead-node", 1, clock.instant())).hasSize(1);
+            assertThat(real.claim("dead-node", 1, clock.instant(), Set.of(new WorkflowVersion(wf.name(), wf.version())))).hasSize(1);
             clock.tick(Duration.ofHours(1));
 
             StateStore store = throwingOnce(method, new StackOverflowError("injected"));
