@@ -32,7 +32,8 @@ public final class Retention {
     /** Shortest time from the start of one batch to the start of the next, from the rate. */
     private final long minBatchMillis;
     private final String instanceId;
-    private ScheduledExecutorService executor;
+    /** Not guarded by {@code this}, which a batch in progress holds: {@link #stop} must not wait for it. */
+    private volatile ScheduledExecutorService executor;
     private long backlogDeleted;
 
     /**
@@ -71,7 +72,7 @@ public final class Retention {
     }
 
     /** Starts the {@code sas-retention} thread; its first check is one interval from now. */
-    public synchronized void start() {
+    public void start() {
         executor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-retention", false));
         executor.schedule(this::pass, interval.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -82,10 +83,7 @@ public final class Retention {
      * @throws InterruptedException if interrupted while waiting
      */
     public void stop(long timeoutMillis) throws InterruptedException {
-        ScheduledExecutorService e;
-        synchronized (this) {
-            e = executor;
-        }
+        ScheduledExecutorService e = executor;
         if (e != null) {
             e.shutdownNow();
             if (!e.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS)) {
