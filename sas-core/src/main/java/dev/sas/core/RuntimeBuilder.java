@@ -31,6 +31,9 @@ public final class RuntimeBuilder {
     private Duration shutdownGrace = SasRuntime.DEFAULT_SHUTDOWN_GRACE;
     private Duration retention = SasRuntime.DEFAULT_RETENTION;
     private Duration unrunnableGrace = SasRuntime.DEFAULT_UNRUNNABLE_GRACE;
+    private int retentionBatchSize = SasRuntime.DEFAULT_RETENTION_BATCH_SIZE;
+    private int retentionMaxDeletesPerSecond = SasRuntime.DEFAULT_RETENTION_MAX_DELETES_PER_SECOND;
+    private Duration retentionInterval = SasRuntime.DEFAULT_RETENTION_INTERVAL;
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Clock clock = Clock.systemUTC();
@@ -183,8 +186,8 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * How long final tasks (PROCESSED, COMPENSATED, CANCELLED) are kept before the supervisor
-     * purges them.
+     * How long final tasks (PROCESSED, COMPENSATED, CANCELLED) are kept before retention
+     * deletes them (on the node that holds the supervisor lease, thread {@code sas-retention}).
      *
      * @throws NullPointerException if null
      * @throws IllegalArgumentException if not positive
@@ -205,6 +208,39 @@ public final class RuntimeBuilder {
      */
     public RuntimeBuilder unrunnableGrace(Duration grace) {
         this.unrunnableGrace = positive("unrunnableGrace", grace);
+        return this;
+    }
+
+    /**
+     * Most final tasks retention deletes in one batch (one store call). Default 1,000.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder retentionBatchSize(int size) {
+        this.retentionBatchSize = positive("retentionBatchSize", size);
+        return this;
+    }
+
+    /**
+     * Most final tasks retention deletes per second while a backlog lasts: full batches follow
+     * each other no faster than this allows. Default 5,000.
+     *
+     * @throws IllegalArgumentException if less than 1
+     */
+    public RuntimeBuilder retentionMaxDeletesPerSecond(int max) {
+        this.retentionMaxDeletesPerSecond = positive("retentionMaxDeletesPerSecond", max);
+        return this;
+    }
+
+    /**
+     * How often retention looks for final tasks past retention once a batch came back not full.
+     * Default 1 minute.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder retentionInterval(Duration interval) {
+        this.retentionInterval = positive("retentionInterval", interval);
         return this;
     }
 
@@ -341,8 +377,8 @@ public final class RuntimeBuilder {
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
-                shutdownGrace, retention, stepExecutor, agentExecutors, listeners, replyChannels, alertSink,
-                eventQueueCapacity, unrunnableGrace));
+                shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
+                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace));
     }
 
     private static int positive(String name, int value) {

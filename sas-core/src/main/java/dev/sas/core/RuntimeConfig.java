@@ -28,6 +28,9 @@ import java.util.concurrent.Executor;
  * @param supervisorInterval how often the active supervisor scans for expired claims
  * @param shutdownGrace how long {@code close()} lets running steps finish
  * @param retention how long final tasks are kept
+ * @param retentionBatchSize most final tasks deleted in one batch
+ * @param retentionMaxDeletesPerSecond most final tasks deleted per second while a backlog lasts
+ * @param retentionInterval how often retention looks for final tasks past retention when there is no backlog
  * @param stepExecutor the host's executor for steps, or null for {@code sas-scheduler-N} threads
  * @param agentExecutors the host's executors per agent name
  * @param listeners listeners for every event this runtime records
@@ -54,6 +57,9 @@ public record RuntimeConfig(
         Duration supervisorInterval,
         Duration shutdownGrace,
         Duration retention,
+        int retentionBatchSize,
+        int retentionMaxDeletesPerSecond,
+        Duration retentionInterval,
         Executor stepExecutor,
         Map<String, Executor> agentExecutors,
         List<TaskListener> listeners,
@@ -84,7 +90,9 @@ public record RuntimeConfig(
                 + ", claimBatchSize=" + claimBatchSize + ", maxInFlight=" + maxInFlight + ", writerThreads="
                 + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
-                + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", shutdownGrace="
-                + shutdownGrace + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock;
+                + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", retentionBatchSize="
+                + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond
+                + ", retentionInterval=" + retentionInterval + ", shutdownGrace=" + shutdownGrace
+                + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock;
     }
 }

@@ -5,6 +5,7 @@ import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.NamedThreadFactory;
 import dev.sas.core.internal.Recorder;
 import dev.sas.core.internal.Registry;
+import dev.sas.core.internal.Retention;
 import dev.sas.core.internal.Scheduler;
 import dev.sas.core.internal.Supervisor;
 import dev.sas.core.spi.NewTask;
@@ -81,6 +82,12 @@ public final class SasRuntime implements AutoCloseable {
     private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
     /** Default time a task may be due while no live runtime can run it, before a warning: 5 min. */
     public static final Duration DEFAULT_UNRUNNABLE_GRACE = Duration.ofMinutes(5);
+    /** Default most final tasks deleted in one retention batch: 1,000. */
+    public static final int DEFAULT_RETENTION_BATCH_SIZE = 1_000;
+    /** Default most final tasks deleted per second while a backlog lasts: 5,000. */
+    public static final int DEFAULT_RETENTION_MAX_DELETES_PER_SECOND = 5_000;
+    /** Default time between retention checks when there is no backlog: 1 min. */
+    public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(1);
     /** Shortest supervisor lease: 1 s (the lease is three supervisor intervals). */
     public static final Duration MIN_SUPERVISOR_LEASE = Duration.ofSeconds(1);
 
@@ -94,6 +101,7 @@ public final class SasRuntime implements AutoCloseable {
     private final Recorder recorder;
     private final Scheduler scheduler;
     private final Supervisor supervisor;
+    private final Retention retention;
     private final SasClient client;
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -116,8 +124,11 @@ public final class SasRuntime implements AutoCloseable {
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
                 config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval());
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
-                500, config.retention(), scheduler::wakeUpAt,
+                500, scheduler::wakeUpAt,
                 config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());
+        this.retention = new Retention(store, clock, supervisor::isLeader, config.retention(),
+                config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
+                instanceId);
         this.client = new SasClient(new SasClient.Config(store, clock, config.maxPayloadBytes()), config.workflows(),
                 new Hooks());
     }
@@ -169,7 +180,7 @@ public final class SasRuntime implements AutoCloseable {
     }
 
     /**
-     * Starts the scheduler, agent executors and supervisor threads. Idempotent.
+     * Starts the scheduler, agent executors and supervisor (and retention) threads. Idempotent.
      *
      * @throws IllegalStateException if the runtime was closed
      */
@@ -202,6 +213,7 @@ public final class SasRuntime implements AutoCloseable {
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-supervisor", false));
             long ms = config.supervisorInterval().toMillis();
             supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, ms, ms, TimeUnit.MILLISECONDS);
+            retention.start();
         }
         log.info("SAS runtime {} started: store={}, {}", instanceId, store, config.summary());
         return this;
@@ -241,7 +253,7 @@ public final class SasRuntime implements AutoCloseable {
 
     /**
      * Stops claiming, lets running steps finish for up to the grace period, then interrupts them,
-     * writes what is queued, and stops the supervisor last. Unfinished tasks stay claimed until
+     * writes what is queued, stops retention, and stops the supervisor last. Unfinished tasks stay claimed until
      * their deadline and are then recovered by a supervisor; nothing is half-recorded. Listeners get
      * what is queued for them for up to the shutdown grace (at least 100 ms, at most 5 s); the rest
      * is discarded and counted in {@link SasMetrics#eventsDropped()}. Once {@code close()} returns, no
@@ -287,6 +299,11 @@ public final class SasRuntime implements AutoCloseable {
         }
         timer.shutdownNow();
         if (supervisorExecutor != null) {
+            try {
+                retention.stop(5_000);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
             supervisorExecutor.shutdownNow();
             try {
                 supervisorExecutor.awaitTermination(5, TimeUnit.SECONDS);
@@ -342,9 +359,22 @@ public final class SasRuntime implements AutoCloseable {
         return supervisor.runOnce();
     }
 
+    /**
+     * Runs one retention batch on the calling thread: if this runtime holds the supervisor lease
+     * (taken by {@link #runSupervisorOnce()}), deletes at most {@code retentionBatchSize} final
+     * tasks past retention. For tests and manual driving.
+     *
+     * @return how many tasks were deleted (0 if this runtime does not hold the supervisor lease)
+     * @throws IllegalStateException if the runtime was started or closed
+     */
+    public int runRetentionOnce() {
+        requireManual();
+        return retention.runOnce();
+    }
+
     private void requireManual() {
         if (started.get() || closed.get()) {
-            throw new IllegalStateException("runSchedulerOnce/runSupervisorOnce drive a runtime that was not started;"
+            throw new IllegalStateException("runSchedulerOnce/runSupervisorOnce/runRetentionOnce drive a runtime that was not started;"
                     + " runtime " + instanceId + " is " + (closed.get() ? "closed" : "started"));
         }
     }

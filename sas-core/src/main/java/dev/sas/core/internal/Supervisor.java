@@ -22,13 +22,11 @@ import org.slf4j.LoggerFactory;
  * passed (hung steps, dead nodes), counts the time-out, and releases the task for a retry after a
  * backoff, or past the step's failure threshold fails it (compensating when the workflow says so)
  * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the
- * expired lease, so two supervisors never recover the same claim twice. Also purges final tasks
- * past their retention. Knows no business logic.
+ * expired lease, so two supervisors never recover the same claim twice. {@link Retention} asks it
+ * whether this node leads. Knows no business logic.
  */
 public final class Supervisor {
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
-    private static final int PURGE_BATCH = 500;
-    private static final Duration PURGE_EVERY = Duration.ofMinutes(1);
 
     private final StateStore store;
     private final Registry registry;
@@ -38,11 +36,11 @@ public final class Supervisor {
     private final Metrics metrics;
     private final Duration leaseTtl;
     private final int batch;
-    private final Duration retention;
     private final Consumer<Instant> wakeScheduler;
     private final DeployWatch deployWatch;
     private boolean leader;
-    private Instant nextPurge = Instant.MIN;
+    /** Until when this node's lease is known to hold; null when it does not lead. */
+    private volatile Instant leaseValidUntil;
 
     /**
      * A supervisor; call {@link #runOnce()} on its interval.
@@ -52,7 +50,7 @@ public final class Supervisor {
      * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before a warning
      */
     public Supervisor(StateStore store, Registry registry, Clock clock, String instanceId, EventBus events,
-            Metrics metrics, Duration leaseTtl, int batch, Duration retention, Consumer<Instant> wakeScheduler,
+            Metrics metrics, Duration leaseTtl, int batch, Consumer<Instant> wakeScheduler,
             Set<WorkflowVersion> advertised, Duration unrunnableGrace) {
         this.store = store;
         this.registry = registry;
@@ -62,13 +60,12 @@ public final class Supervisor {
         this.metrics = metrics;
         this.leaseTtl = leaseTtl;
         this.batch = batch;
-        this.retention = retention;
         this.wakeScheduler = wakeScheduler;
         this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace);
     }
 
     /**
-     * One pass: take or renew the lease, recover every expired claim, purge if due.
+     * One pass: take or renew the lease, recover every expired claim.
      *
      * @return how many claims were recovered
      */
@@ -76,12 +73,14 @@ public final class Supervisor {
         Instant now = clock.instant();
         deployWatch.advertise(now);
         if (!store.tryAcquireSupervisorLease(instanceId, now, leaseTtl)) {
+            leaseValidUntil = null;
             if (leader) {
                 log.info("instance {} is no longer the active supervisor", instanceId);
                 leader = false;
             }
             return 0;
         }
+        leaseValidUntil = now.plus(leaseTtl);
         if (!leader) {
             log.info("instance {} is now the active supervisor", instanceId);
             leader = true;
@@ -133,7 +132,6 @@ public final class Supervisor {
                 break;
             }
         }
-        purgeIfDue(now);
         deployWatch.checkIfDue(now);
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
@@ -152,23 +150,13 @@ public final class Supervisor {
         return d.transition();
     }
 
-    private void purgeIfDue(Instant now) {
-        if (retention == null || now.isBefore(nextPurge)) {
-            return;
-        }
-        nextPurge = now.plus(PURGE_EVERY);
-        Instant cutoff = now.minus(retention);
-        int total = 0;
-        for (int round = 0; round < 20; round++) {
-            int n = store.purge(cutoff, PURGE_BATCH);
-            total += n;
-            if (n < PURGE_BATCH) {
-                break;
-            }
-        }
-        if (total > 0) {
-            log.info("purged {} final tasks last updated before {}", total, cutoff);
-        }
+    /**
+     * Whether this node held the supervisor lease at its last pass and that lease has not run out
+     * since, by the local clock. Does not wait for a pass in progress.
+     */
+    public boolean isLeader() {
+        Instant until = leaseValidUntil;
+        return until != null && clock.instant().isBefore(until);
     }
 
     /**
@@ -177,6 +165,7 @@ public final class Supervisor {
      */
     public synchronized void releaseLease() {
         if (leader) {
+            leaseValidUntil = null;
             store.releaseSupervisorLease(instanceId);
             leader = false;
         }
