@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import com.zaxxer.hikari.HikariConfig;
 import java.util.List;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
@@ -15,6 +16,17 @@ final class H2Dialect implements Dialect {
     @Override
     public String name() {
         return "h2";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
+        // embedded: no network, so only the statement time-out applies
+        config.setConnectionInitSql("SET QUERY_TIMEOUT " + timeouts.statement().toMillis());
+    }
+
+    @Override
+    public String describe(Timeouts timeouts) {
+        return "statement " + timeouts.statement().toMillis() + "ms (H2: no driver network time-outs)";
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import com.zaxxer.hikari.HikariConfig;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,17 @@ final class MariaDbDialect implements Dialect {
     @Override
     public String name() {
         return "mariadb";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
+        // Connector/J takes milliseconds; a setting in the URL wins over these
+        config.addDataSourceProperty("connectTimeout", String.valueOf(timeouts.connect().toMillis()));
+        config.addDataSourceProperty("socketTimeout", String.valueOf(timeouts.socket().toMillis()));
+        // max_statement_time (seconds, fractions allowed) exists on MariaDB 10.1+ only: inside a
+        // /*M! */ comment MySQL skips it and runs the harmless assignment alone
+        config.setConnectionInitSql("SET @sas_timeouts = 1 /*M!100100 , SESSION max_statement_time = "
+                + java.math.BigDecimal.valueOf(timeouts.statement().toMillis(), 3).toPlainString() + " */");
     }
 
     @Override

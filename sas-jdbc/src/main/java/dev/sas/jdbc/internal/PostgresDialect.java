@@ -19,11 +19,17 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public void configurePool(HikariConfig config, String poolName) {
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
         if (!config.getJdbcUrl().toLowerCase(java.util.Locale.ROOT).contains("applicationname=")) {
             config.addDataSourceProperty("ApplicationName", poolName);
         }
         config.addDataSourceProperty("reWriteBatchedInserts", "true");
+        // pgjdbc takes seconds; a setting in the URL wins over these
+        config.addDataSourceProperty("connectTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
+        config.addDataSourceProperty("loginTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
+        config.addDataSourceProperty("socketTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.socket())));
+        // a session setting rather than the 'options' property, which an 'options' in the URL would replace
+        config.setConnectionInitSql("SET statement_timeout = " + timeouts.statement().toMillis());
     }
 
     @Override
