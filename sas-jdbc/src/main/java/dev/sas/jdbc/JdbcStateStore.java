@@ -407,7 +407,10 @@ public final class JdbcStateStore implements StateStore {
          * How long a read on a connection of the pool created for {@link #url} may block before
          * the connection is dropped as dead; default {@link JdbcStateStore#DEFAULT_SOCKET_TIMEOUT}.
          * Without it a half-open connection stalls the claim, recorder and supervisor threads for
-         * as long as TCP allows. Must exceed {@link #statementTimeout}. PostgreSQL takes whole
+         * as long as TCP allows. The server, too, ends a session left idle inside a transaction for
+         * this long ({@code idle_in_transaction_session_timeout}, {@code idle_transaction_timeout}),
+         * so the row locks of a connection its client gave up on are released. Must exceed
+         * {@link #statementTimeout}. PostgreSQL takes whole
          * seconds (rounded up). A {@code socketTimeout} in the URL wins. With a {@link #dataSource},
          * the host's pool settings apply instead.
          *

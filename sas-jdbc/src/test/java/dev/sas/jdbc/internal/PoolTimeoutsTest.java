@@ -18,7 +18,7 @@ class PoolTimeoutsTest {
             Duration.ofMillis(1500));
 
     @Test
-    void postgres_gets_driver_time_outs_in_whole_seconds_rounded_up_and_a_session_statement_time_out() throws Exception {
+    void postgres_gets_driver_time_outs_in_whole_seconds_rounded_up_and_session_statement_and_idle_transaction_time_outs() throws Exception {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl("jdbc:postgresql://127.0.0.1/x");
         new PostgresDialect().configurePool(config, "p", TIMEOUTS);
@@ -28,10 +28,11 @@ class PoolTimeoutsTest {
         String url = System.getenv("SAS_TEST_POSTGRES_URL");
         assumeTrue(url != null && !url.isBlank(), "SAS_TEST_POSTGRES_URL not set");
         assertThat(sessionValue(url, "SHOW statement_timeout")).isEqualTo("1500ms");
+        assertThat(sessionValue(url, "SHOW idle_in_transaction_session_timeout")).isEqualTo("7s");
     }
 
     @Test
-    void mariadb_gets_driver_time_outs_in_milliseconds_and_a_session_max_statement_time() throws Exception {
+    void mariadb_gets_driver_time_outs_in_milliseconds_and_session_statement_and_idle_transaction_time_outs() throws Exception {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl("jdbc:mariadb://127.0.0.1/x");
         new MariaDbDialect().configurePool(config, "p", TIMEOUTS);
@@ -41,6 +42,7 @@ class PoolTimeoutsTest {
         String url = System.getenv("SAS_TEST_MARIADB_URL");
         assumeTrue(url != null && !url.isBlank(), "SAS_TEST_MARIADB_URL not set");
         assertThat(Double.parseDouble(sessionValue(url, "SELECT @@SESSION.max_statement_time"))).isEqualTo(1.5);
+        assertThat(sessionValue(url, "SELECT @@SESSION.idle_transaction_timeout")).isEqualTo("7");
     }
 
     @Test
