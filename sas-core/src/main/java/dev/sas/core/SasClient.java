@@ -95,7 +95,8 @@ public final class SasClient {
      *
      * @return a handle to the task
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the business key is blank or too long, or the input
+     * @throws IllegalArgumentException if the business key is blank, too long, or holds an unpaired
+     *     UTF-16 surrogate or a NUL character (a database would alter or refuse it), or the input
      *     cannot be encoded, encodes to a blank string, or is larger than {@code maxPayloadBytes}
      * @throws StateStoreException if the store failed; the task may then not exist
      */
@@ -148,6 +149,25 @@ public final class SasClient {
         return handles;
     }
 
+    /**
+     * Refuses what a database would alter or refuse in a key: an unpaired UTF-16 surrogate is
+     * stored as '?' (so two different keys would become one task), and PostgreSQL rejects NUL.
+     */
+    private static void checkStorable(Workflow<?> workflow, String businessKey) {
+        for (int i = 0; i < businessKey.length(); i++) {
+            char c = businessKey.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < businessKey.length()
+                    && Character.isLowSurrogate(businessKey.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c) || c == '\0') {
+                throw new IllegalArgumentException(String.format("businessKey has %s U+%04X at index %d"
+                        + " (workflow '%s'); a database would store the key altered or not at all. Use valid"
+                        + " Unicode text without NUL", c == '\0' ? "a NUL character" : "an unpaired surrogate",
+                        (int) c, i, workflow.name()));
+            }
+        }
+    }
+
     private <I> NewTask newTask(Workflow<I> workflow, String businessKey, I input, SubmitOptions options, Instant now) {
         Objects.requireNonNull(workflow, "workflow must not be null");
         Objects.requireNonNull(businessKey, "businessKey must not be null");
@@ -160,6 +180,7 @@ public final class SasClient {
             throw new IllegalArgumentException("businessKey must be at most " + MAX_BUSINESS_KEY_LENGTH
                     + " characters, was " + businessKey.length() + " (workflow '" + workflow.name() + "')");
         }
+        checkStorable(workflow, businessKey);
         String what = "input for workflow '" + workflow.name() + "' business key '" + businessKey + "'";
         String encoded;
         try {

@@ -22,6 +22,7 @@ import dev.sas.jdbc.internal.JdbcStore;
 import dev.sas.jdbc.internal.Pools;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
+import dev.sas.jdbc.internal.Timeouts;
 import dev.sas.jdbc.internal.Urls;
 import java.time.Duration;
 import java.time.Instant;
@@ -60,7 +61,17 @@ public final class JdbcStateStore implements StateStore {
     /** Pool size when the store creates its own pool and none is set. */
     public static final int DEFAULT_MAX_POOL_SIZE = 10;
     /** How long a pool we create waits for a connection before the operation fails: 5 s. */
-    public static final java.time.Duration CONNECTION_TIMEOUT = java.time.Duration.ofSeconds(5);
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+    /** How long opening a connection to PostgreSQL or MariaDB may take when none is set: 10 s. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long a read on an open connection may block when none is set: 60 s. This is what ends
+     * a half-open connection (a peer that vanished without closing it); it must exceed the
+     * statement time-out, or a slow but healthy statement would lose its connection.
+     */
+    public static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofSeconds(60);
+    /** How long the server lets one statement run when none is set: 30 s. */
+    public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
     /** The embedded H2 database used when neither a data source nor a URL is set. */
     public static final String DEFAULT_URL = "jdbc:h2:file:./sas-data/sas;LOCK_TIMEOUT=10000";
 
@@ -299,12 +310,17 @@ public final class JdbcStateStore implements StateStore {
         private String poolName;
         private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private boolean createSchema = true;
+        private Duration connectTimeout;
+        private Duration socketTimeout;
+        private Duration statementTimeout;
 
         private Builder() {
         }
 
         /**
-         * Uses the host's data source. The store never closes it.
+         * Uses the host's data source. The store never closes it, and its own settings apply:
+         * configure connect, socket and statement time-outs there (without a socket time-out a
+         * half-open connection stalls the runtime's threads for as long as TCP allows).
          *
          * @throws NullPointerException if {@code dataSource} is null
          */
@@ -392,6 +408,61 @@ public final class JdbcStateStore implements StateStore {
         }
 
         /**
+         * How long opening a connection of the pool created for {@link #url} may take; default
+         * {@link JdbcStateStore#DEFAULT_CONNECT_TIMEOUT}. PostgreSQL takes whole seconds (rounded
+         * up); embedded H2 has no network. A {@code connectTimeout} in the URL wins. With a
+         * {@link #dataSource}, the host's pool settings apply instead.
+         *
+         * @throws NullPointerException if {@code connectTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = positive(connectTimeout, "connectTimeout");
+            return this;
+        }
+
+        /**
+         * How long a read on a connection of the pool created for {@link #url} may block before
+         * the connection is dropped as dead; default {@link JdbcStateStore#DEFAULT_SOCKET_TIMEOUT}.
+         * Without it a half-open connection stalls the claim, recorder and supervisor threads for
+         * as long as TCP allows. The server, too, ends a session left idle inside a transaction for
+         * this long ({@code idle_in_transaction_session_timeout}, {@code idle_transaction_timeout}),
+         * so the row locks of a connection its client gave up on are released. Must exceed
+         * {@link #statementTimeout}. PostgreSQL takes whole
+         * seconds (rounded up). A {@code socketTimeout} in the URL wins. With a {@link #dataSource},
+         * the host's pool settings apply instead.
+         *
+         * @throws NullPointerException if {@code socketTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder socketTimeout(Duration socketTimeout) {
+            this.socketTimeout = positive(socketTimeout, "socketTimeout");
+            return this;
+        }
+
+        /**
+         * How long the server lets one statement of the pool created for {@link #url} run;
+         * default {@link JdbcStateStore#DEFAULT_STATEMENT_TIMEOUT}. Set per connection
+         * ({@code statement_timeout} on PostgreSQL, {@code max_statement_time} on MariaDB,
+         * {@code QUERY_TIMEOUT} on H2). With a {@link #dataSource}, the host's settings apply instead.
+         *
+         * @throws NullPointerException if {@code statementTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder statementTimeout(Duration statementTimeout) {
+            this.statementTimeout = positive(statementTimeout, "statementTimeout");
+            return this;
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name + " must not be null");
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, was " + d);
+            }
+            return d;
+        }
+
+        /**
          * Whether {@link #build()} creates and upgrades the tables (default true). Turn it off
          * when Flyway or Liquibase applies the scripts shipped in this jar.
          */
@@ -413,9 +484,18 @@ public final class JdbcStateStore implements StateStore {
             if (dataSource != null && url != null) {
                 throw new IllegalStateException("dataSource and url are both set; set only one of them");
             }
-            if (dataSource != null && (username != null || password != null || maxPoolSize != null || poolName != null)) {
-                throw new IllegalStateException("dataSource is set together with username, password, maxPoolSize or"
-                        + " poolName; those configure the pool built from url. Configure your own data source instead");
+            if (dataSource != null && (username != null || password != null || maxPoolSize != null || poolName != null
+                    || connectTimeout != null || socketTimeout != null || statementTimeout != null)) {
+                throw new IllegalStateException("dataSource is set together with username, password, maxPoolSize,"
+                        + " poolName or a time-out; those configure the pool built from url. Configure your own data"
+                        + " source instead");
+            }
+            Timeouts timeouts = new Timeouts(connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT,
+                    socketTimeout != null ? socketTimeout : DEFAULT_SOCKET_TIMEOUT,
+                    statementTimeout != null ? statementTimeout : DEFAULT_STATEMENT_TIMEOUT);
+            if (timeouts.socket().compareTo(timeouts.statement()) <= 0) {
+                throw new IllegalStateException("socketTimeout (" + timeouts.socket() + ") must exceed statementTimeout ("
+                        + timeouts.statement() + "), or a statement still running on the server loses its connection");
             }
             Tables tables = new Tables(tablePrefix);
             HikariDataSource pool = null;
@@ -426,7 +506,7 @@ public final class JdbcStateStore implements StateStore {
                 where = Urls.redact(jdbcUrl);
                 pool = Pools.create(jdbcUrl, where, username, password,
                         maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE,
-                        poolName != null ? poolName : "sas-" + POOLS.incrementAndGet(), CONNECTION_TIMEOUT);
+                        poolName != null ? poolName : "sas-" + POOLS.incrementAndGet(), CONNECTION_TIMEOUT, timeouts);
                 ds = pool;
             } else {
                 where = "the given data source " + dataSource.getClass().getName();
@@ -439,9 +519,10 @@ public final class JdbcStateStore implements StateStore {
                     new SchemaManager(jdbi, dialect, tables).apply();
                 }
                 String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
-                log.info("SAS state store on {} (schema {}{})", description,
+                log.info("SAS state store on {} (schema {}{}; time-outs {})", description,
                         createSchema ? "managed" : "not managed",
-                        pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize());
+                        pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize(),
+                        pool == null ? "of the given data source" : dialect.describe(timeouts));
                 return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables), pool, description);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 if (pool != null) {

@@ -94,4 +94,41 @@ class JdbcStateStoreBuilderTest {
                     .hasMessageContaining("task-42");
         }
     }
+
+    @Test
+    void time_outs_are_checked_where_they_are_set() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().connectTimeout(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("connectTimeout must not be null");
+        assertThatThrownBy(() -> JdbcStateStore.builder().socketTimeout(java.time.Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("socketTimeout must be positive, was PT0S");
+        assertThatThrownBy(() -> JdbcStateStore.builder().statementTimeout(java.time.Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("statementTimeout must be positive, was PT-1S");
+    }
+
+    @Test
+    void socket_time_out_not_above_the_statement_time_out_is_refused_at_build_naming_both() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().url("jdbc:h2:mem:to")
+                .socketTimeout(java.time.Duration.ofSeconds(5)).statementTimeout(java.time.Duration.ofSeconds(5)).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("socketTimeout")
+                .hasMessageContaining("statementTimeout");
+        // the default statement time-out (30 s) is above a 20 s socket time-out
+        assertThatThrownBy(() -> JdbcStateStore.builder().url("jdbc:h2:mem:to")
+                .socketTimeout(java.time.Duration.ofSeconds(20)).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("PT30S");
+    }
+
+    @Test
+    void time_outs_with_a_data_source_are_refused_because_its_own_settings_apply() {
+        DataSource ds = new JdbcDataSource();
+        assertThatThrownBy(() -> JdbcStateStore.builder().dataSource(ds).socketTimeout(java.time.Duration.ofSeconds(9))
+                .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("dataSource")
+                .hasMessageContaining("time-out");
+    }
 }

@@ -20,9 +20,17 @@ public interface Dialect {
     /** Short name, also the schema resource folder: {@code h2}, {@code postgresql}, {@code mariadb}. */
     String name();
 
-    /** Driver properties for a pool this store creates (e.g. the application name seen by the server). */
-    default void configurePool(HikariConfig config, String poolName) {
+    /**
+     * Driver properties for a pool this store creates (e.g. the application name seen by the
+     * server), including the connect, socket and statement time-outs of {@code timeouts}.
+     */
+    default void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
         // nothing driver-specific by default
+    }
+
+    /** The time-outs {@link #configurePool} applies, as the store logs them at start. */
+    default String describe(Timeouts timeouts) {
+        return timeouts.toString();
     }
 
     /**

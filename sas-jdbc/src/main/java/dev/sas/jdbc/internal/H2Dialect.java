@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import com.zaxxer.hikari.HikariConfig;
 import dev.sas.core.spi.WorkflowVersion;
 import java.util.List;
 import java.util.UUID;
@@ -17,6 +18,17 @@ final class H2Dialect implements Dialect {
     @Override
     public String name() {
         return "h2";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
+        // embedded: no network, so only the statement time-out applies
+        config.setConnectionInitSql("SET QUERY_TIMEOUT " + timeouts.statement().toMillis());
+    }
+
+    @Override
+    public String describe(Timeouts timeouts) {
+        return "statement " + timeouts.statement().toMillis() + "ms (H2: no driver network time-outs)";
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import com.zaxxer.hikari.HikariConfig;
 import dev.sas.core.spi.WorkflowVersion;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -17,6 +18,21 @@ final class MariaDbDialect implements Dialect {
     @Override
     public String name() {
         return "mariadb";
+    }
+
+    @Override
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
+        // Connector/J takes milliseconds; a setting in the URL wins over these
+        config.addDataSourceProperty("connectTimeout", String.valueOf(timeouts.connect().toMillis()));
+        config.addDataSourceProperty("socketTimeout", String.valueOf(timeouts.socket().toMillis()));
+        // max_statement_time (seconds, fractions allowed, MariaDB 10.1+) and idle_transaction_timeout
+        // (whole seconds, 10.3+) sit in /*M! */ comments, which MySQL skips, leaving the harmless
+        // assignment. A half-open connection's open transaction would hold its row locks until the
+        // server notices, which TCP may take hours to do: the server ends a session idle inside a
+        // transaction once its client has given up on it (the socket time-out).
+        config.setConnectionInitSql("SET @sas_timeouts = 1 /*M!100100 , SESSION max_statement_time = "
+                + java.math.BigDecimal.valueOf(timeouts.statement().toMillis(), 3).toPlainString() + " */"
+                + " /*M!100300 , SESSION idle_transaction_timeout = " + Timeouts.ceilSeconds(timeouts.socket()) + " */");
     }
 
     @Override

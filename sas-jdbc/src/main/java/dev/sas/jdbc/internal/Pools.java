@@ -14,12 +14,13 @@ public final class Pools {
     }
 
     /**
-     * A pool on {@code jdbcUrl}; {@code redacted} is the URL as messages may show it.
+     * A pool on {@code jdbcUrl} with the driver's network and statement {@code timeouts};
+     * {@code redacted} is the URL as messages may show it.
      *
      * @throws StateStoreException if the pool cannot connect; the message never contains the password
      */
     public static HikariDataSource create(String jdbcUrl, String redacted, String username, String password,
-            int maxPoolSize, String poolName, Duration connectionTimeout) {
+            int maxPoolSize, String poolName, Duration connectionTimeout, Timeouts timeouts) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
         if (username != null) {
@@ -36,7 +37,7 @@ public final class Pools {
         config.setConnectionTimeout(connectionTimeout.toMillis());
         Dialect guess = Dialects.guessFromUrl(jdbcUrl);
         if (guess != null) {
-            guess.configurePool(config, config.getPoolName());
+            guess.configurePool(config, config.getPoolName(), timeouts);
         }
         try {
             return new HikariDataSource(config);

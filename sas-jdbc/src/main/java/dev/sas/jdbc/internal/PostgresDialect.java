@@ -21,11 +21,21 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public void configurePool(HikariConfig config, String poolName) {
+    public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
         if (!config.getJdbcUrl().toLowerCase(java.util.Locale.ROOT).contains("applicationname=")) {
             config.addDataSourceProperty("ApplicationName", poolName);
         }
         config.addDataSourceProperty("reWriteBatchedInserts", "true");
+        // pgjdbc takes seconds; a setting in the URL wins over these
+        config.addDataSourceProperty("connectTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
+        config.addDataSourceProperty("loginTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
+        config.addDataSourceProperty("socketTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.socket())));
+        // Session settings rather than the 'options' property, which an 'options' in the URL would
+        // replace. A half-open connection's open transaction would hold its row locks until the
+        // server notices, which TCP may take hours to do: the server ends a session idle inside a
+        // transaction once its client has given up on it (the socket time-out).
+        config.setConnectionInitSql("SET statement_timeout = " + timeouts.statement().toMillis()
+                + "; SET idle_in_transaction_session_timeout = " + timeouts.socket().toMillis());
     }
 
     @Override

@@ -181,6 +181,24 @@ class ClientTest {
         }
 
         @Test
+        void business_keys_a_database_would_alter_are_refused_naming_the_position() {
+            Workflow<String> wf = lengths("lengths");
+            SasClient client = SasClient.builder().stateStore(store).build();
+
+            assertThatThrownBy(() -> client.submit(wf, "ab\uD800c", "x")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("unpaired surrogate U+D800 at index 2").hasMessageContaining("'lengths'");
+            assertThatThrownBy(() -> client.submit(wf, "\uDC00", "x")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("U+DC00 at index 0");
+            assertThatThrownBy(() -> client.submit(wf, "k\uD83D", "x")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("U+D83D at index 1");
+            assertThatThrownBy(() -> client.submit(wf, "a\u0000b", "x")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("NUL character U+0000 at index 1");
+            assertThat(client.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+            // a paired surrogate (an emoji) is a valid key
+            assertThat(client.submit(wf, "k\uD83D\uDE00", "x").created()).isTrue();
+        }
+
+        @Test
         void resubmit_all_resubmits_only_the_error_tasks_of_that_workflow() {
             AtomicBoolean broken = new AtomicBoolean(true);
             Workflow<String> flaky = Workflow.builder("flaky", Codec.string()).compensateOnFailure(false)

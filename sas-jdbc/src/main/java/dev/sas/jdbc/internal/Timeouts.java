@@ -1,0 +1,34 @@
+package dev.sas.jdbc.internal;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The network and statement time-outs of a pool the store creates: how long opening a connection
+ * may take, how long a read on an open connection may block (what ends a half-open connection),
+ * and how long the server lets one statement run. Immutable. Not API.
+ */
+public record Timeouts(Duration connect, Duration socket, Duration statement) {
+
+    public Timeouts {
+        Objects.requireNonNull(connect, "connect");
+        Objects.requireNonNull(socket, "socket");
+        Objects.requireNonNull(statement, "statement");
+    }
+
+    /** Whole seconds, rounded up: drivers that take seconds never get a shorter time-out than asked. */
+    static long ceilSeconds(Duration d) {
+        long s = d.getSeconds();
+        return d.getNano() > 0 ? s + 1 : s;
+    }
+
+    /** Log form, e.g. {@code connect 10s, socket 60s, statement 30s}. */
+    @Override
+    public String toString() {
+        return "connect " + text(connect) + ", socket " + text(socket) + ", statement " + text(statement);
+    }
+
+    private static String text(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+    }
+}
