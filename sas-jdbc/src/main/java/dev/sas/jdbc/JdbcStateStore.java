@@ -443,8 +443,9 @@ public final class JdbcStateStore implements StateStore {
         /**
          * How long the server lets one statement of the pool created for {@link #url} run;
          * default {@link JdbcStateStore#DEFAULT_STATEMENT_TIMEOUT}. Set per connection
-         * ({@code statement_timeout} on PostgreSQL, {@code max_statement_time} on MariaDB,
-         * {@code QUERY_TIMEOUT} on H2). With a {@link #dataSource}, the host's settings apply instead.
+         * ({@code statement_timeout} on PostgreSQL, {@code max_statement_time} on MariaDB; not on
+         * H2, where H2's {@code QUERY_TIMEOUT} turns lock waits into deadlock
+         * errors). With a {@link #dataSource}, the host's settings apply instead.
          *
          * @throws NullPointerException if {@code statementTimeout} is null
          * @throws IllegalArgumentException if it is not positive

@@ -45,13 +45,6 @@ class PoolTimeoutsTest {
         assertThat(sessionValue(url, "SELECT @@SESSION.idle_transaction_timeout")).isEqualTo("7");
     }
 
-    @Test
-    void h2_gets_a_session_query_time_out() throws Exception {
-        assertThat(sessionValue("jdbc:h2:mem:timeouts",
-                "SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = 'QUERY_TIMEOUT'"))
-                .isEqualTo("1500");
-    }
-
     private static String sessionValue(String url, String sql) throws Exception {
         try (HikariDataSource pool = Pools.create(url, Urls.redact(url), null, null, 1, "timeouts-test",
                 Duration.ofSeconds(5), TIMEOUTS);
