@@ -103,8 +103,9 @@ public final class SasClient {
     public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null");
         NewTask task = newTask(workflow, businessKey, input, options, clock.instant());
-        SubmitResult result = store.submit(task, received(task), options.transaction());
-        afterSubmit(List.of(task), List.of(result), options);
+        TaskEvent received = received(task);
+        SubmitResult result = store.submit(task, received, options.transaction());
+        afterSubmit(List.of(task), List.of(received), List.of(result), options);
         return new TaskHandle(this, result.taskId(), result.created());
     }
 
@@ -141,7 +142,7 @@ public final class SasClient {
             return List.of();
         }
         List<SubmitResult> results = store.submitAll(tasks, received, options.transaction());
-        afterSubmit(tasks, results, options);
+        afterSubmit(tasks, received, results, options);
         List<TaskHandle> handles = new ArrayList<>(results.size());
         for (SubmitResult r : results) {
             handles.add(new TaskHandle(this, r.taskId(), r.created()));
@@ -206,12 +207,14 @@ public final class SasClient {
                 t.createdAt(), null);
     }
 
-    private void afterSubmit(List<NewTask> tasks, List<SubmitResult> results, SubmitOptions options) {
+    /** Logs each submission and hands the RECEIVED events of the tasks that were created to the hooks. */
+    private void afterSubmit(List<NewTask> tasks, List<TaskEvent> received, List<SubmitResult> results,
+            SubmitOptions options) {
         List<TaskEvent> created = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             NewTask t = tasks.get(i);
             if (results.get(i).created()) {
-                created.add(received(t));
+                created.add(received.get(i));
                 log.debug("task {} submitted: workflow {} v{}, business key {}", t.taskId(), t.workflow(),
                         t.workflowVersion(), t.businessKey());
             } else {

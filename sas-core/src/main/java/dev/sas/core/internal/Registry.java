@@ -1,7 +1,6 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.Workflow;
-import dev.sas.core.WorkflowNotFoundException;
 import dev.sas.core.spi.WorkflowVersion;
 import java.util.HashMap;
 import java.util.List;
@@ -41,22 +40,6 @@ public final class Registry {
     /** The workflow, or null. */
     public Workflow<?> find(String name, int version) {
         return byKey.get(key(name, version));
-    }
-
-    /**
-     * Checks that this exact definition is registered.
-     *
-     * @throws WorkflowNotFoundException if not
-     */
-    public void require(Workflow<?> workflow) {
-        Workflow<?> registered = byKey.get(key(workflow.name(), workflow.version()));
-        if (registered != workflow) {
-            if (registered == null) {
-                throw new WorkflowNotFoundException(workflow.name(), workflow.version());
-            }
-            throw new IllegalArgumentException("workflow '" + workflow.name() + "' version " + workflow.version()
-                    + " passed to submit is not the instance registered with this runtime");
-        }
     }
 
     /** All registered workflows. */
