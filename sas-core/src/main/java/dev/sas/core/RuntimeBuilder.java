@@ -37,6 +37,7 @@ public final class RuntimeBuilder {
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Clock clock = Clock.systemUTC();
+    private boolean databaseClock = true;
     private Executor stepExecutor;
     private final Map<String, Executor> agentExecutors = new HashMap<>();
     private final List<TaskListener> listeners = new ArrayList<>();
@@ -269,12 +270,28 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * The source of all time (deadlines, backoff, events). Default: the system UTC clock.
+     * This node's clock. Default: the system UTC clock. It measures local durations; every time
+     * compared across nodes (due times, deadlines, leases, retry and delayed-submit times) is this
+     * clock moved by its measured offset to the store's clock ({@code StateStore.currentTime()}),
+     * so a node whose clock runs off neither steals claims nor starts tasks early. An offset of a
+     * second or more is logged at WARN and reported as {@link SasMetrics#clockSkewMillis()}. Stores
+     * without a clock of their own (in-process ones) leave this clock the authority.
      *
      * @throws NullPointerException if null
      */
     public RuntimeBuilder clock(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        return this;
+    }
+
+    /**
+     * Makes {@link #clock(Clock)} the authority: the store's clock is never read and times are
+     * compared as this node sees them. For tests that drive a manual clock against a database, and
+     * for deployments with exactly one node; with several nodes, a node whose clock runs ahead
+     * steals the others' claims and leases.
+     */
+    public RuntimeBuilder trustLocalClock() {
+        this.databaseClock = false;
         return this;
     }
 
@@ -375,7 +392,7 @@ public final class RuntimeBuilder {
                     + maxInFlight + ")");
         }
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
-                : defaultInstanceId(), clock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
+                : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
                 stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace));

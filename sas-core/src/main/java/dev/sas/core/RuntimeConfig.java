@@ -15,7 +15,10 @@ import java.util.concurrent.Executor;
  * @param stateStore where tasks live
  * @param workflows the workflows (and versions) this runtime runs
  * @param instanceId this runtime's id, stamped on its claims
- * @param clock the local clock (timers, metrics, tests)
+ * @param clock the local clock: measures local durations and, moved by the measured offset to the
+ *     store's clock, gives every time compared across nodes
+ * @param databaseClock whether times compared across nodes follow the store's clock
+ *     ({@link RuntimeBuilder#trustLocalClock()} turns it off)
  * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
  * @param schedulerEnabled whether this runtime claims and runs tasks
  * @param schedulerThreads threads running steps, when no step executor is given
@@ -45,6 +48,7 @@ public record RuntimeConfig(
         List<Workflow<?>> workflows,
         String instanceId,
         Clock clock,
+        boolean databaseClock,
         int maxPayloadBytes,
         boolean schedulerEnabled,
         int schedulerThreads,
@@ -93,6 +97,7 @@ public record RuntimeConfig(
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", retentionBatchSize="
                 + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond
                 + ", retentionInterval=" + retentionInterval + ", shutdownGrace=" + shutdownGrace
-                + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock;
+                + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock
+                + (databaseClock ? " (offset to the store's clock)" : " (trusted; the store's clock is not read)");
     }
 }

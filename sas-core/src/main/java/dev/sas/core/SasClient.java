@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
@@ -42,7 +43,7 @@ public final class SasClient {
 
     private final Config config;
     private final StateStore store;
-    private final Clock clock;
+    private final DatabaseClock clock;
     private final PayloadLimit payloadLimit;
     private final Map<String, Workflow<?>> known = new ConcurrentHashMap<>();
     private final ClientHooks hooks;
@@ -51,16 +52,18 @@ public final class SasClient {
      * The client's settings, as built. Immutable.
      *
      * @param stateStore where tasks live
-     * @param clock the local clock (submission times, local waits)
+     * @param clock the local clock: moved by its measured offset to the store's clock, it gives
+     *     submission and due times; alone it measures local waits
+     * @param databaseClock whether submission and due times follow the store's clock
      * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
      */
-    public record Config(StateStore stateStore, Clock clock, int maxPayloadBytes) {
+    public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
     }
 
-    SasClient(Config config, List<Workflow<?>> workflows, ClientHooks hooks) {
+    SasClient(Config config, DatabaseClock clock, List<Workflow<?>> workflows, ClientHooks hooks) {
         this.config = config;
         this.store = config.stateStore();
-        this.clock = config.clock();
+        this.clock = clock;
         this.payloadLimit = new PayloadLimit(config.maxPayloadBytes());
         this.hooks = hooks;
         workflows.forEach(this::remember);
@@ -102,7 +105,7 @@ public final class SasClient {
      */
     public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null");
-        NewTask task = newTask(workflow, businessKey, input, options, clock.instant());
+        NewTask task = newTask(workflow, businessKey, input, options, now());
         TaskEvent received = received(task);
         SubmitResult result = store.submit(task, received, options.transaction());
         afterSubmit(List.of(task), List.of(received), List.of(result), options);
@@ -130,7 +133,7 @@ public final class SasClient {
             SubmitOptions options) {
         Objects.requireNonNull(inputsByBusinessKey, "inputsByBusinessKey must not be null");
         Objects.requireNonNull(options, "options must not be null");
-        Instant now = clock.instant();
+        Instant now = now();
         List<NewTask> tasks = new ArrayList<>(inputsByBusinessKey.size());
         List<TaskEvent> received = new ArrayList<>(inputsByBusinessKey.size());
         for (Map.Entry<String, ? extends I> e : inputsByBusinessKey.entrySet()) {
@@ -320,7 +323,7 @@ public final class SasClient {
 
     /** Resubmits the task {@code info} shows, if it is still in a resubmittable state. */
     private boolean resubmitted(TaskInfo info) {
-        Instant now = clock.instant();
+        Instant now = now();
         TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
         if (!store.resubmit(info.taskId(), now, event)) {
             return false;
@@ -368,7 +371,7 @@ public final class SasClient {
     public boolean cancel(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        Instant now = clock.instant();
+        Instant now = now();
         TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
         boolean requested = store.requestCancel(taskId, now, event);
         if (requested) {
@@ -376,6 +379,12 @@ public final class SasClient {
             hooks.operatorAction(event);
         }
         return requested;
+    }
+
+    /** The store's time, by the local clock and its offset (measured again when old). */
+    private Instant now() {
+        clock.ensureFresh();
+        return clock.instant();
     }
 
     private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at) {
@@ -395,6 +404,7 @@ public final class SasClient {
     public static final class Builder {
         private StateStore store;
         private Clock clock = Clock.systemUTC();
+        private boolean databaseClock = true;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private final List<Workflow<?>> workflows = new ArrayList<>();
 
@@ -412,12 +422,24 @@ public final class SasClient {
         }
 
         /**
-         * The local clock for submission times. Default: the system UTC clock.
+         * This node's clock. Default: the system UTC clock. Submission and due times are this clock
+         * moved by its measured offset to the store's clock, so a delayed task is due when the
+         * store's clock says so, whatever this node's clock shows (see
+         * {@link RuntimeBuilder#clock(Clock)}).
          *
          * @throws NullPointerException if null
          */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Makes {@link #clock(Clock)} the authority: the store's clock is never read. For tests with
+         * a manual clock; see {@link RuntimeBuilder#trustLocalClock()}.
+         */
+        public Builder trustLocalClock() {
+            this.databaseClock = false;
             return this;
         }
 
@@ -454,7 +476,9 @@ public final class SasClient {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
-            return new SasClient(new Config(store, clock, maxPayloadBytes), List.copyOf(workflows), ClientHooks.NONE);
+            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes),
+                    DatabaseClock.of(clock, store, databaseClock, "client", millis -> { }), List.copyOf(workflows),
+                    ClientHooks.NONE);
         }
     }
 }

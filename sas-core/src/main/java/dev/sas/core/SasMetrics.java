@@ -20,6 +20,11 @@ package dev.sas.core;
  * @param internalErrors unexpected exceptions and errors (a {@code StackOverflowError}, a store's
  *     {@code Error}, a bug) that a long-lived thread contained: logged with the task and step, the
  *     task parked or left to the supervisor, and the thread went on
+ * @param clockSkewMillis the store's clock minus this node's at the last measurement, in
+ *     milliseconds (positive: this node's clock is behind). SAS compares every due time, deadline
+ *     and lease on the store's time, so skew is corrected; it is reported so that operators fix
+ *     the node's clock. Zero when the store has no clock of its own or the runtime trusts its local
+ *     clock
  */
 public record SasMetrics(
         long claimed,
@@ -35,5 +40,6 @@ public record SasMetrics(
         long storeFailures,
         long listenerFailures,
         long eventsDropped,
-        long internalErrors) {
+        long internalErrors,
+        long clockSkewMillis) {
 }

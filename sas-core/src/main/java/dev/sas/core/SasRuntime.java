@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.EventBus;
 import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.NamedThreadFactory;
@@ -85,7 +86,7 @@ public final class SasRuntime implements AutoCloseable {
     private final RuntimeConfig config;
     private final StateStore store;
     private final Registry registry;
-    private final Clock clock;
+    private final DatabaseClock clock;
     private final String instanceId;
     private final Metrics metrics = new Metrics();
     private final EventBus events;
@@ -107,8 +108,9 @@ public final class SasRuntime implements AutoCloseable {
         this.config = config;
         this.store = config.stateStore();
         this.registry = new Registry(config.workflows());
-        this.clock = config.clock();
         this.instanceId = config.instanceId();
+        this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
+                metrics::clockSkew);
         this.events = new EventBus(config.listeners(), config.replyChannels(), config.alertSink(), metrics,
                 config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
@@ -120,8 +122,8 @@ public final class SasRuntime implements AutoCloseable {
         this.retention = new Retention(store, clock, supervisor::isLeader, config.retention(),
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);
-        this.client = new SasClient(new SasClient.Config(store, clock, config.maxPayloadBytes()), config.workflows(),
-                new Hooks());
+        this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
+                config.maxPayloadBytes()), clock, config.workflows(), new Hooks());
     }
 
     /** Hands what this runtime's own client does to its listeners and its scheduler. */
@@ -182,6 +184,13 @@ public final class SasRuntime implements AutoCloseable {
         if (!started.compareAndSet(false, true)) {
             return this;
         }
+        try {
+            clock.ensureFresh();
+        } catch (StateStoreException e) {
+            metrics.storeFailure();
+            log.warn("instance {}: cannot read the store's clock yet ({}); claims and supervision wait until it can",
+                    instanceId, e.getMessage());
+        }
         Executor steps = config.stepExecutor();
         if (steps == null) {
             ExecutorService pool = Executors.newFixedThreadPool(config.schedulerThreads(),
@@ -206,7 +215,7 @@ public final class SasRuntime implements AutoCloseable {
             supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, ms, ms, TimeUnit.MILLISECONDS);
             retention.start();
         }
-        log.info("SAS runtime {} started: store={}, {}", instanceId, store, config.summary());
+        log.info("SAS runtime {} started: store={}, {}, time={}", instanceId, store, config.summary(), clock);
         return this;
     }
 

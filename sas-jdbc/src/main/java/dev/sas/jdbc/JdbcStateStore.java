@@ -281,6 +281,17 @@ public final class JdbcStateStore implements StateStore {
         return store.purge(finishedBefore, limit);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The database server's clock ({@code clock_timestamp()} on PostgreSQL, {@code SYSDATE(6)}
+     * on MariaDB, {@code CURRENT_TIMESTAMP} on an H2 server); empty for H2 embedded in this JVM.
+     */
+    @Override
+    public Optional<Instant> currentTime() {
+        return store.currentTime();
+    }
+
     /** Closes the connection pool if this store created it. Idempotent; never throws. */
     @Override
     public void close() {
@@ -514,8 +525,10 @@ public final class JdbcStateStore implements StateStore {
             }
             try {
                 Jdbi jdbi = Jdbi.create(ds).installPlugin(JdbcStore.PLUGIN);
-                String product = jdbi.withHandle(h -> h.getConnection().getMetaData().getDatabaseProductName());
-                Dialect dialect = Dialects.detect(product);
+                String[] productAndUrl = jdbi.withHandle(h -> new String[] {
+                    h.getConnection().getMetaData().getDatabaseProductName(), h.getConnection().getMetaData().getURL()});
+                Dialect dialect = Dialects.detect(productAndUrl[0]);
+                boolean serverClock = !Dialects.isInProcess(productAndUrl[1]);
                 if (createSchema) {
                     new SchemaManager(jdbi, dialect, tables).apply();
                 }
@@ -524,7 +537,7 @@ public final class JdbcStateStore implements StateStore {
                         createSchema ? "managed" : "not managed",
                         pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables), pool, description);
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 if (pool != null) {
                     pool.close();

@@ -34,6 +34,10 @@ import org.junit.jupiter.api.Test;
  * driven by hand with a {@link ManualClock}: each test asserts the task's final state, the step
  * attempts, the events, and that no step result or remote effect was recorded twice. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
+ *
+ * <p>The runtimes here trust the manual clock ({@code trustLocalClock()}), so the tests drive time
+ * on every store alike; skew against a store's own clock is tested where the store's clock can be
+ * set (an {@code InMemoryStateStore} with a clock, or a node clock offset from a real database's).
  */
 public abstract class FailureModeContract extends StoreTestSupport {
 
@@ -60,7 +64,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
     /** A runtime over the shared store and clock, not started. */
     protected SasRuntime runtime(String instance, Workflow<?>... workflows) {
-        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).instanceId(instance)
+        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId(instance)
                 .alertSink(alerts::add).onEvent(delivered::add);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
@@ -356,12 +360,13 @@ public abstract class FailureModeContract extends StoreTestSupport {
         }
     }
 
+    /** Fencing alone, with clocks trusted as they are: the store's clock would prevent the early recovery. */
     @Test
     void nodes_whose_clocks_disagree_never_record_a_step_twice() {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES).thenHang().thenReply("second");
         Workflow<String> wf = oneAgentStep("skew", agent);
         ManualClock behind = new ManualClock(clock.instant());
-        SasRuntime slow = SasRuntime.builder().stateStore(store).clock(behind).instanceId("slow-clock").workflow(wf).build();
+        SasRuntime slow = SasRuntime.builder().stateStore(store).clock(behind).trustLocalClock().instanceId("slow-clock").workflow(wf).build();
         runtimes.add(slow);
         SasRuntime fast = runtime("fast-clock", wf);
         TaskId id = slow.client().submit(wf, "order-1", "x").id();
@@ -404,7 +409,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
     void bad_input_is_refused_with_a_clear_error_and_nothing_is_stored() {
         ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES);
         Workflow<String> wf = oneAgentStep("inputs", agent);
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).maxPayloadBytes(1000).build();
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().workflow(wf).maxPayloadBytes(1000).build();
         runtimes.add(sas);
 
         assertThatThrownBy(() -> sas.client().submit(wf, "k", null).id()).isInstanceOf(NullPointerException.class)
@@ -613,7 +618,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> other = Workflow.builder("other", Codec.string())
                 .step("x", s -> s.execute(ctx -> "x"))
                 .build();
-        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).workflow(v1).build();
+        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().workflow(v1).build();
         runtimes.add(submitter);
         TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
         SasRuntime oldDeploy = runtime("old-deploy", other);
@@ -674,7 +679,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> wf = Workflow.builder("listener", Codec.string())
                 .step("only", s -> s.execute(ctx -> "done"))
                 .build();
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).onEvent(e -> {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().workflow(wf).onEvent(e -> {
             throw new IllegalStateException("listener bug");
         }).onEvent(delivered::add).build();
         runtimes.add(sas);

@@ -16,6 +16,7 @@ import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,9 +46,27 @@ public final class InMemoryStateStore implements StateStore {
     private String supervisorHolder;
     private Instant supervisorExpiresAt = Instant.MIN;
     private final Map<String, Advertisement> advertisements = new HashMap<>();
+    private final Clock clock;
 
-    /** An empty store. */
+    /** An empty store without a clock of its own: each runtime's clock is the authority. */
     public InMemoryStateStore() {
+        this.clock = null;
+    }
+
+    /**
+     * An empty store whose {@link #currentTime()} is {@code clock}, as a database server's clock
+     * would be: runtimes then follow it, whatever their own clocks show. For tests of clock skew,
+     * with a {@link ManualClock} here and others, set ahead or behind, in the runtimes.
+     *
+     * @throws NullPointerException if {@code clock} is null
+     */
+    public InMemoryStateStore(Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
+    }
+
+    @Override
+    public Optional<Instant> currentTime() {
+        return clock == null ? Optional.empty() : Optional.of(clock.instant());
     }
 
     private static final class Row {

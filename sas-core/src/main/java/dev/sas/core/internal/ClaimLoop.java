@@ -4,7 +4,6 @@ import dev.sas.core.StateStoreException;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.WorkflowVersion;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -28,7 +27,7 @@ final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
 
     private final StateStore store;
-    private final Clock clock;
+    private final DatabaseClock clock;
     private final String instanceId;
     private final Set<WorkflowVersion> runnable;
     private final Metrics metrics;
@@ -50,7 +49,7 @@ final class ClaimLoop {
      * @param runnable the registered workflow versions: the only ones this loop claims, so a node
      *     without a definition leaves its tasks to a peer that has it (rolling deploys)
      */
-    ClaimLoop(StateStore store, Clock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
+    ClaimLoop(StateStore store, DatabaseClock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
             int claimBatch, int maxInFlight, Duration pollInterval, Consumer<ClaimedTask> onClaimed) {
         this.store = store;
         this.clock = clock;
@@ -158,6 +157,7 @@ final class ClaimLoop {
         if (want <= 0) {
             return 0;
         }
+        clock.ensureFresh();
         List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
         if (claimed.isEmpty()) {
             return 0;

@@ -19,6 +19,7 @@ public final class Metrics {
     final LongAdder listenerFailures = new LongAdder();
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
+    private volatile long clockSkewMillis;
 
     /** Counts a failed store operation. */
     public void storeFailure() {
@@ -30,11 +31,16 @@ public final class Metrics {
         internalErrors.increment();
     }
 
+    /** Records the last measured offset of the store's clock to this node's, in ms. */
+    public void clockSkew(long millis) {
+        clockSkewMillis = millis;
+    }
+
     /** A snapshot. */
     public SasMetrics snapshot() {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum());
+                internalErrors.sum(), clockSkewMillis);
     }
 }

@@ -2,7 +2,6 @@ package dev.sas.core.internal;
 
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Executor;
@@ -22,7 +21,7 @@ public final class Scheduler {
     private final AttemptRunner runner;
 
     /** A scheduler that runs inline until {@link #start} is called. */
-    public Scheduler(StateStore store, Registry registry, Clock clock, String instanceId, Recorder recorder,
+    public Scheduler(StateStore store, Registry registry, DatabaseClock clock, String instanceId, Recorder recorder,
             EventBus events, Metrics metrics, int claimBatch, int maxInFlight, int maxPayloadBytes,
             Duration pollInterval) {
         this.loop = new ClaimLoop(store, clock, instanceId, registry.runnable(), metrics, claimBatch, maxInFlight,

@@ -7,7 +7,6 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,7 +29,7 @@ public final class Supervisor {
 
     private final StateStore store;
     private final Registry registry;
-    private final Clock clock;
+    private final DatabaseClock clock;
     private final String instanceId;
     private final EventBus events;
     private final Metrics metrics;
@@ -49,7 +48,7 @@ public final class Supervisor {
      *     pass (empty when its scheduler is off)
      * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before a warning
      */
-    public Supervisor(StateStore store, Registry registry, Clock clock, String instanceId, EventBus events,
+    public Supervisor(StateStore store, Registry registry, DatabaseClock clock, String instanceId, EventBus events,
             Metrics metrics, Duration leaseTtl, int batch, Consumer<Instant> wakeScheduler,
             Set<WorkflowVersion> advertised, Duration unrunnableGrace) {
         this.store = store;
@@ -70,6 +69,7 @@ public final class Supervisor {
      * @return how many claims were recovered
      */
     public synchronized int runOnce() {
+        clock.ensureFresh();
         Instant now = clock.instant();
         deployWatch.advertise(now);
         if (!store.tryAcquireSupervisorLease(instanceId, now, leaseTtl)) {

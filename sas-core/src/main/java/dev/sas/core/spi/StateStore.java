@@ -27,7 +27,9 @@ import java.util.Set;
  *   <li>the expired scan reads only expired rows.</li>
  * </ol>
  * Every method may throw {@link StateStoreException} when the store itself fails; nothing is then
- * taken as written. Times are passed in by the caller (the runtime's clock), never read here.
+ * taken as written. Times are passed in by the caller, never read here: callers compute them on
+ * the store's own clock ({@link #currentTime()}) through a measured offset, so nodes whose clocks
+ * disagree still agree on every due time, deadline and lease.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -169,6 +171,19 @@ public interface StateStore extends AutoCloseable {
      * @return how many tasks were deleted
      */
     int purge(Instant finishedBefore, int limit);
+
+    /**
+     * The store's current time, the authority for every time compared across runtimes (due times,
+     * deadlines, leases, retry and delayed-submit times). Runtimes and clients read it now and then
+     * to measure their own clock's offset; it must be cheap (one round trip) and must not join a
+     * host's transaction. Empty if the store has no clock apart from its callers' (an in-process
+     * store): the caller's clock is then the authority.
+     *
+     * @throws dev.sas.core.StateStoreException if the store cannot be read
+     */
+    default Optional<Instant> currentTime() {
+        return Optional.empty();
+    }
 
     /** Releases resources the store owns (not a host's data source). Idempotent. */
     @Override

@@ -14,6 +14,12 @@ import org.jdbi.v3.core.statement.SqlStatement;
  */
 public interface Dialect {
 
+    /**
+     * A query returning the database server's current time as seconds since the epoch, with at
+     * least millisecond precision (a decimal number, so no driver time-zone conversion applies).
+     */
+    String currentEpochSecondsSql();
+
     /** The state a claimable task is in, as an SQL list. */
     String CLAIMABLE_STATES = "('PENDING','COMPENSATING')";
 

@@ -28,6 +28,16 @@ public final class Dialects {
                 + "': SAS supports H2, PostgreSQL and MariaDB/MySQL");
     }
 
+    /**
+     * True if the URL opens a database inside this JVM (embedded H2, in memory or in a file without
+     * {@code AUTO_SERVER}): it has no clock apart from this process's, and no other process shares it.
+     */
+    public static boolean isInProcess(String url) {
+        String u = url == null ? "" : url.toLowerCase(Locale.ROOT);
+        return u.startsWith("jdbc:h2:") && !u.startsWith("jdbc:h2:tcp:") && !u.startsWith("jdbc:h2:ssl:")
+                && !u.contains("auto_server=true");
+    }
+
     /** A best guess from the URL, used only to set driver properties before the first connection. */
     public static Dialect guessFromUrl(String url) {
         String u = url.toLowerCase(Locale.ROOT);

@@ -15,6 +15,11 @@ import org.jdbi.v3.core.statement.Query;
 final class H2Dialect implements Dialect {
 
     @Override
+    public String currentEpochSecondsSql() {
+        return "SELECT EXTRACT(EPOCH FROM CURRENT_TIMESTAMP(6))";
+    }
+
+    @Override
     public String name() {
         return "h2";
     }

@@ -14,6 +14,7 @@ import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -42,7 +43,9 @@ public final class JdbcStore implements StateStore {
         }
     };
 
+    private final StoreContext db;
     private final Dialect dialect;
+    private final boolean serverClock;
     private final Submits submits;
     private final Claims claims;
     private final RuntimeWorkflows runtimeWorkflows;
@@ -52,9 +55,20 @@ public final class JdbcStore implements StateStore {
     private final OperatorActions operator;
     private final Retention retention;
 
-    /** A store on {@code jdbi}, whose schema is already in place. */
+    /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
-        StoreContext db = new StoreContext(jdbi, dialect, tables);
+        this(jdbi, dialect, tables, true);
+    }
+
+    /**
+     * A store on {@code jdbi}, whose schema is already in place.
+     *
+     * @param serverClock false for a database in this process (embedded H2): its clock is this
+     *     JVM's, so {@link #currentTime()} is empty and each runtime's clock is the authority
+     */
+    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, boolean serverClock) {
+        this.db = new StoreContext(jdbi, dialect, tables);
+        this.serverClock = serverClock;
         this.dialect = dialect;
         this.submits = new Submits(db);
         this.claims = new Claims(db);
@@ -69,6 +83,18 @@ public final class JdbcStore implements StateStore {
     /** The dialect in use. */
     public Dialect dialect() {
         return dialect;
+    }
+
+    /** The database server's clock, read in a statement of its own (never in a host's transaction). */
+    @Override
+    public Optional<Instant> currentTime() {
+        if (!serverClock) {
+            return Optional.empty();
+        }
+        BigDecimal seconds = db.run("reading the database clock", null,
+                () -> db.jdbi().withHandle(h -> h.createQuery(dialect.currentEpochSecondsSql())
+                        .mapTo(BigDecimal.class).one()));
+        return Optional.of(Instant.ofEpochSecond(0, seconds.movePointRight(9).longValue()));
     }
 
     /** True if the database rolled the transaction back as a deadlock victim or serialization failure. */

@@ -16,6 +16,12 @@ import org.jdbi.v3.core.statement.Update;
 final class MariaDbDialect implements Dialect {
 
     @Override
+    public String currentEpochSecondsSql() {
+        // SYSDATE(6), not NOW(6): NOW() is the statement's start and can be pinned by SET TIMESTAMP.
+        return "SELECT UNIX_TIMESTAMP(SYSDATE(6))";
+    }
+
+    @Override
     public String name() {
         return "mariadb";
     }

@@ -16,6 +16,12 @@ import org.jdbi.v3.core.statement.Query;
 final class PostgresDialect implements Dialect {
 
     @Override
+    public String currentEpochSecondsSql() {
+        // clock_timestamp(), not now(): now() is the transaction's start.
+        return "SELECT EXTRACT(EPOCH FROM clock_timestamp())";
+    }
+
+    @Override
     public String name() {
         return "postgresql";
     }
