@@ -135,7 +135,9 @@ public final class SasRuntime implements AutoCloseable {
                 // the event log once committed, but listeners hear first of it at its claim.
                 events.publish(received, replyTo);
             }
-            if (dueNow) {
+            if (dueNow && inHostTransaction) {
+                scheduler.wakeUpAfterHostCommit();
+            } else if (dueNow) {
                 scheduler.wakeUp();
             }
         }
@@ -328,8 +330,10 @@ public final class SasRuntime implements AutoCloseable {
     }
 
     /**
-     * Wakes this runtime's scheduler to claim now, e.g. after the host committed a transaction in
-     * which it submitted tasks (otherwise they are found by the next poll).
+     * Wakes this runtime's scheduler to claim now. Rarely needed: a submit through this runtime's
+     * client wakes it, and a submit inside a host's transaction wakes it a few times over the next
+     * seconds (10 ms to 5 s after the submit), since SAS cannot see the host's commit; call this
+     * right after such a commit to start the task at once.
      */
     public void pollNow() {
         scheduler.wakeUp();

@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +26,15 @@ import org.slf4j.LoggerFactory;
  */
 final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+    /**
+     * How long a wake-up waits, while tasks are in flight, for more work to gather before it
+     * claims: a trickle of submits under load then makes one claim, not one claim per task. An
+     * idle loop (nothing in flight) claims at once.
+     */
+    static final Duration COALESCE = Duration.ofMillis(5);
+    /** After a submit inside a host transaction: when to look, since the host commits later. */
+    static final List<Duration> AFTER_HOST_COMMIT = List.of(Duration.ofMillis(10), Duration.ofMillis(50),
+            Duration.ofMillis(250), Duration.ofSeconds(1), Duration.ofSeconds(5));
 
     private final StateStore store;
     private final DatabaseClock clock;
@@ -38,6 +48,7 @@ final class ClaimLoop {
     private final Consumer<ClaimedTask> onClaimed;
 
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicLong hostCommitWakeUpsAt = new AtomicLong(System.nanoTime() - 1_000_000_000L);
     private final Object idle = new Object();
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean running;
@@ -126,8 +137,11 @@ final class ClaimLoop {
                         continue;
                     }
                 }
-                wake.tryAcquire(pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+                boolean woken = wake.tryAcquire(pollInterval.toMillis(), TimeUnit.MILLISECONDS);
                 wake.drainPermits();
+                if (woken) {
+                    coalesce();
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -145,6 +159,36 @@ final class ClaimLoop {
                 }
                 backoffMs = Math.min(backoffMs * 2, 10_000);
             }
+        }
+    }
+
+    /** While tasks are in flight, waits up to {@link #COALESCE} (less if the last one finishes). */
+    private void coalesce() throws InterruptedException {
+        long deadline = System.nanoTime() + COALESCE.toNanos();
+        synchronized (idle) {
+            while (running && inFlight.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.timedWait(idle, left);
+            }
+        }
+    }
+
+    /**
+     * Wakes the loop a few times over the next moments: a task submitted in a host's transaction
+     * becomes visible only when the host commits, which SAS cannot observe.
+     */
+    void wakeUpAfterHostCommit() {
+        long last = hostCommitWakeUpsAt.get();
+        long nanos = System.nanoTime();
+        if (nanos - last < AFTER_HOST_COMMIT.get(0).toNanos() || !hostCommitWakeUpsAt.compareAndSet(last, nanos)) {
+            return; // many submits in one host transaction: the wake-ups just scheduled serve them all
+        }
+        Instant now = clock.instant();
+        for (Duration d : AFTER_HOST_COMMIT) {
+            scheduleWakeUp(now.plus(d), now);
         }
     }
 

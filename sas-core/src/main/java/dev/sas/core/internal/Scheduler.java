@@ -49,6 +49,11 @@ public final class Scheduler {
         loop.wakeUp();
     }
 
+    /** Wakes the claim loop shortly after a submit in a host's transaction (when the host has likely committed). */
+    public void wakeUpAfterHostCommit() {
+        loop.wakeUpAfterHostCommit();
+    }
+
     /**
      * Wakes the claim loop now and again at {@code due} (recovered tasks come due after a backoff;
      * waking only now would find nothing and leave them to the next poll).
