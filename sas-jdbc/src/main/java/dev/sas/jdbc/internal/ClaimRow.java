@@ -25,6 +25,10 @@ record ClaimRow(
         String replyTo,
         long createdAt) {
 
+    /** Claim order: highest priority first, then longest due. */
+    static final java.util.Comparator<ClaimRow> CLAIM_ORDER = java.util.Comparator
+            .comparingInt(ClaimRow::priority).reversed().thenComparingLong(ClaimRow::nextAttemptAt);
+
     /** Columns a dialect selects (or returns) to build a ClaimRow with {@link #map}. */
     static final String COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority, lease,"
             + " current_step, current_step_name, attempt, failure_count, complete_by, next_attempt_at,"

@@ -20,6 +20,13 @@ public interface Dialect {
      */
     String currentEpochSecondsSql();
 
+    /**
+     * The claimable states, each read by a claim on its own: with one state per query, the index
+     * {@code (state, priority DESC, next_attempt_at)} returns due rows already in claim order
+     * (MariaDB and H2, whose claim index is not partial).
+     */
+    List<String> CLAIMABLE_STATE_LIST = List.of("PENDING", "COMPENSATING");
+
     /** The state a claimable task is in, as an SQL list. */
     String CLAIMABLE_STATES = "('PENDING','COMPENSATING')";
 

@@ -61,13 +61,37 @@ final class MariaDbDialect implements Dialect {
     @Override
     public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now,
             List<WorkflowVersion> runnable) {
-        Query select = h.createQuery("SELECT " + ClaimRow.COLUMNS + ", step_timeout_ms FROM " + t.task()
-                + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
-                + " AND " + Dialect.runnableFilter(runnable.size())
-                + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED");
-        select.bind(0, now);
-        select.bind(Dialect.bindRunnable(select, 1, runnable), limit);
-        List<ClaimRow> locked = select
+        // One query per state, so that the index (state, priority DESC, next_attempt_at) returns the
+        // due rows in claim order and the claim reads about `limit` rows instead of sorting every due
+        // row. Rows of the second query beyond the limit stay locked only until this commits.
+        List<ClaimRow> locked = new ArrayList<>();
+        for (String state : CLAIMABLE_STATE_LIST) {
+            Query select = h.createQuery(claimSelectSql(t, runnable.size()));
+            select.bind(0, state).bind(1, now);
+            select.bind(Dialect.bindRunnable(select, 2, runnable), limit);
+            locked.addAll(lockedRows(select, now));
+        }
+        if (locked.size() > limit) {
+            locked.sort(ClaimRow.CLAIM_ORDER);
+            locked = new ArrayList<>(locked.subList(0, limit));
+        }
+        if (locked.isEmpty()) {
+            return locked;
+        }
+        return update(h, t, instanceId, now, locked);
+    }
+
+    /** The claim's select for one state (state, now, the runnable versions, limit). */
+    static String claimSelectSql(Tables t, int runnableVersions) {
+        return "SELECT " + ClaimRow.COLUMNS + ", step_timeout_ms FROM " + t.task()
+                + " WHERE state = ? AND locked_by IS NULL AND next_attempt_at <= ?"
+                + " AND " + Dialect.runnableFilter(runnableVersions)
+                + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED";
+    }
+
+    /** The rows {@code select} locked, as they will be once claimed. */
+    private static List<ClaimRow> lockedRows(Query select, long now) {
+        return select
                 .map((rs, ctx) -> {
                     ClaimRow r = ClaimRow.map(rs);
                     long timeout = rs.getLong("step_timeout_ms");
@@ -78,9 +102,9 @@ final class MariaDbDialect implements Dialect {
                             r.replyTo(), r.createdAt());
                 })
                 .list();
-        if (locked.isEmpty()) {
-            return locked;
-        }
+    }
+
+    private static List<ClaimRow> update(Handle h, Tables t, String instanceId, long now, List<ClaimRow> locked) {
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values
         Update update = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"

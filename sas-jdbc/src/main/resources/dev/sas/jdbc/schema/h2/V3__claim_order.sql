@@ -1,0 +1,5 @@
+-- SAS schema version 3: the claim's order served by an index. A claim reads one state at a time
+-- (PENDING, then COMPENSATING) in (priority DESC, next_attempt_at) order straight from this index,
+-- so its cost no longer grows with the number of due tasks.
+CREATE INDEX IF NOT EXISTS ${prefix}task_claim_order_idx ON ${prefix}task (state, priority DESC, next_attempt_at);
+DROP INDEX IF EXISTS ${prefix}task_claim_idx;

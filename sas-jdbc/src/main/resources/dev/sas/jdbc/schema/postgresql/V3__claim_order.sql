@@ -1,0 +1,2 @@
+-- SAS schema version 3: nothing to change on PostgreSQL, whose partial claim index
+-- (priority DESC, next_attempt_at) WHERE claimable already serves the claim in its order.
