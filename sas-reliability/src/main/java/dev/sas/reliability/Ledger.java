@@ -28,6 +28,8 @@ final class Ledger {
     static final String LATE = "late";
     static final String DECLINED = "declined";
     static final String ERROR = "error";
+    /** A start statement slower than this gets its window shortened (one more statement). */
+    static final long SLOW_BEGIN_MS = 20;
 
     /** What the service does between the key lookup and the effect (latency, declining). */
     @FunctionalInterface
@@ -41,6 +43,7 @@ final class Ledger {
     private final String lookup;
     private final String apply;
     private final String end;
+    private final String shorten;
 
     Ledger(DataSource dataSource, ChaosDb db, String prefix, String node) {
         this.dataSource = dataSource;
@@ -53,6 +56,7 @@ final class Ledger {
                 + " SELECT idem_key, task_id, step, kind, id, " + now + " FROM " + prefix + "ledger_exec"
                 + " WHERE id = ? AND " + now + " <= started_at + window_ms";
         this.end = "UPDATE " + prefix + "ledger_exec SET ended_at = " + now + ", outcome = ? WHERE id = ?";
+        this.shorten = "UPDATE " + prefix + "ledger_exec SET window_ms = ? WHERE id = ?";
     }
 
     /**
@@ -67,7 +71,7 @@ final class Ledger {
      */
     String execute(String key, String taskId, String step, String kind, int attempt, long deadlineNanos, Work work)
             throws Exception {
-        long id = begin(key, taskId, step, kind, attempt, (deadlineNanos - System.nanoTime()) / 1_000_000);
+        long id = begin(key, taskId, step, kind, attempt, deadlineNanos);
         String outcome = ERROR;
         try {
             boolean seen;
@@ -94,17 +98,38 @@ final class Ledger {
             }
             return outcome;
         } finally {
+            end(id, outcome, deadlineNanos);
+        }
+    }
+
+    /**
+     * Records the end before the reply leaves, so a retry never starts before it: while the
+     * database is down, tries again until the deadline (after it, the open execution counts
+     * until its deadline anyway).
+     */
+    private void end(long id, String outcome, long deadlineNanos) throws InterruptedException {
+        while (true) {
             try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(end)) {
                 ps.setString(1, outcome);
                 ps.setLong(2, id);
                 ps.executeUpdate();
+                return;
             } catch (SQLException e) {
-                // the database is down: the execution stays open-ended; the check bounds it by its window
+                if (System.nanoTime() - deadlineNanos > 0) {
+                    return;
+                }
+                Thread.sleep(50);
             }
         }
     }
 
-    private long begin(String key, String taskId, String step, String kind, int attempt, long windowMs)
+    /**
+     * Records the start. The window is the time left when the statement is sent; if the statement
+     * took long (a pause, a freeze), the database clock may have stamped the start late, so the
+     * window is shortened by the statement's duration: start + window passes the deadline by at
+     * most {@link #SLOW_BEGIN_MS}.
+     */
+    private long begin(String key, String taskId, String step, String kind, int attempt, long deadlineNanos)
             throws SQLException {
         try (Connection c = dataSource.getConnection();
                 PreparedStatement ps = c.prepareStatement(begin, new String[] {"id"})) {
@@ -114,12 +139,24 @@ final class Ledger {
             ps.setString(4, kind);
             ps.setInt(5, attempt);
             ps.setString(6, node);
+            long sent = System.nanoTime();
+            long windowMs = (deadlineNanos - sent) / 1_000_000;
             ps.setLong(7, windowMs);
             ps.executeUpdate();
+            long id;
             try (ResultSet rs = ps.getGeneratedKeys()) {
                 rs.next();
-                return rs.getLong(1);
+                id = rs.getLong(1);
             }
+            long tookMs = (System.nanoTime() - sent) / 1_000_000;
+            if (tookMs > SLOW_BEGIN_MS) {
+                try (PreparedStatement fix = c.prepareStatement(shorten)) {
+                    fix.setLong(1, windowMs - tookMs);
+                    fix.setLong(2, id);
+                    fix.executeUpdate();
+                }
+            }
+            return id;
         }
     }
 }

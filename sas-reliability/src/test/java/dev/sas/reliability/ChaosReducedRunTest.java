@@ -22,9 +22,11 @@ import org.junit.jupiter.api.Timeout;
 class ChaosReducedRunTest {
     /**
      * Added to the stall bound in CI: the worker JVMs share 2 cores with the database and other
-     * builds, so a step may wait for a CPU; a lost task or a missed wake-up waits far longer.
+     * builds (load averages of 10 and more), so under a backlog a step waits for a CPU, and after
+     * the backends are terminated the claim loop backs off over the pool's dead connections (up
+     * to ~3 s measured). A task that is stuck waits far longer. Full runs use no slack.
      */
-    private static final Duration STALL_SLACK = Duration.ofSeconds(3);
+    private static final Duration STALL_SLACK = Duration.ofSeconds(10);
 
     private static String url(String env) {
         String url = System.getenv(env);
@@ -73,6 +75,8 @@ class ChaosReducedRunTest {
         }
         long seconds = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
         System.out.println(report.toMarkdown());
+        report.overlapExamples.forEach(System.out::println);
+        report.worstStalls.forEach(System.out::println);
         report.evidence.forEach(System.out::println);
 
         assertThat(workers).as("no worker JVM survives the run").noneMatch(Process::isAlive);
@@ -90,6 +94,7 @@ class ChaosReducedRunTest {
         assertThat(report.resubmitsNotRerun).isZero();
         assertThat(report.cancelsSent).isEqualTo(report.cancelTasks).isEqualTo(20);
         assertThat(report.executions).isGreaterThanOrEqualTo(report.effects);
+        assertThat(report.maxWaitMs).as("the stall check measured the waits").isPositive();
         assertThat(report.killsDone).isEqualTo(2);
         assertThat(report.killsWithWorkInFlight).as("kills that hit work in flight").isPositive();
         assertThat(seconds).as("reduced run duration in seconds").isLessThan(90);
