@@ -599,10 +599,11 @@ public final class ChaosRun implements AutoCloseable {
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT id, task_id, step, kind,"
                     + " attempt, node, idem_key, started_at, window_ms, ended_at, outcome FROM " + prefix + "ledger_exec")) {
                 while (rs.next()) {
-                    long end = rs.getLong(10);
+                    long ended = rs.getLong(10);
+                    Long end = rs.wasNull() ? null : ended;
                     execs.add(new ChaosChecks.Exec(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getInt(5), rs.getString(6), rs.getString(7), rs.getLong(8), rs.getLong(9),
-                            rs.wasNull() ? null : end, rs.getString(11)));
+                            rs.getInt(5), rs.getString(6), rs.getString(7), rs.getLong(8), rs.getLong(9), end,
+                            rs.getString(11)));
                 }
             }
             List<ChaosChecks.Effect> effects = new ArrayList<>();

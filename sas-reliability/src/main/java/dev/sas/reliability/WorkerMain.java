@@ -90,6 +90,10 @@ public final class WorkerMain {
         hc.setMaximumPoolSize(12);
         hc.setConnectionTimeout(5_000);
         hc.setInitializationFailTimeout(-1); // start even while the database restarts
+        // set, not detected: HikariCP detects the default isolation once, and if that first connection
+        // dies during the detection (backends terminated, database restarting) it keeps -1 and can
+        // never open a connection again (seen in the reduced run: a worker whose ledger was dead)
+        hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         if (db == ChaosDb.POSTGRES) {
             hc.addDataSourceProperty("ApplicationName", appName);
         }
