@@ -244,7 +244,7 @@ public final class ChaosSettings {
 
     /** True for a poison task whose input overflows the stack (the others are not a number): half of them. */
     boolean deepPoison(int index) {
-        return (index / poisonEvery / 2) % 2 == 0;
+        return poisonEvery > 0 && (index / poisonEvery / 2) % 2 == 0;
     }
 
     /** True for a poison task that the operator resubmits once it is in ERROR (every other one). */
