@@ -8,8 +8,11 @@ import java.util.List;
  *
  * <p>Options: {@code --db postgres|mariadb} (URL from SAS_TEST_POSTGRES_URL / SAS_TEST_MARIADB_URL or the
  * local default) or {@code --url}, {@code --tasks}, {@code --workers}, {@code --kills}, {@code --kill-every-ms},
- * {@code --fail-every}, {@code --restart-db} (PostgreSQL, via {@code pg_ctlcluster --skip-systemctl-redirect
- * <--pg-cluster, default "15 main"> restart}), {@code --terminate-backends}, {@code --latency-ms a-b},
+ * {@code --fail-every}, {@code --poison-every}, {@code --cancel-every}, {@code --cancel-within-ms},
+ * {@code --skew 300s} (worker 0 +300 s, worker 1 -300 s) or {@code --clock-offsets PT1S,-PT1S},
+ * {@code --stall-slack-ms}, {@code --restart-db} (PostgreSQL via {@code pg_ctlcluster
+ * --skip-systemctl-redirect <--pg-cluster, default "15 main"> restart}, MariaDB via
+ * {@code service mariadb restart}, or {@code --restart-cmd}), {@code --terminate-backends}, {@code --latency-ms a-b},
  * {@code --slow-per-mille}, {@code --complete-within-ms}, {@code --supervisor-interval-ms},
  * {@code --poll-interval-ms}, {@code --timeout-s}, {@code --log-dir}, {@code --keep-tables}.
  * Exits 0 when every invariant holds, 1 when one broke, 2 on a usage error.
@@ -17,6 +20,14 @@ import java.util.List;
 public final class ChaosMain {
 
     private ChaosMain() {
+    }
+
+    private static void print(String title, List<String> lines) {
+        if (!lines.isEmpty()) {
+            System.out.println();
+            System.out.println(title);
+            lines.forEach(System.out::println);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -67,6 +78,8 @@ public final class ChaosMain {
                 System.out.println("Task with the longest stall:");
                 System.out.print(report.longestStall);
             }
+            print("Overlapping executions (first 10):", report.overlapExamples);
+            print("Longest waits past the stall bound (worst 10):", report.worstStalls);
             List<String> evidence = report.evidence;
             if (!evidence.isEmpty()) {
                 System.out.println();
@@ -74,8 +87,8 @@ public final class ChaosMain {
                 evidence.forEach(System.out::println);
             }
         }
-        if (s.restartDb && !ChaosRun.waitPgReady(60_000)) {
-            System.err.println("PostgreSQL is NOT accepting connections after the run");
+        if (s.restartDb && !ChaosRun.waitDbReady(s.url, 60_000)) {
+            System.err.println("the database is NOT accepting connections after the run");
         }
         System.exit(report.violations().isEmpty() ? 0 : 1);
     }

@@ -4,7 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** What a chaos run found, and which invariants it broke. Filled in by {@link ChaosRun#verify()}. */
+/**
+ * What a chaos run found, and which invariants it broke. Filled in by {@link ChaosRun#verify()}
+ * and {@link ChaosChecks}. Not thread-safe.
+ */
 public final class ChaosReport {
     public String database;
     public String settings;
@@ -15,20 +18,47 @@ public final class ChaosReport {
     public int terminal;
     public int processed;
     public int compensated;
+    public int cancelled;
+    public int errors;
     public int otherTerminal;
     public int lost;
     public int notTerminal;
+    /** Tasks that ended ERROR, COMPENSATED, COMPENSATION_FAILED or CANCELLED without the injected fault that allows it. */
+    public int falseFailures;
+    /** Tasks that ended in another state than their fault allows (not a failure state), or poison parked without its reason. */
     public int unexpectedOutcome;
     public int expectedFailures;
+    public int poisonTasks;
+    public int poisonParked;
+    public int cancelTasks;
+    public int cancelsSent;
+    public int cancelsAccepted;
+    /** Accepted cancels whose task still ended PROCESSED (its last step was running). */
+    public int cancelTooLate;
+    public int resubmitsSent;
+    /** Resubmitted tasks that did not run again (ERROR events != RESUBMITTED events + 1). */
+    public int resubmitsNotRerun;
+    /** Ledger executions (calls served). */
+    public int executions;
+    /** Effect rows (applications). */
     public int effects;
-    public long rawCalls;
+    public int duplicateCalls;
+    public int lateRefused;
+    /** Idempotency keys whose effect was applied more than once. */
     public int keysAppliedTwice;
     public int stepsWithTwoKeys;
+    /** Pairs of executions of one (task, step, kind) that were active at the same time. */
+    public int overlaps;
+    public final List<String> overlapExamples = new ArrayList<>();
+    public long stallBoundMs;
+    public int stallViolations;
+    public long maxWaitMs;
+    public String maxWaitTask;
+    /** The executions that waited longest past the stall bound, worst first. */
+    public final List<String> worstStalls = new ArrayList<>();
     public int effectMismatches;
     public int orphanEffects;
     public int tasksWithCompensation;
-    public int compensationEffects;
-    public boolean compensationsMatchFailedTasks;
     public int killsDone;
     public int killsWithWorkInFlight;
     public int pausesDone;
@@ -67,12 +97,22 @@ public final class ChaosReport {
         if (terminal != total) {
             v.add("only " + terminal + " of " + total + " tasks terminal");
         }
+        if (falseFailures > 0) {
+            v.add(falseFailures + " false failures (ERROR, COMPENSATED, COMPENSATION_FAILED or CANCELLED without an"
+                    + " injected fault)");
+        }
         if (unexpectedOutcome > 0) {
-            v.add(unexpectedOutcome + " tasks ended other than expected (PROCESSED, or COMPENSATED if declined)");
+            v.add(unexpectedOutcome + " tasks ended other than their fault allows");
         }
         if (keysAppliedTwice > 0 || stepsWithTwoKeys > 0) {
             v.add("effects applied twice: " + keysAppliedTwice + " keys applied more than once, " + stepsWithTwoKeys
                     + " (task, step) with more than one idempotency key");
+        }
+        if (overlaps > 0) {
+            v.add(overlaps + " overlapping executions of one step");
+        }
+        if (stallViolations > 0) {
+            v.add(stallViolations + " executions waited past the stall bound (" + stallBoundMs + " ms)");
         }
         if (effectMismatches > 0) {
             v.add(effectMismatches + " tasks whose ledger effects do not match their final state");
@@ -80,12 +120,11 @@ public final class ChaosReport {
         if (orphanEffects > 0) {
             v.add(orphanEffects + " ledger effects of unknown tasks");
         }
-        if (rawCalls < effects) {
-            v.add("raw calls " + rawCalls + " < effects " + effects);
+        if (resubmitsNotRerun > 0) {
+            v.add(resubmitsNotRerun + " resubmitted tasks that did not run again");
         }
-        if (!compensationsMatchFailedTasks || tasksWithCompensation != expectedFailures) {
-            v.add("compensated tasks " + tasksWithCompensation + " vs permanently failing " + expectedFailures
-                    + " (match=" + compensationsMatchFailedTasks + ")");
+        if (selfExits > 0) {
+            v.add(selfExits + " worker JVMs died on their own");
         }
         return v;
     }
@@ -100,18 +139,27 @@ public final class ChaosReport {
         sb.append("| metric | value |\n|---|---|\n");
         row(sb, "database", database);
         row(sb, "tasks terminal / total", terminal + " / " + total + " (" + pct(terminal, total) + ")");
-        row(sb, "ended PROCESSED / COMPENSATED / other", processed + " / " + compensated + " / " + otherTerminal);
+        row(sb, "ended PROCESSED / COMPENSATED / CANCELLED / ERROR / other", processed + " / " + compensated + " / "
+                + cancelled + " / " + errors + " / " + otherTerminal);
         row(sb, "lost (submitted, no task row)", lost);
         row(sb, "not terminal at the end", notTerminal);
-        row(sb, "ended other than expected", unexpectedOutcome);
-        row(sb, "effects applied twice", (keysAppliedTwice + stepsWithTwoKeys) + " (keys applied >1: " + keysAppliedTwice
-                + ", (task,step,kind) with >1 key: " + stepsWithTwoKeys + ")");
-        row(sb, "effects (distinct keys applied)", effects);
-        row(sb, "raw ledger calls (>= effects)", rawCalls + " (" + (rawCalls - effects) + " repeated calls deduplicated)");
+        row(sb, "false failures (failed without an injected fault)", falseFailures);
+        row(sb, "ended other than their fault allows", unexpectedOutcome);
+        row(sb, "declined tasks (must compensate)", expectedFailures);
+        row(sb, "poison inputs parked in ERROR with the decoding error / poison tasks", poisonParked + " / "
+                + poisonTasks);
+        row(sb, "cancels sent / accepted / accepted but the last step finished first", cancelsSent + " / "
+                + cancelsAccepted + " / " + cancelTooLate + " (of " + cancelTasks + " tasks to cancel)");
+        row(sb, "resubmits sent / resubmitted tasks that did not run again", resubmitsSent + " / " + resubmitsNotRerun);
+        row(sb, "effects applied twice", (keysAppliedTwice + stepsWithTwoKeys) + " (keys applied >1: "
+                + keysAppliedTwice + ", (task,step,kind) with >1 key: " + stepsWithTwoKeys + ")");
+        row(sb, "overlapping executions of one step", overlaps);
+        row(sb, "stall bound violations (bound " + stallBoundMs + " ms)", stallViolations);
+        row(sb, "longest wait past due", maxWaitMs + " ms (" + maxWaitTask + ")");
+        row(sb, "ledger executions / effects applied", executions + " / " + effects + " (" + duplicateCalls
+                + " repeated calls deduplicated, " + lateRefused + " refused as past their deadline)");
         row(sb, "tasks whose effects do not match their state", effectMismatches);
-        row(sb, "tasks compensated / permanently failing", tasksWithCompensation + " / " + expectedFailures
-                + (compensationsMatchFailedTasks ? " (every compensation matches a failed task)" : " (MISMATCH)"));
-        row(sb, "compensation effects", compensationEffects);
+        row(sb, "tasks with a compensation effect", tasksWithCompensation);
         row(sb, "worker SIGKILLs (with work in flight)", killsDone + " (" + killsWithWorkInFlight + ")");
         row(sb, "worker SIGSTOP/SIGCONT freezes", pausesDone);
         row(sb, "workers that died on their own (restarted)", selfExits);

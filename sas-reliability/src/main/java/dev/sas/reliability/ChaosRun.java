@@ -4,6 +4,8 @@ import dev.sas.core.SasRuntime;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
 import java.io.IOException;
@@ -21,8 +23,13 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -53,11 +60,24 @@ public final class ChaosRun implements AutoCloseable {
     private final AtomicInteger killsWithWork = new AtomicInteger();
     private final AtomicInteger pausesDone = new AtomicInteger();
     private final AtomicInteger selfExits = new AtomicInteger();
+    /** Cancels scheduled but not yet sent. */
+    private final AtomicInteger pendingCancels = new AtomicInteger();
+    /** Poison tasks to resubmit once they are in ERROR; removed when resubmitted. */
+    private final Set<TaskId> toResubmit = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService operator = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "chaos-operator");
+        t.setDaemon(true);
+        return t;
+    });
     private final Thread shutdownHook;
     private volatile boolean chaosDone;
     private volatile boolean submitted;
     private volatile boolean closing;
     private volatile String dbDisruption = "none";
+    /** When the database was restarted, on the database clock; null if it was not. */
+    private volatile ChaosChecks.Outage outage;
+    /** The database clock minus this process's clock, measured at start. */
+    private long dbOffsetMs;
     private int submitFailures;
     private Thread chaosThread;
     private JdbcStateStore store;
@@ -107,7 +127,9 @@ public final class ChaosRun implements AutoCloseable {
             for (String ddl : db.ddl(prefix)) {
                 st.execute(ddl);
             }
+            dbOffsetMs = measureDbOffset(st);
         }
+        log("database clock - coordinator clock = " + dbOffsetMs + " ms (corrects submission times for the stall check)");
         workflow = ChaosWorkflow.create(null, null, s);
         sas = SasRuntime.builder().stateStore(store).workflow(workflow).schedulerEnabled(false).supervisorEnabled(false)
                 .instanceId(appPrefix + "coordinator").build();
@@ -115,6 +137,26 @@ public final class ChaosRun implements AutoCloseable {
         for (int i = 0; i < slots.length; i++) {
             startWorker(i);
         }
+    }
+
+    /** The database clock minus this process's, from the quickest of five round trips. */
+    private long measureDbOffset(Statement st) throws SQLException {
+        long best = Long.MAX_VALUE;
+        long offset = 0;
+        for (int i = 0; i < 5; i++) {
+            long before = System.currentTimeMillis();
+            long dbNow;
+            try (ResultSet rs = st.executeQuery("SELECT " + db.nowMillis())) {
+                rs.next();
+                dbNow = rs.getLong(1);
+            }
+            long after = System.currentTimeMillis();
+            if (after - before < best) {
+                best = after - before;
+                offset = dbNow - (before + after) / 2;
+            }
+        }
+        return offset;
     }
 
     private synchronized void startWorker(int slot) throws IOException {
@@ -130,7 +172,8 @@ public final class ChaosRun implements AutoCloseable {
                 "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", cp, WorkerMain.class.getName(),
                 "--prefix", prefix, "--slot", String.valueOf(slot), "--incarnation", String.valueOf(inc),
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid()), "--app-name", appPrefix + "w" + slot,
-                "--url", s.url, "--fail-every", String.valueOf(s.failEvery), "--skew-ms", String.valueOf(s.skewMs),
+                "--clock-offset", s.clockOffset(slot).toString(),
+                "--url", s.url, "--fail-every", String.valueOf(s.failEvery),
                 "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
                 "--slow-per-mille", String.valueOf(s.slowPerMille),
                 "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
@@ -172,10 +215,12 @@ public final class ChaosRun implements AutoCloseable {
                     if (wait > 0) {
                         pause(wait);
                     }
+                    Fault fault = s.fault(i);
+                    String input = ChaosInput.of(i, fault, s.deepPoison(i));
                     TaskId id = null;
                     for (int attempt = 1; id == null; attempt++) {
                         try {
-                            id = sas.client().submit(workflow, "t-" + i, String.valueOf(i)).id();
+                            id = sas.client().submit(workflow, "t-" + i, input).id();
                         } catch (StateStoreException e) {
                             if (attempt >= 40) {
                                 failures.incrementAndGet();
@@ -187,6 +232,11 @@ public final class ChaosRun implements AutoCloseable {
                     }
                     if (id != null) {
                         ids.add(id);
+                        if (fault == Fault.CANCEL) {
+                            scheduleCancel(id);
+                        } else if (s.resubmitted(i)) {
+                            toResubmit.add(id);
+                        }
                     }
                 }
             }, "chaos-submit-" + t);
@@ -201,8 +251,68 @@ public final class ChaosRun implements AutoCloseable {
         log("submitted " + ids.size() + " tasks in " + (System.currentTimeMillis() - t0) + " ms");
     }
 
+    /** Cancels {@code id} at a random moment within {@link ChaosSettings#cancelWithin}, and records the answer. */
+    private void scheduleCancel(TaskId id) {
+        pendingCancels.incrementAndGet();
+        long delay = ThreadLocalRandom.current().nextLong(s.cancelWithin.toMillis() + 1);
+        operator.schedule(() -> {
+            try {
+                for (int attempt = 1; ; attempt++) {
+                    try {
+                        boolean accepted = sas.client().cancel(id);
+                        record(id, "cancel", accepted);
+                        return;
+                    } catch (StateStoreException e) {
+                        if (attempt >= 40 || closing) {
+                            log("cancel of task " + id + " failed for good: " + e);
+                            return;
+                        }
+                        pause(250);
+                    }
+                }
+            } finally {
+                pendingCancels.decrementAndGet();
+            }
+        }, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /** Resubmits, once each, the poison tasks picked for it as soon as they are in ERROR. */
+    private void resubmitErrors() {
+        for (TaskId id : toResubmit) {
+            try {
+                Optional<TaskInfo> info = sas.client().find(id);
+                if (info.isPresent() && info.get().status() == TaskStatus.ERROR) {
+                    sas.client().resubmit(id);
+                    toResubmit.remove(id);
+                    record(id, "resubmit", true);
+                }
+            } catch (RuntimeException e) {
+                // the database is restarting, or the task moved on: try again on the next round
+            }
+        }
+    }
+
+    /** Records an operator action, stamped with the database clock (retried while the database is down). */
+    private void record(TaskId id, String action, boolean result) {
+        String sql = "INSERT INTO " + prefix + "chaos_action (task_id, action, result, at) VALUES (?, ?, ?, "
+                + db.nowMillis() + ")";
+        for (int attempt = 1; attempt <= 40 && !closing; attempt++) {
+            try (Connection c = DriverManager.getConnection(s.url); PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, id.value());
+                ps.setString(2, action);
+                ps.setInt(3, result ? 1 : 0);
+                ps.executeUpdate();
+                return;
+            } catch (SQLException e) {
+                pause(250);
+            }
+        }
+        log("could not record " + action + " of task " + id);
+    }
+
     /** Starts killing workers in the background; {@link #chaosDone()} tells when it is over. */
     public void startChaos() {
+        operator.scheduleWithFixedDelay(this::resubmitErrors, 200, 200, TimeUnit.MILLISECONDS);
         chaosThread = new Thread(this::chaos, "chaos-monkey");
         chaosThread.setDaemon(true);
         chaosThread.start();
@@ -320,21 +430,17 @@ public final class ChaosRun implements AutoCloseable {
 
     private void disruptDatabase() throws IOException, InterruptedException {
         if (s.restartDb) {
-            if (db != ChaosDb.POSTGRES) {
-                throw new IllegalStateException("--restart-db is for PostgreSQL only");
-            }
-            List<String> cmd = new ArrayList<>(List.of("pg_ctlcluster", "--skip-systemctl-redirect"));
-            cmd.addAll(List.of(s.pgCluster.split(" ")));
-            cmd.add("restart");
+            List<String> cmd = s.restartCommand();
             long t0 = System.currentTimeMillis();
-            log("restarting PostgreSQL: " + String.join(" ", cmd));
+            log("restarting " + db + ": " + String.join(" ", cmd));
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logDir.resolve("pg-restart.log").toFile())).start();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logDir.resolve("db-restart.log").toFile())).start();
             int rc = p.waitFor();
-            boolean up = waitPgReady(60_000);
-            long ms = System.currentTimeMillis() - t0;
-            dbDisruption = "PostgreSQL restarted (pg_ctlcluster exit " + rc + ", accepting again after " + ms + " ms"
-                    + (up ? ")" : ", NOT READY)");
+            boolean up = waitDbReady(s.url, 60_000);
+            long t1 = System.currentTimeMillis();
+            outage = new ChaosChecks.Outage(t0 + dbOffsetMs, t1 + dbOffsetMs);
+            dbDisruption = db + " restarted (" + String.join(" ", cmd) + " exit " + rc + ", accepting again after "
+                    + (t1 - t0) + " ms" + (up ? ")" : ", NOT READY)");
             log(dbDisruption);
         } else if (s.terminateBackends && db == ChaosDb.POSTGRES) {
             String sql = "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE left(application_name, "
@@ -349,15 +455,17 @@ public final class ChaosRun implements AutoCloseable {
         }
     }
 
-    /** Waits for pg_isready; true when PostgreSQL accepts connections again. */
-    static boolean waitPgReady(long timeoutMs) throws IOException, InterruptedException {
+    /** Waits until the database at {@code url} accepts a connection and a query; true when it does. */
+    static boolean waitDbReady(String url, long timeoutMs) throws InterruptedException {
         long end = System.currentTimeMillis() + timeoutMs;
+        DriverManager.setLoginTimeout(5);
         while (System.currentTimeMillis() < end) {
-            Process p = new ProcessBuilder("pg_isready", "-h", "127.0.0.1", "-p", "5432", "-q").start();
-            if (p.waitFor() == 0) {
+            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+                st.execute("SELECT 1");
                 return true;
+            } catch (SQLException e) {
+                Thread.sleep(250);
             }
-            Thread.sleep(250);
         }
         return false;
     }
@@ -375,15 +483,19 @@ public final class ChaosRun implements AutoCloseable {
         }
     }
 
-    /** True when the chaos is over and every submitted task is terminal. */
+    /**
+     * True when the chaos is over, every cancel was sent, every poison task picked for a resubmit
+     * was resubmitted, and every submitted task is terminal.
+     */
     public boolean finished() {
-        return chaosDone && submitted && nonTerminal() == 0;
+        return chaosDone && submitted && pendingCancels.get() == 0 && toResubmit.isEmpty() && nonTerminal() == 0;
     }
 
     /** One line of progress. */
     public String progress() {
         return nonTerminal() + " of " + ids.size() + " submitted tasks not terminal, kills " + killsDone.get() + "/"
-                + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses;
+                + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses + ", cancels pending " + pendingCancels.get()
+                + ", resubmits pending " + toResubmit.size();
     }
 
     /**
@@ -439,54 +551,42 @@ public final class ChaosRun implements AutoCloseable {
         r.submitted = ids.size();
         r.submitFailures = submitFailures;
         r.expectedFailures = s.expectedFailures();
+        r.poisonTasks = s.count(Fault.POISON);
+        r.cancelTasks = s.count(Fault.CANCEL);
         r.killsDone = killsDone.get();
         r.killsWithWorkInFlight = killsWithWork.get();
         r.pausesDone = pausesDone.get();
         r.selfExits = selfExits.get();
         r.workerProcesses = started.size();
         r.dbDisruption = dbDisruption;
-        Map<String, Integer> indexOf = new HashMap<>();
-        Set<String> failing = new HashSet<>();
-        Set<String> suspects = new HashSet<>();
         try (Connection c = DriverManager.getConnection(s.url)) {
-            // tasks
-            Map<String, String> state = new HashMap<>();
+            Map<String, int[]> eventCounts = new HashMap<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT task_id, type, COUNT(*) FROM "
+                    + prefix + "event WHERE type IN ('ERROR', 'RESUBMITTED') GROUP BY task_id, type")) {
+                while (rs.next()) {
+                    eventCounts.computeIfAbsent(rs.getString(1), x -> new int[2])[rs.getString(2).equals("ERROR") ? 0
+                            : 1] = rs.getInt(3);
+                }
+            }
+            Map<String, ChaosChecks.Task> tasks = new HashMap<>();
             List<Long> durations = new ArrayList<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                    "SELECT task_id, business_key, state, created_at, updated_at FROM " + prefix + "task")) {
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT task_id, business_key,"
+                    + " state, created_at, updated_at, last_error FROM " + prefix + "task")) {
                 while (rs.next()) {
                     String id = rs.getString(1);
-                    int index = Integer.parseInt(rs.getString(2).substring(2));
-                    indexOf.put(id, index);
-                    state.put(id, rs.getString(3));
+                    int[] n = eventCounts.getOrDefault(id, new int[2]);
+                    tasks.put(id, new ChaosChecks.Task(id, Integer.parseInt(rs.getString(2).substring(2)),
+                            rs.getString(3), rs.getLong(4) + dbOffsetMs, rs.getString(6), n[0], n[1]));
                     durations.add(rs.getLong(5) - rs.getLong(4));
                 }
             }
+            Set<String> lost = new HashSet<>();
             for (TaskId id : ids) {
-                String st = state.get(id.value());
-                if (st == null) {
+                if (tasks.containsKey(id.value())) {
+                    r.rowsFound++;
+                } else {
                     r.lost++;
-                    suspects.add(id.value());
-                    continue;
-                }
-                r.rowsFound++;
-                int index = indexOf.get(id.value());
-                boolean fails = ChaosSettings.failsForGood(index, s.failEvery);
-                if (fails) {
-                    failing.add(id.value());
-                }
-                switch (st) {
-                    case "PENDING", "PROCESSING", "COMPENSATING" -> r.notTerminal++;
-                    case "PROCESSED" -> r.processed++;
-                    case "COMPENSATED" -> r.compensated++;
-                    default -> r.otherTerminal++;
-                }
-                if (!st.equals("PENDING") && !st.equals("PROCESSING") && !st.equals("COMPENSATING")) {
-                    r.terminal++;
-                }
-                if (!st.equals(fails ? "COMPENSATED" : "PROCESSED")) {
-                    r.unexpectedOutcome++;
-                    suspects.add(id.value());
+                    lost.add(id.value());
                 }
             }
             Collections.sort(durations);
@@ -495,68 +595,37 @@ public final class ChaosRun implements AutoCloseable {
                 r.p99CreatedToFinalMs = durations.get(Math.min(durations.size() - 1, (int) (durations.size() * 0.99)));
                 r.maxCreatedToFinalMs = durations.get(durations.size() - 1);
             }
-            // ledger: calls and applications
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                    "SELECT COUNT(*), COALESCE(SUM(calls), 0) FROM " + prefix + "ledger")) {
-                rs.next();
-                r.effects = rs.getInt(1);
-                r.rawCalls = rs.getLong(2);
-            }
-            Map<String, Integer> applications = new HashMap<>();
-            Map<String, Set<String>> keysPerStep = new HashMap<>();
-            Map<String, Set<String>> effectsOfTask = new HashMap<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                    "SELECT idem_key, task_id, step, kind FROM " + prefix + "ledger_apply")) {
+            List<ChaosChecks.Exec> execs = new ArrayList<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT id, task_id, step, kind,"
+                    + " attempt, node, idem_key, started_at, window_ms, ended_at, outcome FROM " + prefix + "ledger_exec")) {
                 while (rs.next()) {
-                    String key = rs.getString(1);
-                    String task = rs.getString(2);
-                    String what = rs.getString(4) + ":" + rs.getString(3);
-                    applications.merge(key, 1, Integer::sum);
-                    keysPerStep.computeIfAbsent(task + "|" + what, x -> new HashSet<>()).add(key);
-                    effectsOfTask.computeIfAbsent(task, x -> new HashSet<>()).add(what);
-                    if (applications.get(key) > 1) {
-                        suspects.add(task);
-                    }
+                    long ended = rs.getLong(10);
+                    Long end = rs.wasNull() ? null : ended;
+                    execs.add(new ChaosChecks.Exec(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getInt(5), rs.getString(6), rs.getString(7), rs.getLong(8), rs.getLong(9), end,
+                            rs.getString(11)));
                 }
             }
-            r.keysAppliedTwice = (int) applications.values().stream().filter(n -> n > 1).count();
-            for (Map.Entry<String, Set<String>> e : keysPerStep.entrySet()) {
-                if (e.getValue().size() > 1) {
-                    r.stepsWithTwoKeys++;
-                    suspects.add(e.getKey().substring(0, e.getKey().indexOf('|')));
+            List<ChaosChecks.Effect> effects = new ArrayList<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT exec_id, idem_key, task_id, step, kind FROM " + prefix + "ledger_effect")) {
+                while (rs.next()) {
+                    effects.add(new ChaosChecks.Effect(rs.getLong(1), rs.getString(2), rs.getString(3),
+                            rs.getString(4), rs.getString(5)));
                 }
             }
-            Set<String> forwardAll = Set.of("forward:reserve", "forward:debit", "forward:settle");
-            Set<String> compensatedShape = Set.of("forward:reserve", "forward:debit", "compensate:reserve",
-                    "compensate:debit");
-            Set<String> withCompensation = new HashSet<>();
-            for (Map.Entry<String, Set<String>> e : effectsOfTask.entrySet()) {
-                if (!state.containsKey(e.getKey())) {
-                    r.orphanEffects++;
-                    continue;
-                }
-                for (String what : e.getValue()) {
-                    if (what.startsWith("compensate:")) {
-                        r.compensationEffects++;
-                        withCompensation.add(e.getKey());
-                    }
+            List<ChaosChecks.Action> actions = new ArrayList<>();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT task_id, action, result, at FROM " + prefix + "chaos_action")) {
+                while (rs.next()) {
+                    actions.add(new ChaosChecks.Action(rs.getString(1), rs.getString(2), rs.getInt(3) == 1,
+                            rs.getLong(4)));
                 }
             }
-            for (String id : state.keySet()) {
-                String st = state.get(id);
-                Set<String> eff = effectsOfTask.getOrDefault(id, Set.of());
-                boolean ok = switch (st) {
-                    case "PROCESSED" -> eff.equals(forwardAll);
-                    case "COMPENSATED" -> eff.equals(compensatedShape);
-                    default -> false;
-                };
-                if (!ok) {
-                    r.effectMismatches++;
-                    suspects.add(id);
-                }
-            }
-            r.tasksWithCompensation = withCompensation.size();
-            r.compensationsMatchFailedTasks = withCompensation.equals(failing);
+            ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions, outage);
+            checks.check(r);
+            Set<String> suspects = new TreeSet<>(checks.suspects);
+            suspects.addAll(lost);
             // worker metrics and events
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
                     "SELECT COALESCE(SUM(timeouts_recovered), 0), COALESCE(SUM(stale_rejected), 0),"
@@ -569,37 +638,9 @@ public final class ChaosRun implements AutoCloseable {
                 r.retries = rs.getLong(4);
                 r.storeFailures = rs.getLong(5);
             }
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                    "SELECT task_id, type, at FROM " + prefix + "event ORDER BY task_id, id")) {
-                String prevTask = null;
-                String prevType = null;
-                long prevAt = 0;
-                while (rs.next()) {
-                    String task = rs.getString(1);
-                    String type = rs.getString(2);
-                    long at = rs.getLong(3);
-                    if (type.equals("STEP_TIMED_OUT")) {
-                        r.takeoverEvents++;
-                    }
-                    if (task.equals(prevTask)) {
-                        long gap = at - prevAt;
-                        if (gap > r.maxEventGapMs) {
-                            r.maxEventGapMs = gap;
-                            r.maxEventGapTask = task;
-                        }
-                        if (!"RECEIVED".equals(prevType) && gap > r.maxStallAfterStartMs) {
-                            r.maxStallAfterStartMs = gap;
-                            r.maxStallTask = task;
-                        }
-                    }
-                    prevTask = task;
-                    prevType = type;
-                    prevAt = at;
-                }
-            }
+            eventGaps(c, r);
             if (r.maxStallTask != null) {
-                r.longestStall = describe(c, r.maxStallTask, state.get(r.maxStallTask),
-                        effectsOfTask.get(r.maxStallTask));
+                r.longestStall = describe(c, r.maxStallTask, tasks.get(r.maxStallTask));
             }
             // evidence for whatever broke an invariant
             int shown = 0;
@@ -608,31 +649,70 @@ public final class ChaosRun implements AutoCloseable {
                     r.evidence.add("... and " + (suspects.size() - 10) + " more suspect tasks");
                     break;
                 }
-                r.evidence.add(describe(c, id, state.get(id), effectsOfTask.get(id)));
+                r.evidence.add(describe(c, id, tasks.get(id)));
             }
         }
         return r;
     }
 
-    private String describe(Connection c, String id, String state, Set<String> effects) throws SQLException {
-        StringBuilder sb = new StringBuilder("task " + id + " state " + state + " effects " + effects + "\n");
+    /** The longest gaps between consecutive events of one task (event times are the recording nodes' clocks). */
+    private void eventGaps(Connection c, ChaosReport r) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT task_id, type, at FROM " + prefix + "event ORDER BY task_id, id")) {
+            String prevTask = null;
+            String prevType = null;
+            long prevAt = 0;
+            while (rs.next()) {
+                String task = rs.getString(1);
+                String type = rs.getString(2);
+                long at = rs.getLong(3);
+                if (type.equals("STEP_TIMED_OUT")) {
+                    r.takeoverEvents++;
+                }
+                if (task.equals(prevTask)) {
+                    long gap = at - prevAt;
+                    if (gap > r.maxEventGapMs) {
+                        r.maxEventGapMs = gap;
+                        r.maxEventGapTask = task;
+                    }
+                    if (!"RECEIVED".equals(prevType) && gap > r.maxStallAfterStartMs) {
+                        r.maxStallAfterStartMs = gap;
+                        r.maxStallTask = task;
+                    }
+                }
+                prevTask = task;
+                prevType = type;
+                prevAt = at;
+            }
+        }
+    }
+
+    private String describe(Connection c, String id, ChaosChecks.Task task) throws SQLException {
+        StringBuilder sb = new StringBuilder("task " + id + (task == null ? " (no task row)" : " index " + task.index()
+                + " fault " + s.fault(task.index()) + " state " + task.state() + " submitted at " + task.createdAt()
+                + " (database clock)") + "\n");
         try {
             for (TaskEvent e : sas.client().events(TaskId.of(id))) {
+                String m = e.message() == null ? null
+                        : e.message().length() > 300 ? e.message().substring(0, 300) + "..." : e.message();
                 sb.append("  event ").append(e.at()).append(' ').append(e.type()).append(" step ")
-                        .append(e.stepName()).append(" attempt ").append(e.attempt()).append(": ")
-                        .append(e.message()).append('\n');
+                        .append(e.stepName()).append(" attempt ").append(e.attempt()).append(": ").append(m)
+                        .append('\n');
             }
         } catch (RuntimeException e) {
             sb.append("  (events unavailable: ").append(e).append(")\n");
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT a.idem_key, a.worker, a.at, l.calls FROM " + prefix
-                + "ledger_apply a JOIN " + prefix + "ledger l ON l.idem_key = a.idem_key WHERE a.task_id = ?"
-                + " ORDER BY a.id")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT x.kind, x.step, x.attempt, x.node, x.started_at,"
+                + " x.window_ms, x.ended_at, x.outcome, (SELECT COUNT(*) FROM " + prefix + "ledger_effect f"
+                + " WHERE f.exec_id = x.id) FROM " + prefix + "ledger_exec x WHERE x.task_id = ? ORDER BY x.started_at")) {
             ps.setString(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    sb.append("  ledger applied ").append(rs.getString(1)).append(" by ").append(rs.getString(2))
-                            .append(" at ").append(rs.getLong(3)).append(", calls ").append(rs.getInt(4)).append('\n');
+                    sb.append("  ledger ").append(rs.getString(1)).append(':').append(rs.getString(2))
+                            .append(" attempt ").append(rs.getInt(3)).append(" on ").append(rs.getString(4))
+                            .append(" [").append(rs.getLong(5)).append(", ").append(rs.getObject(7))
+                            .append("] window ").append(rs.getLong(6)).append(" ms: ").append(rs.getString(8))
+                            .append(rs.getInt(9) > 0 ? " (effect applied)" : "").append('\n');
                 }
             }
         }
@@ -674,6 +754,7 @@ public final class ChaosRun implements AutoCloseable {
     @Override
     public void close() {
         killAll();
+        operator.shutdownNow();
         if (chaosThread != null) {
             chaosThread.interrupt();
         }

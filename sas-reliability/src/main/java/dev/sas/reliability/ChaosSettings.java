@@ -24,13 +24,26 @@ public final class ChaosSettings {
     int kills = 10;
     /** Workers frozen (SIGSTOP) past their deadlines and then resumed (SIGCONT): zombie nodes. */
     int pauses = 2;
-    /** Worker 0's clock runs this many ms behind the others' (0 = no skew). */
-    long skewMs = 1_000;
+    /**
+     * Offset of each worker slot's clock from the system clock ({@code Clock.offset}); slots past
+     * the end run unskewed. {@code --skew 300s} sets {@code [+300 s, -300 s]}.
+     */
+    List<Duration> clockOffsets = List.of();
     /** Spread the submissions over this many ms (like live traffic); -1 = over the chaos window. */
     long submitOverMs = -1;
     Duration killEvery = Duration.ofSeconds(4);
     /** Every n-th task (index % n == n / 2) is declined for good at step 3 and compensated: 20 = 5 %. */
     int failEvery = 20;
+    /** Every n-th task (index % n == n / 4, unless declined) has an input that cannot be decoded; 0 = none. */
+    int poisonEvery = 100;
+    /** Every n-th task (index % n == n / 8, unless declined or poison) is cancelled once; 0 = none. */
+    int cancelEvery = 25;
+    /** A cancel is sent at a random moment up to this long after the task's submission. */
+    Duration cancelWithin = Duration.ofMillis(500);
+    /** Added to the stall bound (CPU starvation on a loaded CI machine); 0 in full runs. */
+    Duration stallSlack = Duration.ZERO;
+    /** The database restart command; null = the default for the database (see {@link #restartCommand()}). */
+    String restartCommand;
     /** Restart PostgreSQL once (pg_ctlcluster), half-way through the kills. Never in tests. */
     boolean restartDb;
     /** Terminate every backend of this run's application_name once (PostgreSQL only; safe in tests). */
@@ -73,9 +86,72 @@ public final class ChaosSettings {
         return this;
     }
 
-    public ChaosSettings skewMs(long skewMs) {
-        this.skewMs = skewMs;
+    /** One worker's clock {@code skew} ahead of the system clock, one {@code skew} behind; the others unskewed. */
+    public ChaosSettings skew(Duration skew) {
+        this.clockOffsets = skew.isZero() ? List.of() : List.of(skew, skew.negated());
         return this;
+    }
+
+    /** Clock offset of each worker slot, from slot 0; slots past the end run unskewed. */
+    public ChaosSettings clockOffsets(List<Duration> clockOffsets) {
+        this.clockOffsets = List.copyOf(clockOffsets);
+        return this;
+    }
+
+    /** The clock offset of worker {@code slot}. */
+    Duration clockOffset(int slot) {
+        return slot < clockOffsets.size() ? clockOffsets.get(slot) : Duration.ZERO;
+    }
+
+    public ChaosSettings poisonEvery(int poisonEvery) {
+        this.poisonEvery = poisonEvery;
+        return this;
+    }
+
+    public ChaosSettings cancelEvery(int cancelEvery) {
+        this.cancelEvery = cancelEvery;
+        return this;
+    }
+
+    public ChaosSettings cancelWithin(Duration cancelWithin) {
+        this.cancelWithin = cancelWithin;
+        return this;
+    }
+
+    public ChaosSettings stallSlack(Duration stallSlack) {
+        this.stallSlack = stallSlack;
+        return this;
+    }
+
+    /**
+     * The longest a step may wait past its due time: its deadline plus two supervisor intervals
+     * (plus {@link #stallSlack}); a database outage overlapping the wait is added by the check.
+     */
+    long stallBoundMs() {
+        return completeWithin.toMillis() + 2 * supervisorInterval.toMillis() + stallSlack.toMillis();
+    }
+
+    public ChaosSettings restartCommand(String restartCommand) {
+        this.restartCommand = restartCommand;
+        return this;
+    }
+
+    /**
+     * The command that restarts the database: {@code --restart-cmd}, or on PostgreSQL
+     * {@code pg_ctlcluster --skip-systemctl-redirect <pgCluster> restart}, on MariaDB
+     * {@code service mariadb restart}.
+     */
+    List<String> restartCommand() {
+        if (restartCommand != null) {
+            return List.of(restartCommand.trim().split("\\s+"));
+        }
+        if (db() == ChaosDb.POSTGRES) {
+            List<String> cmd = new ArrayList<>(List.of("pg_ctlcluster", "--skip-systemctl-redirect"));
+            cmd.addAll(List.of(pgCluster.trim().split("\\s+")));
+            cmd.add("restart");
+            return cmd;
+        }
+        return List.of("service", "mariadb", "restart");
     }
 
     public ChaosSettings submitOverMs(long submitOverMs) {
@@ -152,15 +228,44 @@ public final class ChaosSettings {
         return failEvery > 0 && index % failEvery == failEvery / 2;
     }
 
-    /** How many of the tasks fail for good. */
-    int expectedFailures() {
+    /** The fault injected into task {@code index} (from 0); at most one per task. */
+    Fault fault(int index) {
+        if (failsForGood(index, failEvery)) {
+            return Fault.DECLINED;
+        }
+        if (poisonEvery > 0 && index % poisonEvery == poisonEvery / 4) {
+            return Fault.POISON;
+        }
+        if (cancelEvery > 0 && index % cancelEvery == cancelEvery / 8) {
+            return Fault.CANCEL;
+        }
+        return Fault.NONE;
+    }
+
+    /** True for a poison task whose input overflows the stack (the others are not a number): half of them. */
+    boolean deepPoison(int index) {
+        return poisonEvery > 0 && (index / poisonEvery / 2) % 2 == 0;
+    }
+
+    /** True for a poison task that the operator resubmits once it is in ERROR (every other one). */
+    boolean resubmitted(int index) {
+        return fault(index) == Fault.POISON && (index / poisonEvery) % 2 == 0;
+    }
+
+    /** How many of the tasks get {@code fault}. */
+    int count(Fault f) {
         int n = 0;
         for (int i = 0; i < tasks; i++) {
-            if (failsForGood(i, failEvery)) {
+            if (fault(i) == f) {
                 n++;
             }
         }
         return n;
+    }
+
+    /** How many of the tasks fail for good. */
+    int expectedFailures() {
+        return count(Fault.DECLINED);
     }
 
     /** Parses {@code --name value} options; see {@link ChaosMain} for the list. */
@@ -189,7 +294,19 @@ public final class ChaosSettings {
                         case "--workers" -> s.workers = Integer.parseInt(v);
                         case "--kills" -> s.kills = Integer.parseInt(v);
                         case "--pauses" -> s.pauses = Integer.parseInt(v);
-                        case "--skew-ms" -> s.skewMs = Long.parseLong(v);
+                        case "--skew" -> s.skew(duration(v));
+                        case "--clock-offsets" -> {
+                            List<Duration> offsets = new ArrayList<>();
+                            for (String o : v.split(",")) {
+                                offsets.add(duration(o.trim()));
+                            }
+                            s.clockOffsets = List.copyOf(offsets);
+                        }
+                        case "--poison-every" -> s.poisonEvery = Integer.parseInt(v);
+                        case "--cancel-every" -> s.cancelEvery = Integer.parseInt(v);
+                        case "--cancel-within-ms" -> s.cancelWithin = Duration.ofMillis(Long.parseLong(v));
+                        case "--stall-slack-ms" -> s.stallSlack = Duration.ofMillis(Long.parseLong(v));
+                        case "--restart-cmd" -> s.restartCommand = v;
                         case "--submit-over-ms" -> s.submitOverMs = Long.parseLong(v);
                         case "--kill-every-ms" -> s.killEvery = Duration.ofMillis(Long.parseLong(v));
                         case "--fail-every" -> s.failEvery = Integer.parseInt(v);
@@ -213,7 +330,38 @@ public final class ChaosSettings {
         if (s.tasks < 1 || s.workers < 1 || s.kills < 0 || s.pauses < 0) {
             throw new IllegalArgumentException("--tasks and --workers must be positive, --kills not negative");
         }
+        if (s.failEvery < 0 || s.poisonEvery < 0 || s.cancelEvery < 0) {
+            throw new IllegalArgumentException("--fail-every, --poison-every and --cancel-every must not be negative"
+                    + " (0 turns the fault off)");
+        }
         return s;
+    }
+
+    /**
+     * A duration: ISO-8601 ({@code PT5M}, {@code -PT5M}) or a number with a unit ({@code 300s},
+     * {@code -300s}, {@code 1500ms}, {@code 5m}).
+     *
+     * @throws IllegalArgumentException if {@code v} is neither
+     */
+    static Duration duration(String v) {
+        String t = v.trim();
+        try {
+            if (t.toUpperCase(Locale.ROOT).matches("[+-]?P.*")) {
+                return Duration.parse(t);
+            }
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            if (t.endsWith("s")) {
+                return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            if (t.endsWith("m")) {
+                return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("not a duration: '" + v + "'; use PT5M, -PT5M, 300s or 1500ms", e);
+        }
+        throw new IllegalArgumentException("not a duration: '" + v + "'; use PT5M, -PT5M, 300s or 1500ms");
     }
 
     private static String env(String name, String fallback) {
@@ -224,10 +372,14 @@ public final class ChaosSettings {
     @Override
     public String toString() {
         return "tasks=" + tasks + " (submitted over " + submitWindowMs() + " ms), workers=" + workers + ", kills="
-                + kills + " (every ~" + killEvery.toMillis() + " ms +-50%), worker 0 clock skew=-" + skewMs
-                + " ms, pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery
-                + " (" + expectedFailures() + " tasks fail for good at step 3)"
-                + ", restartDb=" + restartDb + ", terminateBackends=" + terminateBackends + ", ledgerLatency="
+                + kills + " (every ~" + killEvery.toMillis() + " ms +-50%), worker clock offsets=" + clockOffsets
+                + ", pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery
+                + " (" + expectedFailures() + " tasks fail for good at step 3), poisonEvery=" + poisonEvery + " ("
+                + count(Fault.POISON) + " poison inputs, every other one resubmitted once in ERROR), cancelEvery="
+                + cancelEvery + " (" + count(Fault.CANCEL) + " tasks cancelled within " + cancelWithin.toMillis()
+                + " ms of submission), stall bound=" + stallBoundMs() + " ms (slack " + stallSlack.toMillis() + " ms)"
+                + ", restartDb=" + restartDb + (restartDb ? " (" + String.join(" ", restartCommand()) + ")" : "")
+                + ", terminateBackends=" + terminateBackends + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
                 + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
                 + supervisorInterval.toMillis() + " ms, pollInterval=" + pollInterval.toMillis() + " ms";

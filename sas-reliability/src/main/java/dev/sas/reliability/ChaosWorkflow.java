@@ -2,7 +2,6 @@ package dev.sas.reliability;
 
 import dev.sas.core.Agent;
 import dev.sas.core.AgentRequest;
-import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.Workflow;
@@ -15,8 +14,9 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The workflow every worker runs: three steps ({@code reserve}, {@code debit}, {@code settle}),
  * each a call through {@link LedgerAgent} with the step's idempotency key, each compensated by
- * a ledger call with the compensation's key. The input is the task's index; {@code settle}
- * declines some indexes for good ({@link ChaosSettings#failsForGood}), so those tasks compensate.
+ * a ledger call with the compensation's key. The input is the task's index ({@link ChaosInput},
+ * whose poison variants cannot be decoded); {@code settle} declines some indexes for good
+ * ({@link ChaosSettings#failsForGood}), so those tasks compensate.
  */
 final class ChaosWorkflow {
     static final String NAME = "chaos-transfer";
@@ -34,7 +34,7 @@ final class ChaosWorkflow {
 
     /** The workflow; {@code agent} and {@code ledger} may be null where nothing runs (the coordinator). */
     static Workflow<String> create(LedgerAgent agent, Ledger ledger, ChaosSettings s) {
-        Workflow.Builder<String> b = Workflow.builder(NAME, Codec.string());
+        Workflow.Builder<String> b = Workflow.builder(NAME, ChaosInput.CODEC);
         Agent<String, String> a = agent != null ? agent : LedgerAgent.unusable();
         for (String step : STEPS) {
             b.step(step, sb -> sb.call(a, ctx -> ctx.input())
@@ -45,8 +45,10 @@ final class ChaosWorkflow {
                         if (ledger == null) {
                             throw new IllegalStateException("no ledger in this process");
                         }
-                        LedgerAgent.pause(s);
-                        ledger.apply(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(), "compensate");
+                        long deadline = System.nanoTime() + ctx.remaining().toNanos();
+                        String outcome = ledger.execute(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(),
+                                "compensate", ctx.attempt(), deadline, () -> LedgerAgent.pause(s));
+                        LedgerAgent.refuseLate(outcome, ctx.stepName(), ctx.attempt());
                         LedgerAgent.pause(s);
                     }));
         }
@@ -90,6 +92,14 @@ final class ChaosWorkflow {
             }
         }
 
+        /** A refused call is a failure (retried), never a reply that the step may record as done. */
+        static void refuseLate(String outcome, String step, int attempt) {
+            if (outcome.equals(Ledger.LATE)) {
+                throw new IllegalStateException("ledger refused " + step + " attempt " + attempt
+                        + ": its deadline had passed on the database clock");
+            }
+        }
+
         @Override
         public String name() {
             return "ledger";
@@ -103,9 +113,10 @@ final class ChaosWorkflow {
         @Override
         public CompletionStage<String> call(AgentRequest<String> r) {
             CompletableFuture<String> reply = new CompletableFuture<>();
+            long deadline = System.nanoTime() + r.remaining().toNanos();
             service.execute(() -> {
                 try {
-                    reply.complete(serve(r));
+                    reply.complete(serve(r, deadline));
                 } catch (Throwable e) {
                     reply.completeExceptionally(e);
                 }
@@ -113,19 +124,22 @@ final class ChaosWorkflow {
             return reply;
         }
 
-        private String serve(AgentRequest<String> r) throws Exception {
+        private String serve(AgentRequest<String> r, long deadline) throws Exception {
             int index = Integer.parseInt(r.payload());
-            pause(s);
-            if (r.stepName().equals(STEPS[2]) && ChaosSettings.failsForGood(index, s.failEvery)) {
-                throw new NonRetryableException("ledger declines task " + index + " for good");
-            }
-            boolean applied = ledger.apply(r.idempotencyKey(), r.taskId().value(), r.stepName(), "forward");
+            String outcome = ledger.execute(r.idempotencyKey(), r.taskId().value(), r.stepName(), "forward",
+                    r.attempt(), deadline, () -> {
+                        pause(s);
+                        if (r.stepName().equals(STEPS[2]) && ChaosSettings.failsForGood(index, s.failEvery)) {
+                            throw new NonRetryableException("ledger declines task " + index + " for good");
+                        }
+                    });
+            refuseLate(outcome, r.stepName(), r.attempt());
             if (r.attempt() == 1 && s.slowPerMille > 0 && ThreadLocalRandom.current().nextInt(1000) < s.slowPerMille) {
                 // the effect is applied, but the reply comes back after the step's deadline
                 Thread.sleep(s.completeWithin.toMillis() + 500);
             }
             pause(s);
-            return applied ? "applied" : "already-applied";
+            return outcome;
         }
     }
 }

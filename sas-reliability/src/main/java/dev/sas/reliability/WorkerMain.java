@@ -8,6 +8,8 @@ import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.reliability.ChaosWorkflow.LedgerAgent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -23,8 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code <prefix>chaos_worker} every 200 ms (the coordinator sums them; a SIGKILL loses at most
  * the last 200 ms), and halts as soon as its coordinator process is gone.
  *
- * <p>Arguments: {@code --prefix P --slot N --incarnation K --parent-pid PID --app-name A} followed
- * by the shared {@link ChaosSettings} options ({@code --url}, latencies, deadlines ...).
+ * <p>Arguments: {@code --prefix P --slot N --incarnation K --parent-pid PID --app-name A}, optionally
+ * {@code --clock-offset D} (ISO-8601, e.g. {@code PT5M} or {@code -PT5M}: the runtime's clock is
+ * {@code Clock.offset(Clock.systemUTC(), D)}, a node whose clock is off), followed by the shared
+ * {@link ChaosSettings} options ({@code --url}, latencies, deadlines ...).
  */
 public final class WorkerMain {
 
@@ -54,6 +58,7 @@ public final class WorkerMain {
         int slot = 0;
         int incarnation = 0;
         long parentPid = -1;
+        Duration clockOffset = Duration.ZERO;
         List<String> rest = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -62,6 +67,7 @@ public final class WorkerMain {
                 case "--slot" -> slot = Integer.parseInt(args[++i]);
                 case "--incarnation" -> incarnation = Integer.parseInt(args[++i]);
                 case "--parent-pid" -> parentPid = Long.parseLong(args[++i]);
+                case "--clock-offset" -> clockOffset = Duration.parse(args[++i]);
                 default -> rest.add(args[i]);
             }
         }
@@ -84,6 +90,10 @@ public final class WorkerMain {
         hc.setMaximumPoolSize(12);
         hc.setConnectionTimeout(5_000);
         hc.setInitializationFailTimeout(-1); // start even while the database restarts
+        // set, not detected: HikariCP detects the default isolation once, and if that first connection
+        // dies during the detection (backends terminated, database restarting) it keeps -1 and can
+        // never open a connection again (seen in the reduced run: a worker whose ledger was dead)
+        hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         if (db == ChaosDb.POSTGRES) {
             hc.addDataSourceProperty("ApplicationName", appName);
         }
@@ -95,9 +105,7 @@ public final class WorkerMain {
         });
         Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId);
         JdbcStateStore store = openStore(s, prefix, appName);
-        java.time.Clock clock = s.skewMs != 0 && slot == 0
-                ? java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofMillis(-s.skewMs))
-                : java.time.Clock.systemUTC();
+        Clock clock = clockOffset.isZero() ? Clock.systemUTC() : Clock.offset(Clock.systemUTC(), clockOffset);
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock)
                 .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s), ledger, s))
                 .instanceId(instanceId)
@@ -107,7 +115,7 @@ public final class WorkerMain {
                 .maxInFlight(24)
                 .pollInterval(s.pollInterval)
                 .supervisorInterval(s.supervisorInterval)
-                .shutdownGrace(java.time.Duration.ofSeconds(3))
+                .shutdownGrace(Duration.ofSeconds(3))
                 .build();
         String sql = db.metricsUpsert(prefix);
         int fSlot = slot;
@@ -158,7 +166,7 @@ public final class WorkerMain {
         sas.start();
         report.run();
         reporter.scheduleWithFixedDelay(report, 200, 200, TimeUnit.MILLISECONDS);
-        System.out.println("READY " + instanceId);
+        System.out.println("READY " + instanceId + " clock offset " + clockOffset);
         System.out.flush();
         done.await();
     }

@@ -1,0 +1,339 @@
+package dev.sas.reliability;
+
+import dev.sas.core.RetryPolicy;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The invariants of a chaos run, checked over what the run left behind: the task rows, the
+ * ledger's executions and effects, and the operator actions. Pure (no database), so a test can
+ * feed it a synthetic ledger and see each check fail. Times are database-clock epoch
+ * milliseconds. Not thread-safe; one instance per check.
+ */
+final class ChaosChecks {
+    static final Set<String> FORWARD_ALL = Set.of(ChaosWorkflow.STEPS);
+    static final Set<String> FAILURE_STATES = Set.of("ERROR", "COMPENSATED", "COMPENSATION_FAILED", "CANCELLED");
+    private static final int EXAMPLES = 10;
+
+    /**
+     * One call the ledger served. {@code end} is null when it was never recorded (the node died or
+     * the database was down); the execution then counts until its deadline.
+     */
+    record Exec(long id, String task, String step, String kind, int attempt, String node, String key, long start,
+            long windowMs, Long end, String outcome) {
+
+        /** The end of the time this execution may have been running: its recorded end, at most its deadline. */
+        long activeUntil() {
+            long deadline = start + Math.max(0, windowMs);
+            return end == null ? deadline : Math.min(end, deadline);
+        }
+
+        boolean failed() {
+            return Ledger.ERROR.equals(outcome) || Ledger.DECLINED.equals(outcome);
+        }
+
+        String what() {
+            return kind + ":" + step;
+        }
+
+        @Override
+        public String toString() {
+            return what() + " attempt " + attempt + " on " + node + " [" + start + ", " + (end == null ? "?" : end)
+                    + "] window " + windowMs + " ms, " + (outcome == null ? "no outcome" : outcome);
+        }
+    }
+
+    /** One application of an effect. */
+    record Effect(long execId, String key, String task, String step, String kind) {
+        String what() {
+            return kind + ":" + step;
+        }
+    }
+
+    /**
+     * One task row, with its counts of ERROR and RESUBMITTED events. {@code createdAt} is on the
+     * database clock (the coordinator corrects its own timestamps by the offset it measured).
+     */
+    record Task(String id, int index, String state, long createdAt, String lastError, int errorEvents,
+            int resubmittedEvents) {
+    }
+
+    /** A cancel or resubmit the coordinator sent, with its answer. */
+    record Action(String task, String action, boolean result, long at) {
+    }
+
+    /** When the database was unavailable (a restart), or null. */
+    record Outage(long from, long to) {
+        long length() {
+            return to - from;
+        }
+    }
+
+    private final ChaosSettings s;
+    private final Map<String, Task> tasks = new HashMap<>();
+    private final Map<String, List<Exec>> execsByTask = new HashMap<>();
+    private final List<Effect> effects;
+    private final Map<String, List<Action>> actionsByTask = new HashMap<>();
+    private final Outage outage;
+    /** Tasks that broke an invariant (their evidence is printed). */
+    final Set<String> suspects = new TreeSet<>();
+
+    ChaosChecks(ChaosSettings s, List<Task> tasks, List<Exec> execs, List<Effect> effects, List<Action> actions,
+            Outage outage) {
+        this.s = s;
+        tasks.forEach(t -> this.tasks.put(t.id(), t));
+        for (Exec e : execs) {
+            execsByTask.computeIfAbsent(e.task(), x -> new ArrayList<>()).add(e);
+        }
+        execsByTask.values().forEach(l -> l.sort(Comparator.comparingLong(Exec::start).thenComparingLong(Exec::id)));
+        this.effects = List.copyOf(effects);
+        for (Action a : actions) {
+            actionsByTask.computeIfAbsent(a.task(), x -> new ArrayList<>()).add(a);
+        }
+        this.outage = outage;
+    }
+
+    /** Runs every check and fills in {@code r}. */
+    void check(ChaosReport r) {
+        outcomes(r);
+        effects(r);
+        overlaps(r);
+        stalls(r);
+    }
+
+    // ------------------------------------------------------------------ final states
+
+    /** The states a task with {@code fault} may end in, given the cancel answer if any. */
+    static Set<String> allowedStates(Fault fault, Boolean cancelAccepted) {
+        return switch (fault) {
+            case NONE -> Set.of("PROCESSED");
+            case DECLINED -> Set.of("COMPENSATED");
+            case POISON -> Set.of("ERROR");
+            // cancel returns false only for a finished task; an accepted cancel lets a running last step finish
+            case CANCEL -> Boolean.FALSE.equals(cancelAccepted) ? Set.of("PROCESSED") : Set.of("CANCELLED", "PROCESSED");
+        };
+    }
+
+    private void outcomes(ChaosReport r) {
+        for (Task t : tasks.values()) {
+            Fault f = s.fault(t.index());
+            Boolean accepted = null;
+            for (Action a : actionsByTask.getOrDefault(t.id(), List.of())) {
+                if (a.action().equals("cancel")) {
+                    accepted = a.result();
+                    r.cancelsSent++;
+                    if (a.result()) {
+                        r.cancelsAccepted++;
+                    }
+                } else if (a.action().equals("resubmit")) {
+                    r.resubmitsSent++;
+                    if (t.errorEvents() != t.resubmittedEvents() + 1) {
+                        r.resubmitsNotRerun++;
+                        suspects.add(t.id());
+                    }
+                }
+            }
+            switch (t.state()) {
+                case "PENDING", "PROCESSING", "COMPENSATING" -> {
+                    r.notTerminal++;
+                    suspects.add(t.id());
+                    continue;
+                }
+                case "PROCESSED" -> r.processed++;
+                case "COMPENSATED" -> r.compensated++;
+                case "CANCELLED" -> r.cancelled++;
+                case "ERROR" -> r.errors++;
+                default -> r.otherTerminal++;
+            }
+            r.terminal++;
+            if (!allowedStates(f, accepted).contains(t.state())) {
+                if (FAILURE_STATES.contains(t.state())) {
+                    r.falseFailures++;
+                } else {
+                    r.unexpectedOutcome++;
+                }
+                suspects.add(t.id());
+            } else if (f == Fault.POISON) {
+                String e = t.lastError() == null ? "" : t.lastError();
+                if (e.contains("cannot be decoded") && (e.contains("StackOverflowError") || e.contains("NumberFormat"))) {
+                    r.poisonParked++;
+                } else {
+                    r.unexpectedOutcome++;
+                    suspects.add(t.id());
+                }
+            } else if (f == Fault.CANCEL && t.state().equals("PROCESSED") && Boolean.TRUE.equals(accepted)) {
+                r.cancelTooLate++;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ effects
+
+    private void effects(ChaosReport r) {
+        Map<String, Integer> applications = new HashMap<>();
+        Map<String, Set<String>> applied = new HashMap<>();
+        for (Effect e : effects) {
+            r.effects++;
+            applications.merge(e.key(), 1, Integer::sum);
+            applied.computeIfAbsent(e.task(), x -> new HashSet<>()).add(e.what());
+            if (!tasks.containsKey(e.task())) {
+                r.orphanEffects++;
+            }
+        }
+        for (Effect e : effects) {
+            if (applications.get(e.key()) > 1) {
+                suspects.add(e.task());
+            }
+        }
+        r.keysAppliedTwice = (int) applications.values().stream().filter(n -> n > 1).count();
+        for (Map.Entry<String, List<Exec>> e : execsByTask.entrySet()) {
+            Map<String, Set<String>> keys = new HashMap<>();
+            for (Exec x : e.getValue()) {
+                r.executions++;
+                keys.computeIfAbsent(x.what(), k -> new HashSet<>()).add(x.key());
+                if (Ledger.DUPLICATE.equals(x.outcome())) {
+                    r.duplicateCalls++;
+                } else if (Ledger.LATE.equals(x.outcome())) {
+                    r.lateRefused++;
+                }
+            }
+            for (Set<String> k : keys.values()) {
+                if (k.size() > 1) {
+                    r.stepsWithTwoKeys++;
+                    suspects.add(e.getKey());
+                }
+            }
+        }
+        for (Task t : tasks.values()) {
+            Set<String> done = applied.getOrDefault(t.id(), Set.of());
+            Set<String> forward = new HashSet<>();
+            Set<String> undone = new HashSet<>();
+            for (String w : done) {
+                (w.startsWith("forward:") ? forward : undone).add(w.substring(w.indexOf(':') + 1));
+            }
+            if (!undone.isEmpty()) {
+                r.tasksWithCompensation++;
+            }
+            boolean ok = switch (t.state()) {
+                case "PROCESSED" -> forward.equals(FORWARD_ALL) && undone.isEmpty();
+                case "COMPENSATED" -> forward.equals(Set.of("reserve", "debit")) && undone.equals(forward);
+                case "CANCELLED" -> undone.containsAll(forward);
+                case "ERROR" -> done.isEmpty() && !execsByTask.containsKey(t.id());
+                default -> false;
+            };
+            if (!ok) {
+                r.effectMismatches++;
+                suspects.add(t.id());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ overlapping executions
+
+    /** Pairs of executions of one (task, step, kind) whose active times intersect. */
+    private void overlaps(ChaosReport r) {
+        for (List<Exec> list : execsByTask.values()) {
+            Map<String, List<Exec>> byStep = new HashMap<>();
+            list.forEach(e -> byStep.computeIfAbsent(e.what(), k -> new ArrayList<>()).add(e));
+            for (List<Exec> l : byStep.values()) {
+                for (int i = 0; i < l.size(); i++) {
+                    for (int j = i + 1; j < l.size(); j++) {
+                        Exec a = l.get(i);
+                        Exec b = l.get(j);
+                        if (b.start() < a.activeUntil()) {
+                            r.overlaps++;
+                            suspects.add(a.task());
+                            if (r.overlapExamples.size() < EXAMPLES) {
+                                r.overlapExamples.add("task " + a.task() + ": " + b + " started "
+                                        + (b.start() - a.start()) + " ms after " + a + " (active until "
+                                        + a.activeUntil() + ")");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ stall bound
+
+    /**
+     * For each execution, the wait from its due time to its start must not pass the stall bound
+     * (plus the outage when the wait overlaps a database restart). The due time:
+     * <ul>
+     *   <li>the task's first execution: its submission;</li>
+     *   <li>after an execution of another step (the next step, or a compensation): that
+     *       execution's end (its start if the end was never recorded);</li>
+     *   <li>a re-run of the same step: the previous run's end if it failed (a retry), else its start
+     *       (it was lost, killed or late: the deadline is part of the bound), plus the retry
+     *       policy's longest backoff for the n-th re-run;</li>
+     *   <li>never before the last cancel or resubmit sent before the execution started.</li>
+     * </ul>
+     */
+    private void stalls(ChaosReport r) {
+        RetryPolicy policy = ChaosWorkflow.retryPolicy();
+        long bound = s.stallBoundMs();
+        r.stallBoundMs = bound;
+        List<String[]> worst = new ArrayList<>();
+        for (Map.Entry<String, List<Exec>> entry : execsByTask.entrySet()) {
+            Task t = tasks.get(entry.getKey());
+            if (t == null) {
+                continue;
+            }
+            Exec prev = null;
+            int rerun = 0;
+            for (Exec e : entry.getValue()) {
+                long due;
+                String basis;
+                if (prev == null) {
+                    due = t.createdAt();
+                    basis = "submitted";
+                } else if (prev.what().equals(e.what())) {
+                    rerun++;
+                    due = (prev.failed() && prev.end() != null ? prev.end() : prev.start()) + maxBackoff(policy, rerun);
+                    basis = "re-run " + rerun + " after " + prev;
+                } else {
+                    rerun = 0;
+                    due = prev.end() != null ? prev.end() : prev.start();
+                    basis = "after " + prev;
+                }
+                for (Action a : actionsByTask.getOrDefault(t.id(), List.of())) {
+                    if (a.at() <= e.start() && a.at() > due) {
+                        due = a.at();
+                        basis = a.action() + " sent";
+                    }
+                }
+                long wait = e.start() - due;
+                long allowed = bound;
+                if (outage != null && due < outage.to() && e.start() > outage.from()) {
+                    allowed += outage.length();
+                }
+                if (wait > r.maxWaitMs) {
+                    r.maxWaitMs = wait;
+                    r.maxWaitTask = t.id() + " " + e.what() + " (" + basis + ")";
+                }
+                if (wait > allowed) {
+                    r.stallViolations++;
+                    suspects.add(t.id());
+                    worst.add(new String[] {String.valueOf(wait), "task " + t.id() + " " + e + " waited " + wait
+                            + " ms > " + allowed + " ms past its due time (" + basis + ")"});
+                }
+                prev = e;
+            }
+        }
+        worst.sort(Comparator.comparingLong((String[] w) -> Long.parseLong(w[0])).reversed());
+        worst.stream().limit(EXAMPLES).forEach(w -> r.worstStalls.add(w[1]));
+    }
+
+    /** The longest backoff the policy may choose before the n-th re-run (its cap, spread by the jitter). */
+    static long maxBackoff(RetryPolicy p, int n) {
+        double base = p.initialBackoff().toMillis() * Math.pow(p.multiplier(), n - 1);
+        return Math.round(Math.min(base, p.maxBackoff().toMillis()) * (1 + p.jitter()));
+    }
+}

@@ -1,0 +1,270 @@
+package dev.sas.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.reliability.ChaosChecks.Action;
+import dev.sas.reliability.ChaosChecks.Effect;
+import dev.sas.reliability.ChaosChecks.Exec;
+import dev.sas.reliability.ChaosChecks.Outage;
+import dev.sas.reliability.ChaosChecks.Task;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The chaos run's checks over synthetic ledgers: a clean run passes, and each broken invariant
+ * (overlap, double application, stall, false failure, poison, cancel, resubmit) fails it.
+ */
+class ChaosChecksTest {
+    private static final String NODE_A = "w0-i1-p100";
+    private static final String NODE_B = "w1-i1-p200";
+
+    /** 100 tasks, every 20th (index 10, 30, ...) declined, every 50th (12, 62) poison, every 25th (3, 28, ...) cancelled. */
+    private final ChaosSettings settings = new ChaosSettings().tasks(100).failEvery(20).poisonEvery(50)
+            .cancelEvery(25);
+    private final List<Task> tasks = new ArrayList<>();
+    private final List<Exec> execs = new ArrayList<>();
+    private final List<Effect> effects = new ArrayList<>();
+    private final List<Action> actions = new ArrayList<>();
+    private long nextId = 1;
+
+    /** A task whose three steps ran once each on node A, 100 ms apart, from {@code t0}. */
+    private String processed(int index, long t0) {
+        String id = "task-" + index;
+        tasks.add(new Task(id, index, "PROCESSED", t0, null, 0, 0));
+        long t = t0;
+        for (String step : ChaosWorkflow.STEPS) {
+            exec(id, step, "forward", 1, NODE_A, t, 2_000, t + 50L, Ledger.APPLIED);
+            t += 100;
+        }
+        return id;
+    }
+
+    private Exec exec(String task, String step, String kind, int attempt, String node, long start, long window,
+            Long end, String outcome) {
+        Exec e = new Exec(nextId++, task, step, kind, attempt, node, task + ":" + kind + ":" + step, start, window, end,
+                outcome);
+        execs.add(e);
+        if (Ledger.APPLIED.equals(outcome)) {
+            effects.add(new Effect(e.id(), e.key(), task, step, kind));
+        }
+        return e;
+    }
+
+    private ChaosReport check(Outage outage) {
+        ChaosReport r = new ChaosReport();
+        r.total = tasks.size();
+        new ChaosChecks(settings, tasks, execs, effects, actions, outage).check(r);
+        return r;
+    }
+
+    private ChaosReport check() {
+        return check(null);
+    }
+
+    @Test
+    void a_clean_ledger_breaks_no_invariant() {
+        processed(0, 1_000);
+        String declined = "task-10";
+        tasks.add(new Task(declined, 10, "COMPENSATED", 1_000, null, 0, 0));
+        exec(declined, "reserve", "forward", 1, NODE_A, 1_010, 2_000, 1_050L, Ledger.APPLIED);
+        exec(declined, "debit", "forward", 1, NODE_A, 1_100, 2_000, 1_150L, Ledger.APPLIED);
+        exec(declined, "settle", "forward", 1, NODE_A, 1_200, 2_000, 1_250L, Ledger.DECLINED);
+        exec(declined, "debit", "compensate", 1, NODE_A, 1_300, 2_000, 1_350L, Ledger.APPLIED);
+        exec(declined, "reserve", "compensate", 1, NODE_A, 1_400, 2_000, 1_450L, Ledger.APPLIED);
+        // node A killed after applying debit; node B takes over after the deadline and finds it applied
+        String killed = "task-1";
+        tasks.add(new Task(killed, 1, "PROCESSED", 1_000, null, 0, 0));
+        exec(killed, "reserve", "forward", 1, NODE_A, 1_000, 2_000, 1_040L, Ledger.APPLIED);
+        exec(killed, "debit", "forward", 1, NODE_A, 1_100, 1_900, null, null);
+        effects.add(new Effect(999, killed + ":forward:debit", killed, "debit", "forward"));
+        exec(killed, "debit", "forward", 2, NODE_B, 3_300, 2_000, 3_340L, Ledger.DUPLICATE);
+        exec(killed, "settle", "forward", 1, NODE_B, 3_400, 2_000, 3_440L, Ledger.APPLIED);
+        String poison = "task-12";
+        tasks.add(new Task(poison, 12, "ERROR", 1_000, "input cannot be decoded by workflow 'chaos-transfer':"
+                + " StackOverflowError", 2, 1));
+        actions.add(new Action(poison, "resubmit", true, 1_500));
+        String cancelled = "task-3";
+        tasks.add(new Task(cancelled, 3, "CANCELLED", 1_000, null, 0, 0));
+        exec(cancelled, "reserve", "forward", 1, NODE_A, 1_000, 2_000, 1_040L, Ledger.APPLIED);
+        actions.add(new Action(cancelled, "cancel", true, 1_060));
+        exec(cancelled, "reserve", "compensate", 1, NODE_A, 1_100, 2_000, 1_140L, Ledger.APPLIED);
+        String tooLate = "task-28";
+        processed(28, 1_000);
+        actions.add(new Action(tooLate, "cancel", false, 1_500));
+
+        ChaosReport r = check();
+
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.terminal).isEqualTo(6);
+        assertThat(r.poisonParked).isEqualTo(1);
+        assertThat(r.cancelsSent).isEqualTo(2);
+        assertThat(r.cancelsAccepted).isEqualTo(1);
+        assertThat(r.duplicateCalls).isEqualTo(1);
+        assertThat(r.maxWaitMs).as("the takeover waited for the deadline, from the lost run's start and backoff")
+                .isEqualTo(3_300 - 1_100 - ChaosChecks.maxBackoff(ChaosWorkflow.retryPolicy(), 1));
+    }
+
+    @Test
+    void two_nodes_running_one_step_at_the_same_time_is_an_overlap() {
+        String id = processed(0, 1_000);
+        // node B starts the same step while node A's execution [1100, 1150] is still running
+        exec(id, "debit", "forward", 2, NODE_B, 1_120, 2_000, 1_160L, Ledger.DUPLICATE);
+
+        ChaosReport r = check();
+
+        assertThat(r.overlaps).isEqualTo(1);
+        assertThat(r.overlapExamples).singleElement().asString().contains(id, NODE_A, NODE_B);
+        assertThat(r.violations()).anyMatch(v -> v.contains("overlapping executions"));
+    }
+
+    @Test
+    void an_execution_that_never_ended_counts_until_its_deadline_and_no_longer() {
+        String id = "task-0";
+        tasks.add(new Task(id, 0, "PROCESSED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, null, null);
+        exec(id, "reserve", "forward", 2, NODE_B, 3_100, 2_000, 3_140L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_B, 3_200, 2_000, 3_240L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_B, 3_300, 2_000, 3_340L, Ledger.APPLIED);
+        assertThat(check().overlaps).isZero();
+
+        exec(id, "reserve", "forward", 3, NODE_B, 2_900, 2_000, 2_950L, Ledger.DUPLICATE);
+        assertThat(check().overlaps).as("started before the open execution's deadline").isEqualTo(1);
+    }
+
+    @Test
+    void one_key_applied_by_two_executions_is_applied_twice() {
+        String id = processed(0, 1_000);
+        Exec second = exec(id, "settle", "forward", 2, NODE_B, 5_000, 2_000, 5_040L, Ledger.APPLIED);
+
+        ChaosReport r = check();
+
+        assertThat(second.key()).isEqualTo(id + ":forward:settle");
+        assertThat(r.keysAppliedTwice).isEqualTo(1);
+        assertThat(r.overlaps).isZero();
+        assertThat(r.violations()).anyMatch(v -> v.startsWith("effects applied twice"));
+    }
+
+    @Test
+    void a_step_waiting_past_its_deadline_and_two_supervisor_intervals_breaks_the_stall_bound() {
+        // bound: completeWithin 2000 + 2 x supervisorInterval 300 = 2600 ms
+        String id = "task-0";
+        tasks.add(new Task(id, 0, "PROCESSED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, null, null);
+        long rerun = 1_000 + ChaosChecks.maxBackoff(ChaosWorkflow.retryPolicy(), 1) + 2_601;
+        exec(id, "reserve", "forward", 2, NODE_B, rerun, 2_000, rerun + 40, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_B, rerun + 100, 2_000, rerun + 140, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_B, rerun + 200, 2_000, rerun + 240, Ledger.APPLIED);
+
+        ChaosReport r = check();
+
+        assertThat(r.stallBoundMs).isEqualTo(2_600);
+        assertThat(r.stallViolations).isEqualTo(1);
+        assertThat(r.worstStalls).singleElement().asString().contains(id, "waited 2601 ms > 2600 ms");
+        assertThat(r.violations()).anyMatch(v -> v.contains("stall bound"));
+    }
+
+    @Test
+    void a_database_outage_during_the_wait_extends_the_stall_bound_by_its_length() {
+        processed(0, 1_000);
+        String id = "task-1";
+        tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 6_000, 2_000, 6_040L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 6_100, 2_000, 6_140L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_A, 6_200, 2_000, 6_240L, Ledger.APPLIED);
+        assertThat(check().stallViolations).as("waited 5000 ms for its first step").isEqualTo(1);
+
+        assertThat(check(new Outage(2_000, 5_000)).stallViolations).isZero();
+        assertThat(check(new Outage(7_000, 9_000)).stallViolations).as("an outage after it started").isEqualTo(1);
+        settings.stallSlack(Duration.ofMillis(2_400));
+        assertThat(check().stallViolations).as("with slack for CI").isZero();
+    }
+
+    @Test
+    void a_task_failing_without_an_injected_fault_is_a_false_failure() {
+        tasks.add(new Task("task-0", 0, "ERROR", 1_000, "step 'debit' attempt 10 passed its deadline", 1, 0));
+        tasks.add(new Task("task-1", 1, "COMPENSATED", 1_000, null, 0, 0));
+        tasks.add(new Task("task-2", 2, "CANCELLED", 1_000, null, 0, 0));
+        tasks.add(new Task("task-4", 4, "COMPENSATION_FAILED", 1_000, null, 0, 0));
+
+        ChaosReport r = check();
+
+        assertThat(r.falseFailures).isEqualTo(4);
+        assertThat(r.violations()).anyMatch(v -> v.startsWith("4 false failures"));
+    }
+
+    @Test
+    void a_declined_task_that_ends_processed_and_a_poison_task_without_its_reason_are_unexpected() {
+        processed(10, 1_000);
+        tasks.add(new Task("task-12", 12, "ERROR", 1_000, "something else", 1, 0));
+
+        ChaosReport r = check();
+
+        assertThat(r.falseFailures).isZero();
+        assertThat(r.unexpectedOutcome).isEqualTo(2);
+        assertThat(r.poisonParked).isZero();
+    }
+
+    @Test
+    void a_cancelled_task_must_compensate_every_effect_and_a_refused_cancel_must_leave_it_processed() {
+        String id = "task-3";
+        tasks.add(new Task(id, 3, "CANCELLED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, 1_040L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 1_100, 2_000, 1_140L, Ledger.APPLIED);
+        actions.add(new Action(id, "cancel", true, 1_150));
+        exec(id, "debit", "compensate", 1, NODE_A, 1_200, 2_000, 1_240L, Ledger.APPLIED);
+        assertThat(check().effectMismatches).as("reserve was not compensated").isEqualTo(1);
+
+        exec(id, "reserve", "compensate", 1, NODE_A, 1_300, 2_000, 1_340L, Ledger.APPLIED);
+        assertThat(check().violations()).isEmpty();
+
+        actions.set(0, new Action(id, "cancel", false, 1_150));
+        assertThat(check().falseFailures).as("cancel returned false, yet the task was cancelled").isEqualTo(1);
+    }
+
+    @Test
+    void a_resubmitted_task_that_did_not_run_again_is_reported() {
+        tasks.add(new Task("task-12", 12, "ERROR", 1_000, "input cannot be decoded by workflow 'chaos-transfer':"
+                + " NumberFormatException: For input string: \"poison-12\"", 1, 1));
+        actions.add(new Action("task-12", "resubmit", true, 1_500));
+
+        ChaosReport r = check();
+
+        assertThat(r.resubmitsNotRerun).isEqualTo(1);
+        assertThat(r.violations()).anyMatch(v -> v.contains("did not run again"));
+    }
+
+    @Test
+    void poison_inputs_fail_to_decode_with_a_stack_overflow_or_a_number_format_error() {
+        assertThat(ChaosInput.decode(ChaosInput.of(7, Fault.NONE, true))).isEqualTo("7");
+        assertThat(ChaosInput.decode("[[7]]")).isEqualTo("7");
+        String deep = ChaosInput.of(12, Fault.POISON, true);
+        Throwable thrown = null;
+        try {
+            ChaosInput.decode(deep);
+        } catch (Throwable e) {
+            thrown = e;
+        }
+        assertThat(thrown).isInstanceOf(StackOverflowError.class);
+        try {
+            ChaosInput.decode(ChaosInput.of(12, Fault.POISON, false));
+            thrown = null;
+        } catch (NumberFormatException e) {
+            thrown = e;
+        }
+        assertThat(thrown).isInstanceOf(NumberFormatException.class);
+    }
+
+    @Test
+    void skew_gives_one_worker_a_clock_ahead_and_one_behind() {
+        ChaosSettings s = ChaosSettings.parse(new String[] {"--skew", "300s"});
+        assertThat(s.clockOffset(0)).isEqualTo(Duration.ofMinutes(5));
+        assertThat(s.clockOffset(1)).isEqualTo(Duration.ofMinutes(-5));
+        assertThat(s.clockOffset(2)).isZero();
+        assertThat(ChaosSettings.parse(new String[] {"--clock-offsets", "PT1S,-PT2S"}).clockOffset(1))
+                .isEqualTo(Duration.ofSeconds(-2));
+        assertThat(ChaosSettings.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
+        assertThat(new ChaosSettings().clockOffset(0)).isZero();
+    }
+}
