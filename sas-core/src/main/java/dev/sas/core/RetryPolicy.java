@@ -55,7 +55,10 @@ public final class RetryPolicy {
         return DEFAULTS;
     }
 
-    /** A policy with a single attempt. */
+    /**
+     * A policy with a single attempt: a step with it is never called twice, so neither an error
+     * nor a time-out (a hung step, a node that died) is retried.
+     */
     public static RetryPolicy none() {
         return NONE;
     }
