@@ -359,7 +359,7 @@ public final class SasClient {
      * Cancels a task that has not finished. When this returns true the cancel is recorded and will
      * be carried out, whatever the task was doing: a scheduler compensates, in reverse order, its
      * completed steps and every step whose effect may have applied (one that timed out or ran out
-     * of retries on errors that may be transient; not one whose only attempt failed with a
+     * of retries on errors that may be transient; not one that failed definitely, with a
      * {@link NonRetryableException}), then the task ends {@code CANCELLED}, or
      * {@code COMPENSATION_FAILED} if a compensation fails for good (a resubmit continues it).
      *

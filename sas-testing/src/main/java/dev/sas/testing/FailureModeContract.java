@@ -850,7 +850,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
     }
 
     @Test
-    void cancelling_an_error_task_does_not_compensate_a_step_whose_only_attempt_failed_definitely() {
+    void cancelling_an_error_task_does_not_compensate_a_step_that_failed_definitely() {
         List<String> log = new CopyOnWriteArrayList<>();
         ScriptedAgent payments = new ScriptedAgent("payments", THREE_TRIES)
                 .thenFail(new NonRetryableException("card declined"));

@@ -391,15 +391,15 @@ final class TaskStateMachine {
     }
 
     /**
-     * How many attempts at a step that failed for good may have applied its effect. An attempt
-     * that failed definitely (non-retryable) did not; every earlier attempt did fail in a way that
-     * may have applied (it was retried: a transient error such as a lost reply, or a time-out), so
-     * a step is certain to have had no effect only when its first attempt failed definitely. A step
-     * that may have applied is compensated too; compensations must therefore tolerate nothing to
-     * undo, which the idempotency key makes easy.
+     * How many attempts at a step that failed for good may have applied its effect: none when it
+     * failed definitely (non-retryable: the service refused it); all of them when it ran out of
+     * retries on errors that may be transient (a lost reply, a time-out). A step that may have
+     * applied is compensated too; compensations must therefore tolerate nothing to undo, which the
+     * idempotency key makes easy. The last error decides, as a refusal after a transient error
+     * (a 503, then "card declined") is the common case and applied nothing.
      */
     static int attemptsThatMayHaveApplied(RetryPolicy policy, Throwable error, int attempt) {
-        return policy.isNonRetryable(error) ? attempt - 1 : attempt;
+        return policy.isNonRetryable(error) ? 0 : attempt;
     }
 
     /** A scheduler's transition to {@code step}, named and timed from the workflow. */

@@ -137,17 +137,17 @@ class TaskStateMachineTest {
                         processing(NO_COMPENSATION, 2), failed(new NonRetryableException("bounced")),
                         expect(TaskStatus.ERROR).released().at(2).attempt(0).events(STEP_FAILED, ERROR)
                                 .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
-                row("a non-retryable failure after retried attempts ends in ERROR counting those, which may have applied",
+                row("a non-retryable failure after retried attempts ends in ERROR counting none that may have applied",
                         processing(NO_COMPENSATION, 2).attempt(2), failed(new NonRetryableException("bounced")),
-                        expect(TaskStatus.ERROR).released().at(2).attempt(2).events(STEP_FAILED, ERROR)
+                        expect(TaskStatus.ERROR).released().at(2).attempt(0).events(STEP_FAILED, ERROR)
                                 .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
                 row("a transient failure out of attempts ends in ERROR counting every attempt when the workflow does not compensate",
                         processing(NO_COMPENSATION, 1).attempt(3), failed(new IllegalStateException("reply lost")),
                         expect(TaskStatus.ERROR).released().at(1).attempt(3).events(STEP_FAILED, ERROR)
                                 .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
-                row("a non-retryable failure after retried attempts compensates the failed step too, which may have applied",
-                        processing(1).attempt(2), failed(new NonRetryableException("insufficient funds")),
-                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
+                row("a non-retryable failure after retried attempts compensates from the step before: the last error decides",
+                        processing(1).attempt(2), failed(new NonRetryableException("card declined")),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(0).attempt(1).failures(0)
                                 .events(STEP_FAILED, COMPENSATING, COMPENSATION_STARTED).stepRow(StepStatus.FAILED)
                                 .yieldsToCancel()),
                 row("a transient failure out of attempts compensates the failed step too, which may have applied",
