@@ -111,7 +111,10 @@ public final class Supervisor {
             if (!cancelled.isEmpty()) {
                 List<Decision> again = new ArrayList<>(cancelled.size());
                 for (int i : cancelled) {
-                    again.add(TaskStateMachine.decide(snapshot(expired.get(i)).withCancelRequested(),
+                    ExpiredTask e = expired.get(i);
+                    log.info("task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
+                            e.taskId(), e.currentStep());
+                    again.add(TaskStateMachine.decide(snapshot(e).withCancelRequested(),
                             decisions.get(i).ifCancelRequested(), now));
                 }
                 List<WriteOutcome> againOutcomes = write(again, now);

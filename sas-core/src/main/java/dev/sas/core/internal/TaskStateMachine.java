@@ -123,7 +123,7 @@ final class TaskStateMachine {
          * A cancel found at claim time. Earlier attempts at the current step (attempt > 1) may have
          * applied its effect, so it is compensated too. A task released for a retry or after a
          * time-out keeps those attempts; one cancelled in ERROR keeps only the attempts whose
-         * effect may have applied (see {@link TaskStateMachine#attemptsThatMayHaveApplied}).
+         * effect may have applied (none after a definite failure, see {@code abort}).
          */
         static CancelRequested atClaim(Snapshot s) {
             int from = s.attempt() > 1 ? s.currentStep() : s.currentStep() - 1;
@@ -228,7 +228,7 @@ final class TaskStateMachine {
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
-        int from = attemptsThatMayHaveApplied(policy, error, s.attempt()) > 0 ? i : i - 1;
+        int from = mayHaveApplied(policy, error) ? i : i - 1;
         return abort(s, from, failed, lead, message, s.cancelRequested(), now);
     }
 
@@ -295,7 +295,8 @@ final class TaskStateMachine {
         TaskStatus end = forCancel ? TaskStatus.CANCELLED : TaskStatus.ERROR;
         evs.add(event(s, forCancel ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1, 0, now, reason));
         int at = step != null ? step.index() : s.currentStep();
-        // In ERROR the attempt counts only attempts whose effect may have applied, for a later cancel.
+        // In ERROR the attempt counts only attempts whose effect may have applied (none when the
+        // failed step is not in the compensation range), so that a later cancel compensates them.
         int attempts = forCancel || from >= s.currentStep() ? s.attempt() : 0;
         Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(attempts)
                 .failureCount(s.failureCount()).lastError(reason).recording(step).events(evs).end(end);
@@ -391,15 +392,15 @@ final class TaskStateMachine {
     }
 
     /**
-     * How many attempts at a step that failed for good may have applied its effect: none when it
-     * failed definitely (non-retryable: the service refused it); all of them when it ran out of
-     * retries on errors that may be transient (a lost reply, a time-out). A step that may have
-     * applied is compensated too; compensations must therefore tolerate nothing to undo, which the
-     * idempotency key makes easy. The last error decides, as a refusal after a transient error
-     * (a 503, then "card declined") is the common case and applied nothing.
+     * Whether a step that failed for good with {@code error} may have applied its effect: not when
+     * it failed definitely (non-retryable: the service refused it); yes when it ran out of retries
+     * on errors that may be transient (a lost reply, a time-out). A step that may have applied is
+     * compensated too; compensations must therefore tolerate nothing to undo, which the idempotency
+     * key makes easy. The last error decides: a refusal after a transient error (a 503, then
+     * "card declined") is the common case and applied nothing.
      */
-    static int attemptsThatMayHaveApplied(RetryPolicy policy, Throwable error, int attempt) {
-        return policy.isNonRetryable(error) ? 0 : attempt;
+    private static boolean mayHaveApplied(RetryPolicy policy, Throwable error) {
+        return !policy.isNonRetryable(error);
     }
 
     /** A scheduler's transition to {@code step}, named and timed from the workflow. */
