@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * The settings every step has, whatever its output: deadline, retries, failure threshold,
+ * The settings every step has, whatever its output: deadline, retries, time-out budget,
  * compensation and the earlier steps it reads. {@link StepBuilder} configures a step with a plain
  * string output (or none), {@link TypedStepBuilder} one defined by a {@link StepRef}. Not
  * thread-safe.
@@ -22,7 +22,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     final String name;
     Duration completeWithin = StepBuilder.DEFAULT_COMPLETE_WITHIN;
     RetryPolicy retryPolicy;
-    int failureThreshold = StepBuilder.DEFAULT_FAILURE_THRESHOLD;
+    int maxTimeouts = StepBuilder.DEFAULT_MAX_TIMEOUTS;
     Compensation<I> compensation;
     StepDefinition.AgentCall<I, ?, ?> compensationCall;
     Duration compensateWithin;
@@ -48,7 +48,9 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
 
     /**
      * How failed attempts are retried; defaults to the agent's policy for agent calls, else
-     * {@link RetryPolicy#defaults()}.
+     * {@link RetryPolicy#defaults()}. Its {@link RetryPolicy#maxAttempts()} bounds every attempt at
+     * the step, however it ended: with an error or a time-out ({@link #maxTimeouts(int)} bounds
+     * the time-outs among them).
      *
      * @throws NullPointerException if null
      */
@@ -58,17 +60,35 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     }
 
     /**
-     * How many times the supervisor may find this step (or its compensation) past its deadline
-     * (hung, or its node died) before the task fails.
+     * How many attempts at this step (or at its compensation) may time out, that is be found past
+     * their deadline by the supervisor (the step hung, or its node died), before the task fails.
+     * Only time-outs count here; errors a step throws count against the retry policy's
+     * {@link RetryPolicy#maxAttempts()}, which counts time-outs too. So the step is tried at most
+     * {@code maxAttempts} times, of which at most {@code maxTimeouts} may time out. Default
+     * {@link StepBuilder#DEFAULT_MAX_TIMEOUTS}.
      *
      * @throws IllegalArgumentException if less than 1
      */
+    public B maxTimeouts(int maxTimeouts) {
+        return maxTimeouts("maxTimeouts", maxTimeouts);
+    }
+
+    /**
+     * Old name of {@link #maxTimeouts(int)}, which it calls: it always counted time-outs only.
+     *
+     * @throws IllegalArgumentException if less than 1
+     * @deprecated use {@link #maxTimeouts(int)}
+     */
+    @Deprecated(since = "0.2.0", forRemoval = true)
     public B failureThreshold(int failureThreshold) {
-        if (failureThreshold < 1) {
-            throw new IllegalArgumentException(
-                    "step '" + name + "': failureThreshold must be at least 1, was " + failureThreshold);
+        return maxTimeouts("failureThreshold (now maxTimeouts)", failureThreshold);
+    }
+
+    private B maxTimeouts(String what, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException("step '" + name + "': " + what + " must be at least 1, was " + value);
         }
-        this.failureThreshold = failureThreshold;
+        this.maxTimeouts = value;
         return self();
     }
 
@@ -108,7 +128,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     /**
      * How long one attempt at the compensation may take; defaults to {@link #completeWithin}.
      * A compensation attempt that misses it is handled like a step that misses its deadline: the
-     * supervisor retries it, and past the failure threshold the task ends COMPENSATION_FAILED.
+     * supervisor retries it, and past {@link #maxTimeouts(int)} the task ends COMPENSATION_FAILED.
      *
      * @throws NullPointerException if null
      * @throws IllegalArgumentException if not positive

@@ -9,11 +9,12 @@ import java.util.function.Predicate;
 
 /**
  * How often a failed step (or compensation) is tried again and how long to wait in between:
- * at most {@link #maxAttempts()} attempts, exponential backoff from {@link #initialBackoff()}
- * capped at {@link #maxBackoff()}, each delay spread by ±{@link #jitter()}. Errors that are
- * {@link NonRetryableException}s, or that the policy marks with {@link Builder#abortOn}, fail the
- * step at once. Every retry is recorded: the task goes back to {@code PENDING} until its next
- * attempt is due, so a retry survives a crash. Immutable and thread-safe.
+ * at most {@link #maxAttempts()} attempts (errors and time-outs alike), exponential backoff from
+ * {@link #initialBackoff()} capped at {@link #maxBackoff()}, each delay spread by
+ * ±{@link #jitter()}. Errors that are {@link NonRetryableException}s, or that the policy marks with
+ * {@link Builder#abortOn}, fail the step at once. Every retry is recorded: the task goes back to
+ * {@code PENDING} until its next attempt is due, so a retry survives a crash. Immutable and
+ * thread-safe.
  */
 public final class RetryPolicy {
 
@@ -54,7 +55,10 @@ public final class RetryPolicy {
         return DEFAULTS;
     }
 
-    /** A policy with a single attempt. */
+    /**
+     * A policy with a single attempt: a step with it is never called twice, so neither an error
+     * nor a time-out (a hung step, a node that died) is retried.
+     */
     public static RetryPolicy none() {
         return NONE;
     }
@@ -64,7 +68,11 @@ public final class RetryPolicy {
         return new Builder();
     }
 
-    /** Attempts in all, including the first. */
+    /**
+     * Attempts in all, including the first, however each ended: an error thrown or returned, or a
+     * time-out (the supervisor finding the attempt past its deadline). A step's
+     * {@code maxTimeouts} further bounds how many of them may time out.
+     */
     public int maxAttempts() {
         return maxAttempts;
     }
@@ -138,7 +146,8 @@ public final class RetryPolicy {
         }
 
         /**
-         * Attempts in all, including the first.
+         * Attempts in all, including the first, whether they fail with an error or time out
+         * (see {@link RetryPolicy#maxAttempts()}).
          *
          * @throws IllegalArgumentException if less than 1
          */

@@ -365,11 +365,29 @@ public final class SasClient {
     }
 
     /**
-     * Cancels a task that has not finished: a scheduler compensates its completed steps in reverse
-     * order, then it ends {@code CANCELLED} (or {@code COMPENSATION_FAILED}). A running step is
-     * allowed to finish first.
+     * Cancels a task that has not finished. When this returns true the cancel is recorded and will
+     * be carried out, whatever the task was doing: a scheduler compensates, in reverse order, its
+     * completed steps and every step whose effect may have applied (one that timed out or ran out
+     * of retries on errors that may be transient; not one that failed definitely, with a
+     * {@link NonRetryableException}), then the task ends {@code CANCELLED}, or
+     * {@code COMPENSATION_FAILED} if a compensation fails for good (a resubmit continues it).
      *
-     * @return false if the task had already finished or a cancel was already requested
+     * <ul>
+     *   <li>A running step is allowed to finish first, and is then compensated, even when it is the
+     *       last step: a cancel that arrives before the task is recorded {@code PROCESSED} wins, and
+     *       one that arrives after is refused with false.</li>
+     *   <li>A cancel that races the supervisor recovering an expired claim is honoured the same way.</li>
+     *   <li>An {@code ERROR} task is made due so that a scheduler compensates it; its failed step
+     *       is compensated when its effect may have applied.</li>
+     *   <li>A {@code COMPENSATING} task goes on compensating and ends {@code CANCELLED}.</li>
+     *   <li>A task that cannot run on the node that claims it (its input cannot be decoded, or it
+     *       is at a step the registered version lacks) is parked in {@code ERROR} with the cancel
+     *       still requested and an alert; once that is fixed, cancelling it again carries it out.</li>
+     * </ul>
+     *
+     * @return true if the cancel was recorded; false if the task had already finished
+     *     ({@code PROCESSED}, {@code COMPENSATED}, {@code CANCELLED}), is {@code COMPENSATION_FAILED}
+     *     (resubmit it), or a cancel was already requested and is being carried out
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
      * @throws StateStoreException if the store failed

@@ -17,8 +17,15 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     /** Default deadline of one attempt: 30 s. */
     public static final Duration DEFAULT_COMPLETE_WITHIN = Duration.ofSeconds(30);
-    /** Default number of supervisor time-outs before the task fails: 3. */
-    public static final int DEFAULT_FAILURE_THRESHOLD = 3;
+    /** Default number of time-outs of one step before the task fails: 3 (see {@link #maxTimeouts(int)}). */
+    public static final int DEFAULT_MAX_TIMEOUTS = 3;
+    /**
+     * Old name of {@link #DEFAULT_MAX_TIMEOUTS}.
+     *
+     * @deprecated use {@link #DEFAULT_MAX_TIMEOUTS}; it counts time-outs only
+     */
+    @Deprecated(since = "0.2.0", forRemoval = true)
+    public static final int DEFAULT_FAILURE_THRESHOLD = DEFAULT_MAX_TIMEOUTS;
 
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;

@@ -24,7 +24,7 @@ public final class StepDefinition<I> {
     private final List<StepRef<?>> reads;
     private final Duration completeWithin;
     private final RetryPolicy retryPolicy;
-    private final int failureThreshold;
+    private final int maxTimeouts;
     private final Compensation<I> compensation;
     private final AgentCall<I, ?, ?> compensationCall;
     private final Duration compensateWithin;
@@ -40,7 +40,7 @@ public final class StepDefinition<I> {
         this.reads = List.copyOf(b.reads);
         this.completeWithin = b.completeWithin;
         this.retryPolicy = retryPolicy;
-        this.failureThreshold = b.failureThreshold;
+        this.maxTimeouts = b.maxTimeouts;
         this.compensation = b.compensation;
         this.compensationCall = b.compensationCall;
         this.compensateWithin = b.compensateWithin != null ? b.compensateWithin : b.completeWithin;
@@ -105,9 +105,22 @@ public final class StepDefinition<I> {
         return compensating ? compensationRetryPolicy : retryPolicy;
     }
 
-    /** How many times the supervisor may find this step past its deadline before the task fails. */
+    /**
+     * How many attempts at this step (or its compensation) may time out before the task fails;
+     * see {@link AbstractStepBuilder#maxTimeouts(int)}.
+     */
+    public int maxTimeouts() {
+        return maxTimeouts;
+    }
+
+    /**
+     * Old name of {@link #maxTimeouts()}.
+     *
+     * @deprecated use {@link #maxTimeouts()}
+     */
+    @Deprecated(since = "0.2.0", forRemoval = true)
     public int failureThreshold() {
-        return failureThreshold;
+        return maxTimeouts;
     }
 
     /** Whether the step has a compensation of either kind. */
@@ -188,7 +201,7 @@ public final class StepDefinition<I> {
 
     @Override
     public String toString() {
-        return "Step{" + name + ", completeWithin=" + completeWithin + ", failureThreshold=" + failureThreshold
+        return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
     }

@@ -89,7 +89,8 @@ public final class TaskHandle {
     /**
      * Asks to cancel the task; see {@link SasClient#cancel(TaskId)}.
      *
-     * @return false if the task had already finished or a cancel was already requested
+     * @return true if the cancel was recorded and will be carried out; false if the task had
+     *     already finished or a cancel was already requested
      * @throws TaskNotFoundException if the task does not exist
      */
     public boolean cancel() {

@@ -21,7 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
 final class ChaosWorkflow {
     static final String NAME = "chaos-transfer";
     static final String[] STEPS = {"reserve", "debit", "settle"};
-    static final int FAILURE_THRESHOLD = 10;
+    static final int MAX_TIMEOUTS = 10;
 
     private ChaosWorkflow() {
     }
@@ -40,7 +40,7 @@ final class ChaosWorkflow {
             b.step(step, sb -> sb.call(a, ctx -> ctx.input())
                     .completeWithin(s.completeWithin)
                     .retry(retryPolicy())
-                    .failureThreshold(FAILURE_THRESHOLD)
+                    .maxTimeouts(MAX_TIMEOUTS)
                     .compensateWith(ctx -> {
                         if (ledger == null) {
                             throw new IllegalStateException("no ledger in this process");

@@ -460,15 +460,19 @@ public final class InMemoryStateStore implements StateStore {
     public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
         synchronized (lock) {
             Row r = tasks.get(taskId);
-            if (r == null || r.cancelRequested) {
+            if (r == null) {
                 return false;
             }
             switch (r.status) {
-                case PENDING, PROCESSING, COMPENSATING -> { }
+                case PENDING, PROCESSING, COMPENSATING -> {
+                    if (r.cancelRequested) {
+                        return false;
+                    }
+                }
                 case ERROR -> {
+                    // attempt is kept: it tells the scheduler whether the failed step may have applied
                     r.status = TaskStatus.PENDING;
                     r.nextAttemptAt = now;
-                    r.attempt = 0;
                     r.failureCount = 0;
                 }
                 default -> {

@@ -783,7 +783,49 @@ public abstract class StateStoreContract extends StoreTestSupport {
         List<ClaimedTask> claimed = claim("b", 1, now);
         assertThat(claimed).hasSize(1);
         assertThat(claimed.get(0).cancelRequested()).isTrue();
+        assertThat(claimed.get(0).attempt()).as("the attempt that may have applied is kept, then counted on")
+                .isEqualTo(2);
+        assertThat(claimed.get(0).failureCount()).isZero();
         assertThat(eventTypes(id)).contains(TaskEvent.Type.CANCEL_REQUESTED);
+    }
+
+    @Test
+    void cancel_of_an_error_task_that_still_carries_a_cancel_schedules_it_again() {
+        TaskId id = submit("c-parked");
+        assertThat(store.requestCancel(id, T0, cancelEvent(id))).isTrue();
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        // The claimer could not carry the cancel out (say, undecodable input) and parked the task.
+        store.write(List.of(release(c, Transition.Guard.HOLDER, TaskStatus.ERROR, 0, null, "parked", T0)), T0);
+        assertThat(task(id).cancelRequested()).isTrue();
+
+        assertThat(store.requestCancel(id, T0.plusSeconds(5), cancelEvent(id))).isTrue();
+
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(claim("b", 1, T0.plusSeconds(5))).singleElement()
+                .satisfies(again -> assertThat(again.cancelRequested()).isTrue());
+        assertThat(store.requestCancel(id, T0.plusSeconds(6), cancelEvent(id))).as("now being carried out").isFalse();
+    }
+
+    @Test
+    void a_recovery_that_yields_to_a_cancel_requested_after_the_scan_is_reported_and_changes_nothing() {
+        TaskId id = submit("c-expired");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant later = T0.plus(TIMEOUT).plusSeconds(1);
+        assertThat(store.findExpired(later, 10)).extracting(ExpiredTask::cancelRequested).containsExactly(false);
+        assertThat(store.requestCancel(id, later, cancelEvent(id))).isTrue();
+        Transition fail = release(c, Transition.Guard.EXPIRED, TaskStatus.ERROR, 1, null, "timed out", later);
+        Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStep(), fail.guard(), true,
+                fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(), fail.failureCount(),
+                fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events());
+
+        assertThat(store.write(List.of(yielding), later)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
+
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(eventTypes(id)).doesNotContain(TaskEvent.Type.ERROR);
+        assertThat(store.write(List.of(fail), later)).as("decided again, with the cancel")
+                .containsExactly(WriteOutcome.APPLIED);
     }
 
     @Test

@@ -1,7 +1,8 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.Alert;
-import dev.sas.core.Workflow;
+import dev.sas.core.internal.TaskStateMachine.Decision;
+import dev.sas.core.internal.TaskStateMachine.Snapshot;
+import dev.sas.core.internal.TaskStateMachine.TimedOut;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.WorkflowVersion;
@@ -19,8 +20,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The Supervisor role: while it holds the store's supervisor lease, finds claims whose deadline
  * passed (hung steps, dead nodes), counts the time-out, and releases the task for a retry after a
- * backoff, or past the step's failure threshold fails it (compensating when the workflow says so)
- * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the
+ * backoff, or, once the step is out of time-outs or attempts, fails it (compensating when the
+ * workflow says so) and alerts; the {@link TaskStateMachine} decides which. A failure that a
+ * cancel requested since the scan would contradict is decided again with the cancel, so the
+ * cancel is honoured. Every write is conditional on the
  * expired lease, so two supervisors never recover the same claim twice. {@link Retention} asks it
  * whether this node leads. Knows no business logic.
  */
@@ -92,15 +95,38 @@ public final class Supervisor {
             if (expired.isEmpty()) {
                 break;
             }
-            List<Transition> transitions = new ArrayList<>(expired.size());
-            List<Alert> alerts = new ArrayList<>(expired.size());
+            List<Decision> decisions = new ArrayList<>(expired.size());
             for (ExpiredTask e : expired) {
-                transitions.add(recover(e, now, alerts));
+                decisions.add(TaskStateMachine.decide(snapshot(e), new TimedOut(e.lockedBy(), e.completeBy()), now));
             }
-            List<WriteOutcome> outcomes = store.write(transitions, now);
+            List<WriteOutcome> outcomes = write(decisions, now);
+            // A cancel requested after the scan stopped a write that would have ignored it: decide
+            // again with the cancel known, so it is honoured rather than recorded and dropped.
+            List<Integer> cancelled = new ArrayList<>();
+            for (int i = 0; i < outcomes.size(); i++) {
+                if (outcomes.get(i) == WriteOutcome.CANCEL_REQUESTED) {
+                    cancelled.add(i);
+                }
+            }
+            if (!cancelled.isEmpty()) {
+                List<Decision> again = new ArrayList<>(cancelled.size());
+                for (int i : cancelled) {
+                    ExpiredTask e = expired.get(i);
+                    log.info("task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
+                            e.taskId(), e.currentStep());
+                    again.add(TaskStateMachine.decide(snapshot(e).withCancelRequested(),
+                            decisions.get(i).ifCancelRequested(), now));
+                }
+                List<WriteOutcome> againOutcomes = write(again, now);
+                for (int k = 0; k < cancelled.size(); k++) {
+                    decisions.set(cancelled.get(k), again.get(k));
+                    outcomes.set(cancelled.get(k), againOutcomes.get(k));
+                }
+            }
             int applied = 0;
             for (int i = 0; i < outcomes.size(); i++) {
-                Transition t = transitions.get(i);
+                Decision d = decisions.get(i);
+                Transition t = d.transition();
                 ExpiredTask e = expired.get(i);
                 if (outcomes.get(i) == WriteOutcome.APPLIED) {
                     applied++;
@@ -117,11 +143,7 @@ public final class Supervisor {
                         firstDue = t.nextAttemptAt();
                     }
                     events.publish(t.events(), e.replyTo());
-                    for (Alert a : alerts) {
-                        if (a.taskId().equals(e.taskId())) {
-                            events.alert(a);
-                        }
-                    }
+                    d.alerts().forEach(events::alert);
                 } else {
                     log.info("task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
                             e.currentStep());
@@ -141,13 +163,18 @@ public final class Supervisor {
         return recovered;
     }
 
-    /** Asks the state machine what the time-out means; the alerts are raised once the transition is written. */
-    private Transition recover(ExpiredTask e, Instant now, List<Alert> alerts) {
-        Workflow<?> wf = registry.find(e.workflow(), e.workflowVersion());
-        TaskStateMachine.Decision d = TaskStateMachine.decide(TaskStateMachine.Snapshot.of(e, wf),
-                new TaskStateMachine.TimedOut(e.lockedBy(), e.completeBy()), now);
-        alerts.addAll(d.alerts());
-        return d.transition();
+    /** The expired claim as the state machine sees it; the workflow is null when this runtime lacks it. */
+    private Snapshot snapshot(ExpiredTask e) {
+        return Snapshot.of(e, registry.find(e.workflow(), e.workflowVersion()));
+    }
+
+    /** Writes the decisions' transitions in one call; alerts wait until the caller sees them applied. */
+    private List<WriteOutcome> write(List<Decision> decisions, Instant now) {
+        List<Transition> transitions = new ArrayList<>(decisions.size());
+        for (Decision d : decisions) {
+            transitions.add(d.transition());
+        }
+        return new ArrayList<>(store.write(transitions, now));
     }
 
     /**

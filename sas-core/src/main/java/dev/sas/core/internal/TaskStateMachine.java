@@ -65,6 +65,12 @@ final class TaskStateMachine {
             return status == TaskStatus.COMPENSATING;
         }
 
+        /** The same task, now known to have a cancel requested. */
+        Snapshot withCancelRequested() {
+            return new Snapshot(taskId, businessKey, workflowName, workflow, lease, status, currentStep, attempt,
+                    failureCount, true, shuttingDown);
+        }
+
         StepDefinition<?> step(int index) {
             return workflow.steps().get(index);
         }
@@ -115,7 +121,9 @@ final class TaskStateMachine {
 
         /**
          * A cancel found at claim time. Earlier attempts at the current step (attempt > 1) may have
-         * applied its effect, so it is compensated too.
+         * applied its effect, so it is compensated too. A task released for a retry or after a
+         * time-out keeps those attempts; one cancelled in ERROR keeps only the attempts whose
+         * effect may have applied (none after a definite failure, see {@code abort}).
          */
         static CancelRequested atClaim(Snapshot s) {
             int from = s.attempt() > 1 ? s.currentStep() : s.currentStep() - 1;
@@ -132,11 +140,12 @@ final class TaskStateMachine {
      *
      * @param transition what to write
      * @param alerts to raise once it is written (stamped with the decision's {@code now})
-     * @param ifCancelRequested what to decide instead when the store answers CANCEL_REQUESTED; null
-     *     exactly when the transition does not yield to a cancel
+     * @param ifCancelRequested the outcome to decide instead, on the snapshot
+     *     {@linkplain Snapshot#withCancelRequested() with the cancel}, when the store answers
+     *     CANCEL_REQUESTED; null exactly when the transition does not yield to a cancel
      * @param retryAt for a retry released with a backoff, when it comes due; else null
      */
-    record Decision(Transition transition, List<Alert> alerts, CancelRequested ifCancelRequested, Instant retryAt) {
+    record Decision(Transition transition, List<Alert> alerts, Outcome ifCancelRequested, Instant retryAt) {
         Decision {
             alerts = List.copyOf(alerts);
         }
@@ -179,11 +188,16 @@ final class TaskStateMachine {
         int i = s.currentStep();
         StepUpdate done = StepUpdate.completed(i, s.step(i).name(), s.attempt(), o.output(), o.startedAt(), now);
         TaskEvent completed = event(s, TaskEvent.Type.STEP_COMPLETED, i, s.attempt(), now, null);
+        CancelRequested cancel = new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR);
         if (i + 1 >= s.workflow().steps().size()) {
-            Transition t = holder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).recording(done)
-                    .events(completed, event(s, TaskEvent.Type.PROCESSED, -1, 0, now, null))
+            // A cancel accepted while the last step ran is honoured: the step finished, so it is compensated.
+            if (s.cancelRequested()) {
+                return decide(s, cancel, now);
+            }
+            Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
+                    .recording(done).events(completed, event(s, TaskEvent.Type.PROCESSED, -1, 0, now, null))
                     .end(TaskStatus.PROCESSED);
-            return new Decision(t, List.of(), null, null);
+            return new Decision(t, List.of(), cancel, null);
         }
         int next = i + 1;
         Transition.Builder b = holder(s, next).unlessCancelRequested(!s.cancelRequested()).recording(done);
@@ -193,9 +207,7 @@ final class TaskStateMachine {
                 : b.attempt(1).failureCount(0)
                         .events(completed, event(s, TaskEvent.Type.STEP_STARTED, next, 1, now, null))
                         .keepHolding(TaskStatus.PROCESSING);
-        CancelRequested ifCancelled = s.cancelRequested() ? null
-                : new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR);
-        return new Decision(t, List.of(), ifCancelled, null);
+        return new Decision(t, List.of(), s.cancelRequested() ? null : cancel, null);
     }
 
     private static Decision stepFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
@@ -216,7 +228,8 @@ final class TaskStateMachine {
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
-        return abort(s, lastPossiblyApplied(policy, error, i), failed, lead, message, s.cancelRequested(), now);
+        int from = mayHaveApplied(policy, error) ? i : i - 1;
+        return abort(s, from, failed, lead, message, s.cancelRequested(), now);
     }
 
     private static Decision compensationCompleted(Snapshot s, CompensationCompleted o, Instant now) {
@@ -234,9 +247,12 @@ final class TaskStateMachine {
         }
         TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.COMPENSATED;
         TaskEvent.Type endEvent = end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.COMPENSATED;
-        Transition t = holder(s, i).attempt(s.attempt()).failureCount(0).recording(undone)
-                .events(completed, event(s, endEvent, -1, 0, now, null)).end(end);
-        return new Decision(t, List.of(), null, null);
+        // A cancel accepted while compensating after a failure makes the task end CANCELLED, as promised.
+        Transition t = holder(s, i).unlessCancelRequested(!s.cancelRequested()).attempt(s.attempt()).failureCount(0)
+                .recording(undone).events(completed, event(s, endEvent, -1, 0, now, null)).end(end);
+        CancelRequested ifCancelled = s.cancelRequested() ? null
+                : new CancelRequested(i - 1, undone, List.of(completed), CANCELLED_BY_OPERATOR);
+        return new Decision(t, List.of(), ifCancelled, null);
     }
 
     private static Decision compensationFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
@@ -279,7 +295,10 @@ final class TaskStateMachine {
         TaskStatus end = forCancel ? TaskStatus.CANCELLED : TaskStatus.ERROR;
         evs.add(event(s, forCancel ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1, 0, now, reason));
         int at = step != null ? step.index() : s.currentStep();
-        Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(s.attempt())
+        // In ERROR the attempt counts only attempts whose effect may have applied (none when the
+        // failed step is not in the compensation range), so that a later cancel compensates them.
+        int attempts = forCancel || from >= s.currentStep() ? s.attempt() : 0;
+        Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(attempts)
                 .failureCount(s.failureCount()).lastError(reason).recording(step).events(evs).end(end);
         List<Alert> alerts = forCancel ? List.of() : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
         return new Decision(t, alerts, ifCancelled, null);
@@ -289,8 +308,10 @@ final class TaskStateMachine {
     private static Decision park(Snapshot s, String reason, Instant now) {
         TaskEvent error = new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), TaskEvent.Type.ERROR,
                 s.currentStep(), null, s.attempt(), now, reason);
+        // The attempt of this claim never ran; earlier ones may have applied (a later cancel compensates them).
         Transition t = Transition.holder(s.taskId(), s.lease(), s.currentStep())
-                .at(s.currentStep(), null, UNKNOWN_STEP_TIMEOUT).attempt(s.attempt()).failureCount(s.failureCount())
+                .at(s.currentStep(), null, UNKNOWN_STEP_TIMEOUT).attempt(Math.max(0, s.attempt() - 1))
+                .failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
         return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);
     }
@@ -298,27 +319,32 @@ final class TaskStateMachine {
     // ------------------------------------------------------------------ supervisor outcome
 
     /**
-     * Counts the time-out; under the step's failure threshold the task is released for a retry
-     * after a backoff, at the threshold it fails (compensating when the workflow says so or a
-     * cancel is pending). The workflow may be unknown here: defaults apply.
+     * Counts the time-out. While the step has time-outs ({@code maxTimeouts}) and attempts
+     * ({@code RetryPolicy.maxAttempts}, which counts every attempt however it ended) left, the
+     * task is released for a retry after a backoff; otherwise it fails (compensating when the
+     * workflow says so or a cancel is pending). A failure that would leave the task in ERROR
+     * yields to a cancel requested since the scan, and is decided again with it. The workflow may
+     * be unknown here: the default {@code maxTimeouts} applies and the attempts are not limited.
      */
     private static Decision timedOut(Snapshot s, TimedOut o, Instant now) {
         Workflow<?> wf = s.workflow();
         int i = s.currentStep();
         StepDefinition<?> def = wf != null && i < wf.steps().size() ? wf.steps().get(i) : null;
-        int failures = s.failureCount() + 1;
-        int threshold = def != null ? def.failureThreshold() : StepBuilder.DEFAULT_FAILURE_THRESHOLD;
-        Duration timeout = def != null ? def.completeWithin(s.compensating()) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
-        String name = def != null ? def.name() : null;
         boolean compensating = s.compensating();
+        int failures = s.failureCount() + 1;
+        int maxTimeouts = def != null ? def.maxTimeouts() : StepBuilder.DEFAULT_MAX_TIMEOUTS;
+        RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
+        Duration timeout = def != null ? def.completeWithin(compensating) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
+        String name = def != null ? def.name() : null;
         String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
                 + " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy() + " (time-out " + failures
-                + " of " + threshold + ")";
+                + " of " + maxTimeouts + (def != null ? ", attempt " + s.attempt() + " of " + policy.maxAttempts() : "")
+                + ")";
         List<TaskEvent> evs = new ArrayList<>();
         evs.add(expiredEvent(s, TaskEvent.Type.STEP_TIMED_OUT, i, name, now, message));
         Transition.Builder b = Transition.expired(s.taskId(), s.lease(), i).lastError(message);
-        if (failures < threshold) {
-            RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
+        boolean attemptsLeft = def == null || s.attempt() < policy.maxAttempts();
+        if (failures < maxTimeouts && attemptsLeft) {
             Instant next = now.plus(policy.backoff(failures));
             Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).events(evs)
                     .release(compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, next);
@@ -330,6 +356,12 @@ final class TaskStateMachine {
                     .recording(StepUpdate.compensationFailed(i, name, s.attempt(), message, null, now)).events(evs)
                     .end(TaskStatus.COMPENSATION_FAILED);
             return new Decision(t, List.of(alert(s, TaskStatus.COMPENSATION_FAILED, name, message, now)), null, null);
+        }
+        if (wf == null && s.cancelRequested()) {
+            // Only a node with the definition can compensate: hand the cancel to the next one that claims it.
+            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).events(evs)
+                    .release(TaskStatus.PENDING, now);
+            return new Decision(t, List.of(), null, null);
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, null, now);
         evs.add(expiredEvent(s, TaskEvent.Type.STEP_FAILED, i, name, now, message));
@@ -346,10 +378,11 @@ final class TaskStateMachine {
         TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
         evs.add(expiredEvent(s, end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1,
                 null, now, message));
-        Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).recording(failed).events(evs)
-                .end(end);
+        // ERROR yields to a cancel requested after the scan read the task (the cancel is then honoured).
+        Transition t = b.unlessCancelRequested(!s.cancelRequested()).at(i, name, timeout).attempt(s.attempt())
+                .failureCount(failures).recording(failed).events(evs).end(end);
         List<Alert> alerts = end == TaskStatus.ERROR ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
-        return new Decision(t, alerts, null, null);
+        return new Decision(t, alerts, s.cancelRequested() ? null : o, null);
     }
 
     // ------------------------------------------------------------------ helpers
@@ -359,13 +392,15 @@ final class TaskStateMachine {
     }
 
     /**
-     * The highest step whose effect may have happened: a step that failed definitely (non-retryable)
-     * did not apply; one that ran out of retries on errors that may be transient (a lost reply, a
-     * time-out) may have, so it is compensated too. Compensations must therefore tolerate nothing
-     * to undo, which the idempotency key makes easy.
+     * Whether a step that failed for good with {@code error} may have applied its effect: not when
+     * it failed definitely (non-retryable: the service refused it); yes when it ran out of retries
+     * on errors that may be transient (a lost reply, a time-out). A step that may have applied is
+     * compensated too; compensations must therefore tolerate nothing to undo, which the idempotency
+     * key makes easy. The last error decides: a refusal after a transient error (a 503, then
+     * "card declined") is the common case and applied nothing.
      */
-    private static int lastPossiblyApplied(RetryPolicy policy, Throwable error, int failedStep) {
-        return policy.isNonRetryable(error) ? failedStep - 1 : failedStep;
+    private static boolean mayHaveApplied(RetryPolicy policy, Throwable error) {
+        return !policy.isNonRetryable(error);
     }
 
     /** A scheduler's transition to {@code step}, named and timed from the workflow. */

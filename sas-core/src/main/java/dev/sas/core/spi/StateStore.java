@@ -158,9 +158,15 @@ public interface StateStore extends AutoCloseable {
     /**
      * Marks a {@code PENDING}, {@code PROCESSING}, {@code COMPENSATING} or {@code ERROR} task as
      * cancel-requested and records {@code event}; an {@code ERROR} task becomes {@code PENDING}
-     * and due at {@code now} so that a scheduler compensates it.
+     * and due at {@code now} with its failure count reset so that a scheduler compensates it. Its
+     * {@code attempt} is kept: on an {@code ERROR} task it counts the attempts at the failed step
+     * whose effect may have applied, which decides whether that step is compensated too. Atomic
+     * with every {@link #write}: a transition that yields to a cancel either sees this mark or
+     * was written before it (when this method then sees the state it left).
      *
-     * @return false if the task does not exist, is in another state, or was already cancelled
+     * @return false if the task does not exist, is in another state, or a cancel was already
+     *     requested and the task is not in {@code ERROR} (an {@code ERROR} task that still carries
+     *     a cancel, for example one parked because it could not run, is scheduled again)
      */
     boolean requestCancel(TaskId taskId, Instant now, TaskEvent event);
 

@@ -31,7 +31,9 @@ import java.util.Objects;
  *     claim: {@code completeBy = now + stepTimeout}); false to release it
  * @param currentStep the step to run next (or compensate next)
  * @param currentStepName its name (for event rows written at the next claim); may be null when terminal
- * @param attempt attempts at {@code currentStep} so far (1 when kept locked for a new step)
+ * @param attempt attempts at {@code currentStep} so far (1 when kept locked for a new step); for
+ *     a task left in {@code ERROR}, only those whose effect may have applied (an attempt that
+ *     failed definitely is not counted), which a later cancel compensates
  * @param failureCount supervisor time-outs of {@code currentStep} so far
  * @param stepTimeout deadline of one attempt at {@code currentStep}
  * @param nextAttemptAt when a released, non-terminal task is due again

@@ -94,10 +94,15 @@ class TaskStateMachineTest {
     static Stream<Arguments> decisions() {
         return Stream.of(
                 // PROCESSING: a step completes
-                row("the last step completing ends the task PROCESSED",
+                row("the last step completing ends the task PROCESSED unless a cancel came first",
                         processing(3).attempt(2).failures(1), completed("shipped"),
                         expect(TaskStatus.PROCESSED).released().at(3).attempt(2).failures(1)
-                                .events(STEP_COMPLETED, PROCESSED).stepRow(StepStatus.COMPLETED)),
+                                .events(STEP_COMPLETED, PROCESSED).stepRow(StepStatus.COMPLETED).yieldsToCancel()),
+                row("the last step completing after a cancel was seen is compensated, not PROCESSED",
+                        processing(3).cancelRequested(), completed("shipped"),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
+                                .events(STEP_COMPLETED, COMPENSATING, COMPENSATION_STARTED)
+                                .stepRow(StepStatus.COMPLETED).lastError("cancelled by an operator")),
                 row("a middle step completing starts the next step in the same claim",
                         processing(1).attempt(2), completed("charged"),
                         expect(TaskStatus.PROCESSING).keptLocked().at(2).attempt(1).failures(0)
@@ -123,15 +128,28 @@ class TaskStateMachineTest {
                         expect(TaskStatus.COMPENSATING).keptLocked().at(0).attempt(1).failures(0)
                                 .events(STEP_FAILED, COMPENSATING, COMPENSATION_STARTED).stepRow(StepStatus.FAILED)
                                 .lastError("NonRetryableException: card declined").yieldsToCancel()),
-                row("a non-retryable failure of the first step has nothing to compensate and ends in ERROR",
+                row("a non-retryable failure of the first step has nothing to compensate and ends in ERROR, counting no attempt that may have applied",
                         processing(0).failures(1), failed(new NonRetryableException("out of stock")),
-                        expect(TaskStatus.ERROR).released().at(0).attempt(1).failures(1)
+                        expect(TaskStatus.ERROR).released().at(0).attempt(0).failures(1)
                                 .events(STEP_FAILED, ERROR).stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR)
                                 .yieldsToCancel()),
                 row("a non-retryable failure ends in ERROR when the workflow does not compensate on failure",
                         processing(NO_COMPENSATION, 2), failed(new NonRetryableException("bounced")),
-                        expect(TaskStatus.ERROR).released().at(2).attempt(1).events(STEP_FAILED, ERROR)
+                        expect(TaskStatus.ERROR).released().at(2).attempt(0).events(STEP_FAILED, ERROR)
                                 .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a non-retryable failure after retried attempts ends in ERROR counting none that may have applied",
+                        processing(NO_COMPENSATION, 2).attempt(2), failed(new NonRetryableException("bounced")),
+                        expect(TaskStatus.ERROR).released().at(2).attempt(0).events(STEP_FAILED, ERROR)
+                                .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a transient failure out of attempts ends in ERROR counting every attempt when the workflow does not compensate",
+                        processing(NO_COMPENSATION, 1).attempt(3), failed(new IllegalStateException("reply lost")),
+                        expect(TaskStatus.ERROR).released().at(1).attempt(3).events(STEP_FAILED, ERROR)
+                                .stepRow(StepStatus.FAILED).alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a non-retryable failure after retried attempts compensates from the step before: the last error decides",
+                        processing(1).attempt(2), failed(new NonRetryableException("card declined")),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(0).attempt(1).failures(0)
+                                .events(STEP_FAILED, COMPENSATING, COMPENSATION_STARTED).stepRow(StepStatus.FAILED)
+                                .yieldsToCancel()),
                 row("a transient failure out of attempts compensates the failed step too, which may have applied",
                         processing(1).attempt(3), failed(new IllegalStateException("timeout")),
                         expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
@@ -166,10 +184,11 @@ class TaskStateMachineTest {
                         compensating(1).shuttingDown(), compensationCompleted(),
                         expect(TaskStatus.COMPENSATING).released().at(0).attempt(0).failures(0).due(NOW)
                                 .events(COMPENSATION_COMPLETED).compensationRow(StepStatus.COMPENSATED)),
-                row("the last compensation completing ends the task COMPENSATED",
+                row("the last compensation completing ends the task COMPENSATED unless a cancel came meanwhile",
                         compensating(0).attempt(2).failures(1), compensationCompleted(),
                         expect(TaskStatus.COMPENSATED).released().at(0).attempt(2).failures(0)
-                                .events(COMPENSATION_COMPLETED, COMPENSATED).compensationRow(StepStatus.COMPENSATED)),
+                                .events(COMPENSATION_COMPLETED, COMPENSATED).compensationRow(StepStatus.COMPENSATED)
+                                .yieldsToCancel()),
                 row("the last compensation completing for a cancel ends the task CANCELLED",
                         compensating(0).cancelRequested(), compensationCompleted(),
                         expect(TaskStatus.CANCELLED).released().at(0).attempt(1)
@@ -201,16 +220,26 @@ class TaskStateMachineTest {
                         processing(1).failures(2), timedOut(),
                         expect(TaskStatus.COMPENSATING).released().expired().at(1).attempt(0).failures(0).due(NOW)
                                 .events(STEP_TIMED_OUT, STEP_FAILED, COMPENSATING).stepRow(StepStatus.FAILED)),
-                row("a PROCESSING time-out reaching the threshold with nothing compensable ends in ERROR and alerts",
+                row("a PROCESSING time-out reaching the threshold with nothing compensable ends in ERROR and alerts, unless a cancel came since the scan",
                         processing(PLAIN, 0).failures(2), timedOut(),
                         expect(TaskStatus.ERROR).released().expired().at(0).attempt(1).failures(3)
                                 .events(STEP_TIMED_OUT, STEP_FAILED, ERROR).stepRow(StepStatus.FAILED)
-                                .alerts(TaskStatus.ERROR)),
-                row("a PROCESSING time-out reaching the threshold ends in ERROR when the workflow does not compensate",
+                                .alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a PROCESSING time-out reaching the threshold ends in ERROR when the workflow does not compensate, unless a cancel came since the scan",
                         processing(NO_COMPENSATION, 1).failures(2), timedOut(),
                         expect(TaskStatus.ERROR).released().expired().at(1).attempt(1).failures(3)
                                 .events(STEP_TIMED_OUT, STEP_FAILED, ERROR).stepRow(StepStatus.FAILED)
-                                .alerts(TaskStatus.ERROR)),
+                                .alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a PROCESSING time-out of the step's last allowed attempt fails it though time-outs are left",
+                        processing(NO_COMPENSATION, 1).attempt(3).failures(0), timedOut(),
+                        expect(TaskStatus.ERROR).released().expired().at(1).attempt(3).failures(1)
+                                .events(STEP_TIMED_OUT, STEP_FAILED, ERROR).stepRow(StepStatus.FAILED)
+                                .alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a COMPENSATING time-out of the compensation's last allowed attempt ends COMPENSATION_FAILED",
+                        compensating(1).attempt(3).failures(0), timedOut(),
+                        expect(TaskStatus.COMPENSATION_FAILED).released().expired().at(1).attempt(3).failures(1)
+                                .events(STEP_TIMED_OUT, COMPENSATION_FAILED)
+                                .compensationRow(StepStatus.COMPENSATION_FAILED).alerts(TaskStatus.COMPENSATION_FAILED)),
                 row("a PROCESSING time-out reaching the threshold with a cancel pending compensates anyway",
                         processing(NO_COMPENSATION, 1).failures(2).cancelRequested(), timedOut(),
                         expect(TaskStatus.COMPENSATING).released().expired().at(1).attempt(0).failures(0).due(NOW)
@@ -228,12 +257,18 @@ class TaskStateMachineTest {
                         expect(TaskStatus.COMPENSATION_FAILED).released().expired().at(1).attempt(1).failures(3)
                                 .events(STEP_TIMED_OUT, COMPENSATION_FAILED)
                                 .compensationRow(StepStatus.COMPENSATION_FAILED).alerts(TaskStatus.COMPENSATION_FAILED)),
-                row("a time-out of a workflow this runtime does not know counts against the default threshold",
-                        processing(null, 1).failures(StepBuilder.DEFAULT_FAILURE_THRESHOLD - 1), timedOut(),
+                row("a time-out of a workflow this runtime does not know counts against the default maxTimeouts",
+                        processing(null, 1).failures(StepBuilder.DEFAULT_MAX_TIMEOUTS - 1), timedOut(),
                         expect(TaskStatus.ERROR).released().expired().at(1).attempt(1)
-                                .failures(StepBuilder.DEFAULT_FAILURE_THRESHOLD)
+                                .failures(StepBuilder.DEFAULT_MAX_TIMEOUTS)
                                 .events(STEP_TIMED_OUT, STEP_FAILED, ERROR).stepRow(StepStatus.FAILED)
-                                .alerts(TaskStatus.ERROR)),
+                                .alerts(TaskStatus.ERROR).yieldsToCancel()),
+                row("a time-out with a cancel pending, of a workflow this runtime does not know, is handed to a node that can compensate",
+                        processing(null, 1).attempt(2).failures(StepBuilder.DEFAULT_MAX_TIMEOUTS - 1).cancelRequested(),
+                        timedOut(),
+                        expect(TaskStatus.PENDING).released().expired().at(1).attempt(2)
+                                .failures(StepBuilder.DEFAULT_MAX_TIMEOUTS).due(NOW).events(STEP_TIMED_OUT)
+                                .noStepRow()),
 
                 // an operator asked to cancel
                 row("a cancel seen at claim on a first attempt compensates the steps before the current one",
@@ -257,9 +292,9 @@ class TaskStateMachineTest {
                                 .stepRow(StepStatus.COMPLETED)),
 
                 // the workflow cannot run here
-                row("a task whose workflow is not registered is parked in ERROR with an alert",
+                row("a task whose workflow is not registered is parked in ERROR with an alert, counting the earlier attempts only",
                         processing(null, 1).attempt(2).failures(1), new NotRunnable("workflow 'order' is not registered"),
-                        expect(TaskStatus.ERROR).released().at(1).attempt(2).failures(1).events(ERROR).noStepRow()
+                        expect(TaskStatus.ERROR).released().at(1).attempt(1).failures(1).events(ERROR).noStepRow()
                                 .alerts(TaskStatus.ERROR).lastError("workflow 'order' is not registered")));
     }
 
@@ -340,6 +375,77 @@ class TaskStateMachineTest {
         }
 
         @Test
+        void a_time_out_that_would_end_in_error_yields_to_a_cancel_and_is_decided_again_compensating_the_step() {
+            Snapshot s = processing(NO_COMPENSATION, 1).failures(2).snapshot();
+            Decision error = TaskStateMachine.decide(s, timedOut(), NOW);
+
+            Decision onCancel = TaskStateMachine.decide(s.withCancelRequested(), error.ifCancelRequested(), NOW);
+
+            assertThat(error.transition().status()).isEqualTo(TaskStatus.ERROR);
+            assertThat(error.transition().unlessCancelRequested()).isTrue();
+            Transition t = onCancel.transition();
+            assertThat(t.guard()).isEqualTo(Transition.Guard.EXPIRED);
+            assertThat(t.lease()).isEqualTo(LEASE);
+            assertThat(t.status()).isEqualTo(TaskStatus.COMPENSATING);
+            assertThat(t.currentStep()).as("the timed-out step may have applied").isEqualTo(1);
+            assertThat(t.keepLock()).isFalse();
+            assertThat(t.unlessCancelRequested()).isFalse();
+            assertThat(onCancel.ifCancelRequested()).isNull();
+            assertThat(onCancel.alerts()).isEmpty();
+        }
+
+        @Test
+        void a_time_out_that_meets_a_cancel_with_nothing_compensable_ends_cancelled_without_an_alert() {
+            Snapshot s = processing(PLAIN, 0).failures(2).snapshot();
+            Decision error = TaskStateMachine.decide(s, timedOut(), NOW);
+
+            Decision onCancel = TaskStateMachine.decide(s.withCancelRequested(), error.ifCancelRequested(), NOW);
+
+            assertThat(onCancel.transition().status()).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(onCancel.transition().events()).extracting(TaskEvent::type)
+                    .containsExactly(STEP_TIMED_OUT, STEP_FAILED, CANCELLED);
+            assertThat(onCancel.alerts()).isEmpty();
+        }
+
+        @Test
+        void a_time_out_of_a_workflow_this_runtime_does_not_know_is_not_bounded_by_attempts() {
+            Decision d = TaskStateMachine.decide(processing(null, 1).attempt(7).snapshot(), timedOut(), NOW);
+
+            assertThat(d.transition().status()).isEqualTo(TaskStatus.PENDING);
+            assertThat(d.isRetry()).isTrue();
+            assertThat(d.transition().lastError()).endsWith("(time-out 1 of " + StepBuilder.DEFAULT_MAX_TIMEOUTS + ")");
+        }
+
+        @Test
+        void the_last_step_completing_after_a_cancel_is_compensated_with_its_result_recorded() {
+            Snapshot s = processing(3).snapshot();
+            Decision processed = TaskStateMachine.decide(s, completed("shipped"), NOW);
+
+            Decision onCancel = TaskStateMachine.decide(cancelled(s), processed.ifCancelRequested(), NOW);
+
+            Transition t = onCancel.transition();
+            assertThat(t.status()).isEqualTo(TaskStatus.COMPENSATING);
+            assertThat(t.currentStep()).as("the last compensable step").isEqualTo(1);
+            assertThat(t.step()).isEqualTo(StepUpdate.completed(3, "ship", 1, "shipped", STARTED, NOW));
+            assertThat(t.events()).extracting(TaskEvent::type)
+                    .containsExactly(STEP_COMPLETED, COMPENSATING, COMPENSATION_STARTED);
+        }
+
+        @Test
+        void the_last_compensation_completing_after_a_cancel_ends_cancelled() {
+            Snapshot s = compensating(0).snapshot();
+            Decision compensated = TaskStateMachine.decide(s, compensationCompleted(), NOW);
+
+            Decision onCancel = TaskStateMachine.decide(cancelled(s), compensated.ifCancelRequested(), NOW);
+
+            Transition t = onCancel.transition();
+            assertThat(t.status()).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(t.step().compensationStatus()).isEqualTo(StepStatus.COMPENSATED);
+            assertThat(t.events()).extracting(TaskEvent::type).containsExactly(COMPENSATION_COMPLETED, CANCELLED);
+            assertThat(onCancel.alerts()).isEmpty();
+        }
+
+        @Test
         void the_error_alert_names_the_failed_step_and_its_message() {
             Decision d = TaskStateMachine.decide(processing(0).snapshot(), failed(new NonRetryableException("no stock")),
                     NOW);
@@ -364,7 +470,7 @@ class TaskStateMachineTest {
             Decision d = TaskStateMachine.decide(processing(1).attempt(2).snapshot(), timedOut(), NOW);
 
             assertThat(d.transition().lastError()).isEqualTo("step 'charge' attempt 2 passed its deadline " + EXPIRED_AT
-                    + " on instance node-b (time-out 1 of 3)");
+                    + " on instance node-b (time-out 1 of 3, attempt 2 of 3)");
         }
 
         @Test
@@ -447,8 +553,7 @@ class TaskStateMachineTest {
     }
 
     private static Snapshot cancelled(Snapshot s) {
-        return new Snapshot(s.taskId(), s.businessKey(), s.workflowName(), s.workflow(), s.lease(), s.status(),
-                s.currentStep(), s.attempt(), s.failureCount(), true, s.shuttingDown());
+        return s.withCancelRequested();
     }
 
     private static Outcome completed(String output) {

@@ -23,8 +23,8 @@ public final class OrderWorkflow {
     public static final String NAME = "order-processing";
     /** How long one attempt at a step may take before the supervisor recovers it. */
     public static final Duration STEP_DEADLINE = Duration.ofSeconds(2);
-    /** How many times the supervisor may find a step past its deadline before the order fails. */
-    public static final int FAILURE_THRESHOLD = 4;
+    /** How many attempts at a step may time out (found past their deadline) before the order fails. */
+    public static final int MAX_TIMEOUTS = 4;
 
     /** Reserves the stock; its output is the warehouse's form reply. */
     public static final StepRef<String> RESERVE_STOCK = StepRef.of("reserve-stock");
@@ -86,7 +86,7 @@ public final class OrderWorkflow {
                                 "sku", ctx.input().sku(),
                                 "quantity", Integer.toString(ctx.input().quantity())))
                         .completeWithin(STEP_DEADLINE)
-                        .failureThreshold(FAILURE_THRESHOLD)
+                        .maxTimeouts(MAX_TIMEOUTS)
                         .compensateWith(inventory, ctx -> ServiceCall.post("/release",
                                 "orderId", ctx.input().orderId())))
                 .step(CHARGE_PAYMENT, s -> s
@@ -94,7 +94,7 @@ public final class OrderWorkflow {
                                 "orderId", ctx.input().orderId(),
                                 "amountCents", Long.toString(ctx.input().amountCents())))
                         .completeWithin(STEP_DEADLINE)
-                        .failureThreshold(FAILURE_THRESHOLD)
+                        .maxTimeouts(MAX_TIMEOUTS)
                         .compensateWith(payment, ctx -> ServiceCall.post("/refund",
                                 "orderId", ctx.input().orderId())))
                 .step(BOOK_SHIPPING, s -> s
@@ -102,7 +102,7 @@ public final class OrderWorkflow {
                                 "orderId", ctx.input().orderId(),
                                 "address", ctx.input().address()))
                         .completeWithin(STEP_DEADLINE)
-                        .failureThreshold(FAILURE_THRESHOLD)
+                        .maxTimeouts(MAX_TIMEOUTS)
                         .compensateWith(shipping, ctx -> ServiceCall.post("/cancel",
                                 "orderId", ctx.input().orderId())))
                 .step(CONFIRM_ORDER, s -> s
@@ -113,7 +113,7 @@ public final class OrderWorkflow {
                             return shipmentId;
                         })
                         .completeWithin(STEP_DEADLINE)
-                        .failureThreshold(FAILURE_THRESHOLD))
+                        .maxTimeouts(MAX_TIMEOUTS))
                 .build();
     }
 }

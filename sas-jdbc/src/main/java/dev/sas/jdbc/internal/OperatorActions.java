@@ -30,15 +30,16 @@ final class OperatorActions {
     /** See {@code StateStore.requestCancel}. */
     boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
         long nowMs = now.toEpochMilli();
-        // state is assigned last: MySQL evaluates SET assignments left to right on the new values
+        // state is assigned last: MySQL evaluates SET assignments left to right on the new values.
+        // attempt is kept: it tells the scheduler whether an ERROR task's failed step may have applied.
         return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
                 + " SET cancel_requested = TRUE, updated_at = ?,"
                 + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
-                + " attempt = CASE WHEN state = 'ERROR' THEN 0 ELSE attempt END,"
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
                 + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
-                + " WHERE task_id = ? AND cancel_requested = FALSE"
-                + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')", nowMs, nowMs, taskId.value());
+                + " WHERE task_id = ? AND (state = 'ERROR'"
+                + " OR (cancel_requested = FALSE AND state IN ('PENDING','PROCESSING','COMPENSATING')))",
+                nowMs, nowMs, taskId.value());
     }
 
     /** Runs a conditional update and, in the same transaction, records {@code event} if it changed a row. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sas.core.Codec;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StepBuilder;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.SubmitOptions;
 import dev.sas.core.TaskId;
@@ -43,11 +44,30 @@ class ApiValidationTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("step 'pay': completeWithin must be positive, was PT0S");
         assertThatThrownBy(() -> Workflow.builder("wf", Codec.string())
-                .step("pay", s -> s.execute(ctx -> "x").failureThreshold(0)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("failureThreshold");
+                .step("pay", s -> s.execute(ctx -> "x").maxTimeouts(0)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("step 'pay': maxTimeouts must be at least 1, was 0");
         assertThatThrownBy(() -> Workflow.builder("wf", Codec.string())
                 .step("a", s -> s.execute(ctx -> "x")).step("a", s -> s.execute(ctx -> "y")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'a' is used twice");
+    }
+
+    @Test
+    @SuppressWarnings("removal")
+    void the_old_name_failure_threshold_sets_max_timeouts_and_is_checked_under_both_names() {
+        Workflow<String> wf = Workflow.builder("wf", Codec.string())
+                .step("pay", s -> s.execute(ctx -> "x").failureThreshold(7))
+                .build();
+
+        assertThat(wf.step("pay").maxTimeouts()).isEqualTo(7);
+        assertThat(wf.step("pay").failureThreshold()).isEqualTo(7);
+        assertThat(Workflow.builder("wf", Codec.string()).step("pay", s -> s.execute(ctx -> "x")).build()
+                .step("pay").maxTimeouts()).isEqualTo(StepBuilder.DEFAULT_MAX_TIMEOUTS)
+                .isEqualTo(StepBuilder.DEFAULT_FAILURE_THRESHOLD);
+        assertThatThrownBy(() -> Workflow.builder("wf", Codec.string())
+                .step("pay", s -> s.execute(ctx -> "x").failureThreshold(0)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("step 'pay': failureThreshold (now maxTimeouts) must be at least 1, was 0");
     }
 
     @Test
