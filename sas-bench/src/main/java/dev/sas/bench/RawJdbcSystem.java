@@ -140,34 +140,71 @@ public final class RawJdbcSystem implements BenchSystem {
         return shape == Shape.TASK_TABLE ? Bench.RAW : Bench.RAW_MIN;
     }
 
+    /** The task table's insert: the columns SAS writes at submit, the constant ones inline. */
+    private static final String TASK_COLUMNS = " (task_id, workflow, workflow_version, business_key, state, priority,"
+            + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt, step_timeout_ms,"
+            + " cancel_requested, created_at, updated_at, input) values ";
+    private static final String TASK_ROW = "(?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000, FALSE, ?, ?, 'x')";
+    private static final String MINIMAL_COLUMNS = " (id, state, payload) values ";
+    private static final String MINIMAL_ROW = "(?, 0, 'x')";
+
     @Override
     public void submit(int i) throws SQLException {
-        try (Connection c = counting.dataSource().getConnection()) {
+        insert(i, 1);
+    }
+
+    /** One multi-row {@code INSERT} of the same rows in one transaction: the ceiling for {@code submitAll}. */
+    @Override
+    public void submitBatch(int from, int count) throws SQLException {
+        insert(from, count);
+    }
+
+    /** {@code INSERT … VALUES (…), (…), …} of tasks {@code from .. from + count - 1}, auto-committed. */
+    private void insert(int from, int count) throws SQLException {
+        boolean task = shape == Shape.TASK_TABLE;
+        try (Connection c = counting.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(insertSql(task ? table + TASK_COLUMNS : table + MINIMAL_COLUMNS,
+                        task ? TASK_ROW : MINIMAL_ROW, count))) {
             c.setAutoCommit(true);
-            if (shape == Shape.TASK_TABLE) {
-                long now = System.currentTimeMillis();
-                try (PreparedStatement ps = c.prepareStatement("insert into " + table + " (task_id, workflow,"
-                        + " workflow_version, business_key, state, priority, lease, next_attempt_at, failure_count,"
-                        + " current_step, current_step_name, attempt, step_timeout_ms, cancel_requested, created_at,"
-                        + " updated_at, input) values (?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000,"
-                        + " FALSE, ?, ?, 'x')")) {
-                    ps.setString(1, "t" + i);
-                    ps.setString(2, "t" + i);
-                    ps.setLong(3, now);
-                    ps.setLong(4, now);
-                    ps.setLong(5, now);
-                    ps.executeUpdate();
-                }
-            } else {
-                try (PreparedStatement ps = c.prepareStatement("insert into " + table
-                        + " (id, state, payload) values (?, 0, 'x')")) {
-                    ps.setLong(1, i);
-                    ps.executeUpdate();
+            long now = System.currentTimeMillis();
+            int k = 1;
+            for (int i = from; i < from + count; i++) {
+                if (task) {
+                    ps.setString(k++, "t" + i);
+                    ps.setString(k++, "t" + i);
+                    ps.setLong(k++, now);
+                    ps.setLong(k++, now);
+                    ps.setLong(k++, now);
+                } else {
+                    ps.setLong(k++, i);
                 }
             }
+            ps.executeUpdate();
         }
         if (running) {
             wake.release();
+        }
+    }
+
+    /** {@code "insert into " + head} followed by {@code rows} copies of {@code row}, comma-separated. */
+    static String insertSql(String head, String row, int rows) {
+        if (rows < 1) {
+            throw new IllegalArgumentException("rows must be at least 1, was " + rows);
+        }
+        StringBuilder sql = new StringBuilder(head.length() + 7 + rows * (row.length() + 2)).append("insert into ").append(head);
+        for (int r = 0; r < rows; r++) {
+            sql.append(r == 0 ? "" : ", ").append(row);
+        }
+        return sql.toString();
+    }
+
+    @Override
+    public long completedInStore() throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                ResultSet r = s.executeQuery("select count(*) from " + table + " where state = "
+                        + (shape == Shape.TASK_TABLE ? "'PROCESSED'" : "2"))) {
+            r.next();
+            return r.getLong(1);
         }
     }
 
