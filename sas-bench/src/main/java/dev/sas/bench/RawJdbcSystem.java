@@ -222,7 +222,15 @@ public final class RawJdbcSystem implements BenchSystem {
     private void loop() {
         while (running) {
             try {
-                List<String> ids = shape == Shape.TASK_TABLE ? claimTasks() : claim();
+                List<String> ids;
+                try {
+                    ids = shape == Shape.TASK_TABLE ? claimTasks() : claim();
+                } catch (SQLException e) {
+                    if (!retryable(e)) {
+                        throw e;
+                    }
+                    continue; // the claim was rolled back: nothing is held, claim again
+                }
                 if (ids.isEmpty()) {
                     wake.tryAcquire(10, TimeUnit.MILLISECONDS);
                     continue;
@@ -230,11 +238,7 @@ public final class RawJdbcSystem implements BenchSystem {
                 for (String id : ids) {
                     probe.started(number(id)); // the no-op step
                 }
-                if (shape == Shape.TASK_TABLE) {
-                    completeTasks(ids);
-                } else {
-                    complete(ids);
-                }
+                completeRetrying(ids);
                 for (String id : ids) {
                     probe.done(number(id));
                 }
@@ -251,6 +255,39 @@ public final class RawJdbcSystem implements BenchSystem {
                 return;
             }
         }
+    }
+
+    /**
+     * Completes a claimed batch, again if the database rolled the transaction back as a deadlock
+     * or serialization failure (H2 reports one when concurrent inserts touch the same index pages):
+     * the claim is committed, so nobody else would complete these tasks.
+     */
+    private void completeRetrying(List<String> ids) throws SQLException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                if (shape == Shape.TASK_TABLE) {
+                    completeTasks(ids);
+                } else {
+                    complete(ids);
+                }
+                return;
+            } catch (SQLException e) {
+                if (!retryable(e) || attempt >= 100 || !running) {
+                    throw e;
+                }
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    /** A transaction the database rolled back to break a deadlock or a serialization conflict (SQLSTATE class 40). */
+    static boolean retryable(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException x && x.getSQLState() != null && x.getSQLState().startsWith("40")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int number(String id) {
