@@ -75,8 +75,10 @@ class BenchHarnessTest {
                 }
                 assertThat(r.get(db, EndToEnd.dueGrowth(o.dueSizes), system)).singleElement()
                         .satisfies(v -> assertThat(v).isPositive());
-                assertThat(r.get(db, Bench.IDLE_P50, system)).as(db + " " + system + " idle p50").hasSize(1);
-                assertThat(r.get(db, Bench.IDLE_P99, system)).as(db + " " + system + " idle p99").hasSize(1);
+                if (!system.equals(Bench.RAW_MIN)) { // a throughput reference only: no latency phase
+                    assertThat(r.get(db, Bench.IDLE_P50, system)).as(db + " " + system + " idle p50").hasSize(1);
+                    assertThat(r.get(db, Bench.IDLE_P99, system)).as(db + " " + system + " idle p99").hasSize(1);
+                }
             }
             // SAS in child JVMs: every instance count measured, every task PROCESSED (else a problem above)
             for (int k : o.scaleInstances) {
@@ -128,7 +130,7 @@ class BenchHarnessTest {
         assertThat(md).contains("| " + Bench.DRAIN_COMPLETED + " |").contains("| e2e 16 threads single submit, tasks/s |")
                 .contains("Targets (medians of this run)").contains("Load average")
                 .contains("#### Takeover after a node is killed").contains("#### Supervisor scan cost")
-                .contains("#### Memory with a backlog").contains("![One-step throughput");
+                .contains("#### Memory with a backlog").contains("![End to end, tasks/s");
 
         Path docs = dir.resolve("benchmarks.md");
         Bench.writeDocs(docs, md);
