@@ -19,12 +19,14 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Runs SAS, db-scheduler (both polling strategies) and a raw-JDBC loop side by side on the same
  * databases with the same worker threads and pool size, and prints (and writes into
- * {@code docs/benchmarks.md}) a table of medians with min/max over the runs; then SAS alone:
- * takeover after a node is killed, the supervisor's scan cost over large tables, and heap use
- * with a large backlog. Also draws the throughput bar chart (PNG, XChart).
+ * {@code docs/benchmarks.md}) a table of medians with min/max over the runs: end to end with
+ * submits while the workers run (one thread, many threads, batches), backlog drains, latency; SAS
+ * in 1, 2, 3 JVMs on one database; then SAS alone: takeover after a node is killed, the
+ * supervisor's scan cost over large tables, and heap use with a large backlog. Also draws the
+ * end-to-end bar chart (PNG, XChart).
  *
  * <pre>java -jar sas-bench/target/sas-bench.jar --all [--db h2|postgres|mariadb|all] [--tasks N] [--runs K] [--quick]
- *     [--phases throughput,multi,latency,takeover,scan,memory]</pre>
+ *     [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory]</pre>
  */
 public final class Bench {
 
@@ -37,7 +39,13 @@ public final class Bench {
     }
 
     /** Every phase, in the order they run per database. */
-    static final List<String> PHASES = List.of("throughput", "multi", "latency", "takeover", "scan", "memory");
+    static final List<String> PHASES = List.of("e2e", "throughput", "due", "multi", "latency", "scale", "takeover", "scan",
+            "memory");
+
+    /** The drain-only row: a backlog submitted one task per call while the system was stopped, then drained. */
+    static final String DRAIN_COMPLETED = "drain-only completed/s";
+    static final String IDLE_P50 = "idle start p50 ms";
+    static final String IDLE_P99 = "idle start p99 ms";
 
     static final String SAS = "SAS";
     static final String DBS_FETCH = "db-scheduler (fetch)";
@@ -54,13 +62,32 @@ public final class Bench {
     /** Settings of one invocation. */
     public static final class Options {
         public List<Target> targets = new ArrayList<>();
-        public int tasks = 20_000;
-        public int runs = 3;
+        /** Tasks per end-to-end, drain-only and three-step run (issue 12: 10,000). */
+        public int tasks = 10_000;
+        /** Measured runs after the warm-up; cells are their median (issue 12: 5). */
+        public int runs = 5;
         public boolean warmup = true;
         public int threads = 4;
+        /** Connections in every system's pool. */
+        public int pool = Target.DEFAULT_POOL_SIZE;
         public int rate = 200;
         public int latencyTasks = 1_000;
-        public int idleSamples = 30;
+        public int idleSamples = 100;
+        /** End to end: submits while the workers run, in these modes. */
+        public boolean endToEnd = true;
+        public List<EndToEnd.Mode> e2eModes = List.of(EndToEnd.Mode.values());
+        /** Threads of the many-threads single-submit mode. */
+        public int submitThreads = 16;
+        /** Tasks per batch call (SAS submitAll, db-scheduler scheduleBatch, raw multi-row INSERT). */
+        public int batch = 1_000;
+        /** Drains of backlogs of these sizes, loaded with the batch API. */
+        public boolean due = true;
+        public List<Integer> dueSizes = List.of(5_000, 100_000);
+        /** SAS in 1, 2, 3 child JVMs on one database: on these databases (keys), with this many tasks. */
+        public boolean scale = true;
+        public List<Integer> scaleInstances = List.of(1, 2, 3);
+        public List<String> scaleDbs = List.of("postgres");
+        public int scaleTasks = 10_000;
         public boolean throughput = true;
         public boolean multiStep = true;
         public boolean latency = true;
@@ -153,6 +180,11 @@ public final class Bench {
         Integer scanExpired = null;
         Integer scanRepeats = null;
         Integer memoryTasks = null;
+        List<Integer> dueSizes = null;
+        List<Integer> scaleInstances = null;
+        List<String> scaleDbs = null;
+        Integer scaleTasks = null;
+        Integer pool = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -172,6 +204,19 @@ public final class Bench {
                     case "rawmin" -> RAW_MIN;
                     default -> throw new IllegalArgumentException("unknown system " + x + " (sas,fetch,lock,raw,rawmin)");
                 }).toList();
+                case "--pool" -> pool = positive(a, Integer.parseInt(args[++i]));
+                case "--submit-threads" -> o.submitThreads = positive(a, Integer.parseInt(args[++i]));
+                case "--batch" -> o.batch = positive(a, Integer.parseInt(args[++i]));
+                case "--e2e-modes" -> o.e2eModes = java.util.Arrays.stream(args[++i].split(",")).map(EndToEnd.Mode::parse)
+                        .distinct().toList();
+                case "--due-sizes" -> dueSizes = positives(a, args[++i]);
+                case "--scale-instances" -> scaleInstances = positives(a, args[++i]);
+                case "--scale-db" -> scaleDbs = java.util.Arrays.stream(args[++i].split(",")).map(x -> x.trim()
+                        .toLowerCase(Locale.ROOT)).filter(x -> !x.isEmpty()).toList();
+                case "--scale-tasks" -> scaleTasks = positive(a, Integer.parseInt(args[++i]));
+                case "--no-e2e" -> o.endToEnd = false;
+                case "--no-due" -> o.due = false;
+                case "--no-scale" -> o.scale = false;
                 case "--no-latency" -> o.latency = false;
                 case "--no-multi" -> o.multiStep = false;
                 case "--no-throughput" -> o.throughput = false;
@@ -186,6 +231,9 @@ public final class Bench {
                             throw new IllegalArgumentException("unknown phase " + x + " " + PHASES);
                         }
                     }
+                    o.endToEnd = ps.contains("e2e");
+                    o.due = ps.contains("due");
+                    o.scale = ps.contains("scale");
                     o.throughput = ps.contains("throughput");
                     o.multiStep = ps.contains("multi");
                     o.latency = ps.contains("latency");
@@ -208,10 +256,13 @@ public final class Bench {
                 case "--no-docs" -> o.writeDocs = false;
                 case "-h", "--help" -> {
                     System.out.println("usage: java -jar sas-bench.jar [--all] [--db h2|postgres|mariadb|all[,..]]"
-                            + " [--tasks N] [--runs K] [--quick] [--threads T] [--rate R] [--latency-tasks M]"
+                            + " [--tasks N] [--runs K] [--quick] [--threads T] [--pool P] [--rate R] [--latency-tasks M]"
                             + " [--systems sas,fetch,lock,raw,rawmin]"
-                            + " [--phases throughput,multi,latency,takeover,scan,memory]"
-                            + " [--no-throughput] [--no-latency] [--no-multi] [--no-takeover] [--no-scan] [--no-memory]"
+                            + " [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory]"
+                            + " [--no-e2e] [--no-throughput] [--no-due] [--no-latency] [--no-multi] [--no-scale]"
+                            + " [--no-takeover] [--no-scan] [--no-memory]"
+                            + " [--e2e-modes single1,single16,batch] [--submit-threads S] [--batch B] [--due-sizes A,B]"
+                            + " [--scale-instances 1,2,3] [--scale-db postgres[,..]] [--scale-tasks N]"
                             + " [--takeover-tasks N] [--takeover-deadline-ms MS] [--takeover-interval-ms MS]"
                             + " [--scan-sizes A,B,C] [--scan-expired E] [--scan-repeats K] [--memory-tasks N]"
                             + " [--no-warmup] [--docs PATH | --no-docs] [--chart PATH | --no-chart]");
@@ -226,7 +277,12 @@ public final class Bench {
             o.warmup = false;
             o.latencyTasks = 100;
             o.idleSamples = 5;
-            o.timeoutMs = 20_000;
+            o.batch = 100;
+            o.dueSizes = List.of(200, 1_000);
+            o.scaleInstances = List.of(1, 2);
+            o.scaleTasks = 300;
+            // a bound against a hang, not a rate: generous, so a busy machine does not fail the run
+            o.timeoutMs = 300_000;
             o.takeoverTasks = 50;
             o.takeoverDeadlineMs = 1_000;
             o.takeoverIntervalMs = 500;
@@ -247,7 +303,14 @@ public final class Bench {
         o.scanExpired = scanExpired != null ? scanExpired : o.scanExpired;
         o.scanRepeats = scanRepeats != null ? scanRepeats : o.scanRepeats;
         o.memoryTasks = memoryTasks != null ? memoryTasks : o.memoryTasks;
-        o.targets = targets(db, o.quick, null);
+        o.dueSizes = dueSizes != null ? dueSizes : o.dueSizes;
+        o.scaleInstances = scaleInstances != null ? scaleInstances : o.scaleInstances;
+        o.scaleTasks = scaleTasks != null ? scaleTasks : tasks != null ? tasks : o.scaleTasks;
+        o.pool = pool != null ? pool : o.pool;
+        int poolSize = o.pool;
+        o.targets = targets(db, o.quick, null).stream().map(t -> t.withPoolSize(poolSize)).toList();
+        // quick mode scales on whatever it runs on (H2 through a TCP server); otherwise on PostgreSQL only
+        o.scaleDbs = scaleDbs != null ? scaleDbs : o.quick ? o.targets.stream().map(Target::key).toList() : o.scaleDbs;
         return o;
     }
 
@@ -286,6 +349,12 @@ public final class Bench {
         return out;
     }
 
+    /** A comma-separated list of positive integers ({@code _} allowed as a digit separator), sorted. */
+    private static List<Integer> positives(String option, String list) {
+        return java.util.Arrays.stream(list.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                .map(x -> positive(option, Integer.parseInt(x.replace("_", "")))).distinct().sorted().toList();
+    }
+
     private static int positive(String option, int v) {
         if (v < 1) {
             throw new IllegalArgumentException(option + " must be at least 1, was " + v);
@@ -300,13 +369,24 @@ public final class Bench {
             return;
         }
         try {
-            if (Chart.throughput(r, chart)) {
+            if (Chart.throughput(r, chartMetric(o, r), chart)) {
                 r.chart = chart;
                 log("wrote " + chart.toAbsolutePath());
             }
         } catch (IOException | RuntimeException | Error e) {
             r.problems.add("throughput chart not written: " + e);
         }
+    }
+
+    /** What the chart shows: end to end in batches if measured, else the drain-only figure. */
+    static String chartMetric(Options o, Report r) {
+        String e2e = EndToEnd.tasksPerSecond(o, EndToEnd.Mode.BATCH);
+        for (String db : r.values.keySet()) {
+            if (!r.get(db, e2e, SAS).isEmpty()) {
+                return e2e;
+            }
+        }
+        return DRAIN_COMPLETED;
     }
 
     /** Where the throughput chart goes: {@code --chart}, else next to the docs when they are written. */
@@ -338,7 +418,8 @@ public final class Bench {
         for (Target t : o.targets) {
             r.databases.put(t.key(), t.describe());
             log(t.key() + ": " + r.databases.get(t.key()));
-            boolean compared = o.throughput || (o.multiStep && o.systems.contains(SAS)) || o.latency;
+            boolean compared = o.endToEnd || o.throughput || o.due || (o.multiStep && o.systems.contains(SAS)) || o.latency
+                    || scales(o, t);
             if (compared && o.warmup) {
                 log(t.key() + ": warm-up run");
                 runOnce(o, t, new Report(), o.tasks, -1); // as big as a measured run: the JIT needs it
@@ -402,8 +483,21 @@ public final class Bench {
         List<String> order = new ArrayList<>(SYSTEMS);
         java.util.Collections.rotate(order, Math.max(0, run));
         order.retainAll(o.systems);
+        boolean warmup = run < 0;
+        for (EndToEnd.Mode m : o.endToEnd ? o.e2eModes : List.<EndToEnd.Mode>of()) {
+            for (String s : order) {
+                guarded(r, db, s + " " + m.label(o), () -> EndToEnd.run(o, t, r, db, s, tag, m));
+            }
+        }
         for (String s : o.throughput ? order : List.<String>of()) {
             guarded(r, db, s + " one-step", () -> throughput(o, t, r, db, s, tag, n));
+        }
+        // the warm-up run leaves out the large backlogs and the child JVMs (which warm up their own JIT)
+        for (String s : o.due && !warmup ? order : List.<String>of()) {
+            guarded(r, db, s + " due", () -> EndToEnd.due(o, t, r, db, s, tag));
+        }
+        if (!warmup && scales(o, t)) {
+            guarded(r, db, "SAS scaling", () -> Scaling.run(o, t, r, db, tag));
         }
         if (o.multiStep && o.systems.contains(SAS)) {
             guarded(r, db, "SAS three-step", () -> multiStep(o, t, r, db, tag, n));
@@ -416,6 +510,11 @@ public final class Bench {
                 guarded(r, db, s + " latency", () -> latency(o, t, r, db, s, tag));
             }
         }
+    }
+
+    /** The scaling phase runs on this target. */
+    static boolean scales(Options o, Target t) {
+        return o.scale && o.systems.contains(SAS) && o.scaleDbs.contains(t.key());
     }
 
     private interface Phase {
@@ -467,11 +566,11 @@ public final class Bench {
             CountingDataSource.Counts ec = s.counts().minus(c0);
             Drain d = drain(o, t, s, p, n);
             CountingDataSource.Counts c = d.counts();
-            check(r, db, system + " one-step", p, n, d.ok());
+            check(r, db, system, system + " one-step", p, n, d.ok());
             double enq = n / ((e1 - e0) / 1e9);
             double drain = d.ok() ? n / (d.nanos() / 1e9) : Double.NaN;
             r.add(db, "enqueue/s", system, enq);
-            r.add(db, "completed/s", system, drain);
+            r.add(db, DRAIN_COMPLETED, system, drain);
             r.add(db, "enqueue statements/task", system, (double) ec.statements() / n);
             r.add(db, "enqueue commits/task", system, (double) ec.commits() / n);
             r.add(db, "statements/task", system, (double) c.statements() / n);
@@ -493,10 +592,10 @@ public final class Bench {
      * One backlog drain: from start to the last task's completion, with the statements, commits and
      * CPU time (this JVM's, and the database server's or -1 when unknown) spent meanwhile.
      */
-    private record Drain(boolean ok, long nanos, CountingDataSource.Counts counts, long cpuNanos, long serverCpuNanos) {
+    record Drain(boolean ok, long nanos, CountingDataSource.Counts counts, long cpuNanos, long serverCpuNanos) {
     }
 
-    private static Drain drain(Options o, Target t, BenchSystem s, Probe p, int n) throws Exception {
+    static Drain drain(Options o, Target t, BenchSystem s, Probe p, int n) throws Exception {
         CountingDataSource.Counts before = s.counts();
         long cpu0 = CpuTime.process();
         long server0 = CpuTime.server(t.kind());
@@ -522,7 +621,7 @@ public final class Bench {
             }
             Drain d = drain(o, t, s, p, n);
             CountingDataSource.Counts c = d.counts();
-            check(r, db, "SAS three-step", p, n, d.ok());
+            check(r, db, SAS, "SAS three-step", p, n, d.ok());
             long stepCount = (long) n * steps;
             double sps = d.ok() ? stepCount / (d.nanos() / 1e9) : Double.NaN;
             r.add(db, "3-step steps/s", SAS, sps);
@@ -566,7 +665,7 @@ public final class Bench {
                 next += interval;
             }
             boolean ok = p.awaitDone(idle + m, o.timeoutMs);
-            check(r, db, system + " latency", p, idle + m, ok);
+            check(r, db, system, system + " latency", p, idle + m, ok);
             long[] idleStart = new long[idle];
             for (int k = 0; k < idle; k++) {
                 idleStart[k] = p.startedAt(k) == 0 ? Long.MAX_VALUE : p.startedAt(k) - p.submittedAt(k);
@@ -579,7 +678,8 @@ public final class Bench {
                 done[j] = p.doneAt(i) == 0 ? Long.MAX_VALUE : p.doneAt(i) - p.submittedAt(i);
             }
             double ms = 1e6;
-            r.add(db, "idle start p50 ms", system, Stats.percentile(idleStart, 50) / ms);
+            r.add(db, IDLE_P50, system, Stats.percentile(idleStart, 50) / ms);
+            r.add(db, IDLE_P99, system, Stats.percentile(idleStart, 99) / ms);
             r.add(db, "start p50 ms", system, Stats.percentile(start, 50) / ms);
             r.add(db, "start p95 ms", system, Stats.percentile(start, 95) / ms);
             r.add(db, "start p99 ms", system, Stats.percentile(start, 99) / ms);
@@ -595,8 +695,8 @@ public final class Bench {
         }
     }
 
-    private static void check(Report r, String db, String what, Probe p, int n, boolean ok) {
-        String system = what.substring(0, what.lastIndexOf(' '));
+    /** Records {@code system}'s completions and adds a problem for any task not completed, not started or done twice. */
+    static void check(Report r, String db, String system, String what, Probe p, int n, boolean ok) {
         r.completed(db, system, p.doneCount(), n);
         if (!ok || p.doneCount() != n) {
             r.problems.add(db + " " + what + ": " + p.doneCount() + " of " + n + " tasks completed");
@@ -621,7 +721,7 @@ public final class Bench {
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
-                if (name.startsWith("bench.") || name.startsWith("takeover.")) {
+                if (name.startsWith("bench.") || name.startsWith("takeover.") || name.startsWith("scale.")) {
                     Files.deleteIfExists(f);
                 }
             }
@@ -674,8 +774,13 @@ public final class Bench {
         sb.append("- Load average (1/5/15 min) before: ").append(r.loadBefore).append(", after: ").append(r.loadAfter)
                 .append(loadWarning(r)).append("\n");
         if (!r.values.isEmpty()) {
-            sb.append("- Settings: ").append(o.tasks).append(" tasks per throughput run, ").append(o.threads)
-                    .append(" worker threads, pool ").append(Target.POOL_SIZE).append(" connections (HikariCP, READ COMMITTED) for every system, ")
+            sb.append("- Settings: ").append(String.format("%,d", o.tasks)).append(" tasks per end-to-end, drain-only and")
+                    .append(" three-step run; end to end from 1 and ").append(o.submitThreads)
+                    .append(" submitting threads and in batches of ").append(String.format("%,d", o.batch))
+                    .append(" (SAS submitAll, db-scheduler scheduleBatch, raw multi-row INSERT); backlogs of ")
+                    .append(o.dueSizes.stream().map(x -> String.format("%,d", x)).reduce((x, y) -> x + " and " + y).orElse("none"))
+                    .append(" due; ").append(o.threads)
+                    .append(" worker threads, pool ").append(o.pool).append(" connections (HikariCP, READ COMMITTED) for every system, ")
                     .append(o.warmup ? "1 warm-up run + " : "no warm-up, ").append(o.runs)
                     .append(" measured run(s); cells are median (min–max). Latency: ").append(o.idleSamples)
                     .append(" idle samples, then ").append(o.latencyTasks).append(" tasks at ").append(o.rate)
@@ -702,10 +807,7 @@ public final class Bench {
                     sb.append(" ").append(cell(me.getValue().getOrDefault(s, List.of()))).append(" |");
                 }
                 double sas = Stats.median(me.getValue().getOrDefault(SAS, List.of()));
-                double f = Stats.median(me.getValue().getOrDefault(DBS_FETCH, List.of()));
-                double l = Stats.median(me.getValue().getOrDefault(DBS_LOCK, List.of()));
-                boolean higherBetter = metric.endsWith("/s");
-                double best = Double.isNaN(f) ? l : Double.isNaN(l) ? f : higherBetter ? Math.max(f, l) : Math.min(f, l);
+                double best = Goals.bestDbScheduler(r, db, metric, metric.endsWith("/s"));
                 double raw = Stats.median(me.getValue().getOrDefault(RAW, List.of()));
                 sb.append(" ").append(ratio(sas, best)).append(" | ").append(ratio(sas, raw)).append(" |\n");
             }
@@ -714,45 +816,15 @@ public final class Bench {
         if (r.chart != null) {
             Path base = o.docs.toAbsolutePath().getParent();
             String ref = base != null ? base.relativize(r.chart.toAbsolutePath()).toString() : r.chart.toString();
-            sb.append("![One-step throughput, completed/s per system and database](")
+            sb.append("![End to end, tasks/s per system and database](")
                     .append(ref.replace('\\', '/')).append(")\n\n");
         }
-        if (!r.values.isEmpty()) {
-            sb.append("Targets (medians): ").append(compareVerdicts(r)).append(".\n");
-        }
+        Goals.table(o, r, sb);
         newPhases(o, r, sb);
         if (!r.problems.isEmpty()) {
             sb.append("\n**Problems:** ").append(String.join("; ", r.problems)).append("\n");
         }
         return sb.toString();
-    }
-
-    private static String compareVerdicts(Report r) {
-        List<String> verdicts = new ArrayList<>();
-        for (String db : r.values.keySet()) {
-            double sas = Stats.median(r.get(db, "completed/s", SAS));
-            double f = Stats.median(r.get(db, "completed/s", DBS_FETCH));
-            double l = Stats.median(r.get(db, "completed/s", DBS_LOCK));
-            double best = Double.isNaN(l) ? f : Double.isNaN(f) ? l : Math.max(f, l);
-            double raw = Stats.median(r.get(db, "completed/s", RAW));
-            double cps = Stats.median(r.get(db, "3-step commits/step", SAS));
-            double idle = Stats.median(r.get(db, "idle start p50 ms", SAS));
-            List<String> parts = new ArrayList<>();
-            if (!Double.isNaN(sas) && !Double.isNaN(best)) {
-                parts.add("completed/s vs best db-scheduler " + ratio(sas, best) + (sas >= 2 * best ? " (≥ 2× met)" : " (≥ 2× MISSED)"));
-            }
-            if (!Double.isNaN(sas) && !Double.isNaN(raw)) {
-                parts.add("vs raw " + ratio(sas, raw) + (sas >= 0.8 * raw ? " (≥ 0.8× met)" : " (≥ 0.8× MISSED)"));
-            }
-            if (!Double.isNaN(cps)) {
-                parts.add("commits/step " + Stats.fmt(cps) + (cps <= 2 ? " (≤ 2 met)" : " (≤ 2 MISSED)"));
-            }
-            if (!Double.isNaN(idle)) {
-                parts.add("idle submit→start p50 " + Stats.fmt(idle) + " ms" + (idle <= 5 ? " (≤ 5 ms met)" : " (≤ 5 ms MISSED)"));
-            }
-            verdicts.add(db + ": " + (parts.isEmpty() ? "n/a" : String.join(", ", parts)));
-        }
-        return String.join("; ", verdicts);
     }
 
     /** The sections of phases 4–6 (SAS alone): one column per database. */

@@ -2,7 +2,8 @@ package dev.sas.bench;
 
 /**
  * One system under test on one database, with its own freshly created tables. Submitting before
- * {@link #start()} builds a backlog; submitting after it measures latency.
+ * {@link #start()} builds a backlog; submitting after it measures what users see (end to end,
+ * latency). Submits are safe from several threads at once.
  */
 public interface BenchSystem extends AutoCloseable {
 
@@ -11,6 +12,19 @@ public interface BenchSystem extends AutoCloseable {
 
     /** Submits task {@code i} (its own transaction, as the system's API does it). */
     void submit(int i) throws Exception;
+
+    /**
+     * Submits tasks {@code from} to {@code from + count - 1} in one call of the system's batch API,
+     * as a user enqueues many: SAS {@code SasClient.submitAll}, db-scheduler {@code scheduleBatch},
+     * raw JDBC one multi-row {@code INSERT} in one transaction.
+     */
+    void submitBatch(int from, int count) throws Exception;
+
+    /**
+     * Tasks recorded complete in the database, counted there (not by the probe), to check that
+     * what the listeners reported is what was committed.
+     */
+    long completedInStore() throws Exception;
 
     /** Starts processing. */
     void start() throws Exception;

@@ -10,22 +10,22 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.ChartEncoder;
 import org.knowm.xchart.style.Styler;
 
-/** The PNG bar chart of one-step throughput (completed/s, median) per system and database, with XChart. */
+/** The PNG bar chart of one throughput metric (tasks/s, median) per system and database, with XChart. */
 final class Chart {
 
     private Chart() {
     }
 
     /**
-     * Writes the chart to {@code png}.
+     * Writes the chart of {@code metric} to {@code png}.
      *
-     * @return false if there is no throughput figure to draw (the phase did not run)
+     * @return false if there is no figure to draw (the phase did not run)
      */
-    static boolean throughput(Bench.Report r, Path png) throws IOException {
+    static boolean throughput(Bench.Report r, String metric, Path png) throws IOException {
         List<String> dbs = new ArrayList<>();
         for (String db : r.values.keySet()) {
             for (String s : Bench.SYSTEMS) {
-                if (!Double.isNaN(Stats.median(r.get(db, "completed/s", s)))) {
+                if (!Double.isNaN(Stats.median(r.get(db, metric, s)))) {
                     dbs.add(db);
                     break;
                 }
@@ -38,9 +38,9 @@ final class Chart {
         CategoryChart chart = new CategoryChartBuilder()
                 .width(900)
                 .height(520)
-                .title("One-step throughput: tasks completed/s (median of the runs; higher is better)")
+                .title("One-step no-op tasks: " + metric + " (median of the runs; higher is better)")
                 .xAxisTitle("database")
-                .yAxisTitle("completed/s")
+                .yAxisTitle("tasks/s")
                 .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
         chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
@@ -53,7 +53,7 @@ final class Chart {
             List<Double> ys = new ArrayList<>();
             boolean any = false;
             for (String db : dbs) {
-                double v = Stats.median(r.get(db, "completed/s", s));
+                double v = Stats.median(r.get(db, metric, s));
                 any |= !Double.isNaN(v);
                 ys.add(Double.isNaN(v) ? null : v); // no bar where the system does not run (n/a)
             }

@@ -4,14 +4,19 @@ import com.github.kagkarlsson.scheduler.Scheduler;
 import com.github.kagkarlsson.scheduler.SchedulerBuilder;
 import com.github.kagkarlsson.scheduler.event.AbstractSchedulerListener;
 import com.github.kagkarlsson.scheduler.task.ExecutionComplete;
+import com.github.kagkarlsson.scheduler.task.TaskInstance;
 import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * db-scheduler with one one-time task, the same thread count, a short polling interval, immediate
@@ -39,6 +44,7 @@ public final class DbSchedulerSystem implements BenchSystem {
     private final Strategy strategy;
     private final OneTimeTask<Void> task;
     private final Scheduler scheduler;
+    private final AtomicLong submitted = new AtomicLong();
     private volatile boolean started;
 
     public DbSchedulerSystem(Target target, Probe probe, String prefix, Strategy strategy, int threads) {
@@ -122,6 +128,27 @@ public final class DbSchedulerSystem implements BenchSystem {
     @Override
     public void submit(int i) {
         scheduler.schedule(task.instance(Integer.toString(i)), Instant.now());
+        submitted.incrementAndGet();
+    }
+
+    @Override
+    public void submitBatch(int from, int count) {
+        List<TaskInstance<?>> batch = new ArrayList<>(count);
+        for (int i = from; i < from + count; i++) {
+            batch.add(task.instance(Integer.toString(i)));
+        }
+        scheduler.scheduleBatch(batch, Instant.now());
+        submitted.addAndGet(count);
+    }
+
+    /** db-scheduler deletes a one-time task's row when it completes: submitted minus the rows left. */
+    @Override
+    public long completedInStore() throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                ResultSet r = s.executeQuery("select count(*) from " + table)) {
+            r.next();
+            return submitted.get() - r.getLong(1);
+        }
     }
 
     @Override

@@ -140,34 +140,71 @@ public final class RawJdbcSystem implements BenchSystem {
         return shape == Shape.TASK_TABLE ? Bench.RAW : Bench.RAW_MIN;
     }
 
+    /** The task table's insert: the columns SAS writes at submit, the constant ones inline. */
+    private static final String TASK_COLUMNS = " (task_id, workflow, workflow_version, business_key, state, priority,"
+            + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt, step_timeout_ms,"
+            + " cancel_requested, created_at, updated_at, input) values ";
+    private static final String TASK_ROW = "(?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000, FALSE, ?, ?, 'x')";
+    private static final String MINIMAL_COLUMNS = " (id, state, payload) values ";
+    private static final String MINIMAL_ROW = "(?, 0, 'x')";
+
     @Override
     public void submit(int i) throws SQLException {
-        try (Connection c = counting.dataSource().getConnection()) {
+        insert(i, 1);
+    }
+
+    /** One multi-row {@code INSERT} of the same rows in one transaction: the ceiling for {@code submitAll}. */
+    @Override
+    public void submitBatch(int from, int count) throws SQLException {
+        insert(from, count);
+    }
+
+    /** {@code INSERT … VALUES (…), (…), …} of tasks {@code from .. from + count - 1}, auto-committed. */
+    private void insert(int from, int count) throws SQLException {
+        boolean task = shape == Shape.TASK_TABLE;
+        try (Connection c = counting.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(insertSql(task ? table + TASK_COLUMNS : table + MINIMAL_COLUMNS,
+                        task ? TASK_ROW : MINIMAL_ROW, count))) {
             c.setAutoCommit(true);
-            if (shape == Shape.TASK_TABLE) {
-                long now = System.currentTimeMillis();
-                try (PreparedStatement ps = c.prepareStatement("insert into " + table + " (task_id, workflow,"
-                        + " workflow_version, business_key, state, priority, lease, next_attempt_at, failure_count,"
-                        + " current_step, current_step_name, attempt, step_timeout_ms, cancel_requested, created_at,"
-                        + " updated_at, input) values (?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000,"
-                        + " FALSE, ?, ?, 'x')")) {
-                    ps.setString(1, "t" + i);
-                    ps.setString(2, "t" + i);
-                    ps.setLong(3, now);
-                    ps.setLong(4, now);
-                    ps.setLong(5, now);
-                    ps.executeUpdate();
-                }
-            } else {
-                try (PreparedStatement ps = c.prepareStatement("insert into " + table
-                        + " (id, state, payload) values (?, 0, 'x')")) {
-                    ps.setLong(1, i);
-                    ps.executeUpdate();
+            long now = System.currentTimeMillis();
+            int k = 1;
+            for (int i = from; i < from + count; i++) {
+                if (task) {
+                    ps.setString(k++, "t" + i);
+                    ps.setString(k++, "t" + i);
+                    ps.setLong(k++, now);
+                    ps.setLong(k++, now);
+                    ps.setLong(k++, now);
+                } else {
+                    ps.setLong(k++, i);
                 }
             }
+            ps.executeUpdate();
         }
         if (running) {
             wake.release();
+        }
+    }
+
+    /** {@code "insert into " + head} followed by {@code rows} copies of {@code row}, comma-separated. */
+    static String insertSql(String head, String row, int rows) {
+        if (rows < 1) {
+            throw new IllegalArgumentException("rows must be at least 1, was " + rows);
+        }
+        StringBuilder sql = new StringBuilder(head.length() + 7 + rows * (row.length() + 2)).append("insert into ").append(head);
+        for (int r = 0; r < rows; r++) {
+            sql.append(r == 0 ? "" : ", ").append(row);
+        }
+        return sql.toString();
+    }
+
+    @Override
+    public long completedInStore() throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                ResultSet r = s.executeQuery("select count(*) from " + table + " where state = "
+                        + (shape == Shape.TASK_TABLE ? "'PROCESSED'" : "2"))) {
+            r.next();
+            return r.getLong(1);
         }
     }
 
@@ -185,7 +222,15 @@ public final class RawJdbcSystem implements BenchSystem {
     private void loop() {
         while (running) {
             try {
-                List<String> ids = shape == Shape.TASK_TABLE ? claimTasks() : claim();
+                List<String> ids;
+                try {
+                    ids = shape == Shape.TASK_TABLE ? claimTasks() : claim();
+                } catch (SQLException e) {
+                    if (!retryable(e)) {
+                        throw e;
+                    }
+                    continue; // the claim was rolled back: nothing is held, claim again
+                }
                 if (ids.isEmpty()) {
                     wake.tryAcquire(10, TimeUnit.MILLISECONDS);
                     continue;
@@ -193,11 +238,7 @@ public final class RawJdbcSystem implements BenchSystem {
                 for (String id : ids) {
                     probe.started(number(id)); // the no-op step
                 }
-                if (shape == Shape.TASK_TABLE) {
-                    completeTasks(ids);
-                } else {
-                    complete(ids);
-                }
+                completeRetrying(ids);
                 for (String id : ids) {
                     probe.done(number(id));
                 }
@@ -214,6 +255,39 @@ public final class RawJdbcSystem implements BenchSystem {
                 return;
             }
         }
+    }
+
+    /**
+     * Completes a claimed batch, again if the database rolled the transaction back as a deadlock
+     * or serialization failure (H2 reports one when concurrent inserts touch the same index pages):
+     * the claim is committed, so nobody else would complete these tasks.
+     */
+    private void completeRetrying(List<String> ids) throws SQLException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                if (shape == Shape.TASK_TABLE) {
+                    completeTasks(ids);
+                } else {
+                    complete(ids);
+                }
+                return;
+            } catch (SQLException e) {
+                if (!retryable(e) || attempt >= 100 || !running) {
+                    throw e;
+                }
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    /** A transaction the database rolled back to break a deadlock or a serialization conflict (SQLSTATE class 40). */
+    static boolean retryable(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException x && x.getSQLState() != null && x.getSQLState().startsWith("40")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int number(String id) {

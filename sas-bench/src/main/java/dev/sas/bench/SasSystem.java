@@ -62,6 +62,20 @@ public final class SasSystem implements BenchSystem {
     }
 
     @Override
+    public void submitBatch(int from, int count) {
+        java.util.Map<String, String> inputs = new java.util.LinkedHashMap<>();
+        for (int i = from; i < from + count; i++) {
+            inputs.put("t" + i, "x");
+        }
+        sas.client().submitAll(workflow, inputs);
+    }
+
+    @Override
+    public long completedInStore() {
+        return sas.client().countByStatus().getOrDefault(dev.sas.core.TaskStatus.PROCESSED, 0L);
+    }
+
+    @Override
     public void start() {
         sas.start();
     }

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The node that dies in the takeover phase: a SAS runtime in its own JVM whose step blocks forever,
  * so it claims and holds up to {@code tasks} tasks until the parent kills it with SIGKILL.
  *
- * <pre>java -cp ... dev.sas.bench.TakeoverNode URL PREFIX TASKS COMPLETE_WITHIN_MS</pre>
+ * <pre>java -cp ... dev.sas.bench.TakeoverNode URL PREFIX TASKS COMPLETE_WITHIN_MS POOL_SIZE</pre>
  *
  * Prints {@code HELD <in flight> STARTED <step bodies entered>} every 50 ms on standard output.
  * Its supervisor is off: the node that dies is not the active supervisor (else add up to three
@@ -28,14 +28,15 @@ public final class TakeoverNode {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 4) {
-            System.err.println("usage: TakeoverNode URL PREFIX TASKS COMPLETE_WITHIN_MS");
+        if (args.length != 5) {
+            System.err.println("usage: TakeoverNode URL PREFIX TASKS COMPLETE_WITHIN_MS POOL_SIZE");
             System.exit(64);
         }
         String url = args[0];
         String prefix = args[1];
         int tasks = Integer.parseInt(args[2]);
         Duration completeWithin = Duration.ofMillis(Long.parseLong(args[3]));
+        ProcessHandle.current().parent().ifPresent(h -> ChildJvm.dieWithParent(h.pid()));
 
         CountDownLatch never = new CountDownLatch(1);
         AtomicInteger started = new AtomicInteger();
@@ -45,7 +46,7 @@ public final class TakeoverNode {
             t.setDaemon(true);
             return t;
         });
-        HikariDataSource pool = new Target("takeover", url).pool("takeover-node");
+        HikariDataSource pool = new Target("takeover", url, Integer.parseInt(args[4])).pool("takeover-node");
         JdbcStateStore store = JdbcStateStore.builder().dataSource(pool).tablePrefix(prefix).createSchema(false).build();
         SasRuntime sas = SasRuntime.builder()
                 .stateStore(store)

@@ -14,11 +14,39 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** One database the benchmark runs on, and the pool settings every system gets on it. */
-public record Target(String key, String url) {
+/**
+ * One database the benchmark runs on, and the pool settings every system gets on it.
+ *
+ * @param poolSize connections in every system's pool, the same for all ({@code --pool})
+ */
+public record Target(String key, String url, int poolSize) {
 
-    /** Connections per pool, the same for every system (SAS's default pool size). */
-    public static final int POOL_SIZE = 10;
+    /**
+     * Connections per pool by default, the same for every system: issue 12's independent harness
+     * gave every system a HikariCP pool of 6.
+     */
+    public static final int DEFAULT_POOL_SIZE = 6;
+
+    public Target {
+        if (poolSize < 1) {
+            throw new IllegalArgumentException("poolSize must be at least 1, was " + poolSize);
+        }
+    }
+
+    /** A target with the {@link #DEFAULT_POOL_SIZE default pool size}. */
+    public Target(String key, String url) {
+        this(key, url, DEFAULT_POOL_SIZE);
+    }
+
+    /** The same database with pools of {@code n} connections. */
+    public Target withPoolSize(int n) {
+        return new Target(key, url, n);
+    }
+
+    /** The same pool settings on another URL (e.g. the H2 file served over TCP to child JVMs). */
+    public Target withUrl(String otherUrl) {
+        return new Target(key, otherUrl, poolSize);
+    }
 
     private static final AtomicInteger POOLS = new AtomicInteger();
 
@@ -38,12 +66,12 @@ public record Target(String key, String url) {
         throw new IllegalArgumentException("unsupported URL " + url);
     }
 
-    /** A fresh pool: {@value #POOL_SIZE} connections, READ COMMITTED (what SAS's own pool sets). */
+    /** A fresh pool: {@link #poolSize} connections, READ COMMITTED (what SAS's own pool sets). */
     public HikariDataSource pool(String name) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(url);
-        c.setMaximumPoolSize(POOL_SIZE);
-        c.setMinimumIdle(POOL_SIZE);
+        c.setMaximumPoolSize(poolSize);
+        c.setMinimumIdle(poolSize);
         c.setPoolName(name + "-" + POOLS.incrementAndGet());
         c.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         if (kind() == Kind.POSTGRES) {
