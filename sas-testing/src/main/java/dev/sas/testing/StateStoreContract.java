@@ -108,22 +108,22 @@ public abstract class StateStoreContract extends StoreTestSupport {
     protected static Transition continueTo(ClaimedTask c, int nextStep, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, c.completeBy().minus(TIMEOUT), now, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, true,
-                TaskStatus.PROCESSING, true,
-                nextStep, "s" + nextStep, 1, 0, TIMEOUT, null, null, step,
-                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
-                        event(c, TaskEvent.Type.STEP_STARTED, nextStep, now)));
+        return Transition.holder(c).unlessCancelRequested().at(nextStep, "s" + nextStep, TIMEOUT).attempt(1)
+                .failureCount(0).recording(step)
+                .events(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.STEP_STARTED, nextStep, now))
+                .keepHolding(TaskStatus.PROCESSING);
     }
 
     /** A holder transition completing the claimed step and the task. */
     protected static Transition finish(ClaimedTask c, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, now, now, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false,
-                TaskStatus.PROCESSED, false,
-                c.currentStep(), "s" + c.currentStep(), c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
-                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
-                        event(c, TaskEvent.Type.PROCESSED, -1, now)));
+        return Transition.holder(c).at(c.currentStep(), "s" + c.currentStep(), TIMEOUT).attempt(c.attempt())
+                .failureCount(c.failureCount()).recording(step)
+                .events(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.PROCESSED, -1, now))
+                .end(TaskStatus.PROCESSED);
     }
 
     /** A transition releasing the task to {@code status} (PENDING/COMPENSATING or terminal) with an error. */
@@ -132,10 +132,13 @@ public abstract class StateStoreContract extends StoreTestSupport {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(),
                 status == TaskStatus.ERROR ? StepStatus.FAILED : StepStatus.PENDING, c.attempt(), null, error, now,
                 null, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), guard, false, status, false, c.currentStep(),
-                "s" + c.currentStep(), c.attempt(), failureCount, TIMEOUT, nextAttemptAt, error, step,
-                List.of(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
-                        c.currentStep(), now)));
+        Transition.Builder b = (guard == Transition.Guard.HOLDER ? Transition.holder(c)
+                : Transition.expired(c.taskId(), c.lease(), c.status(), c.currentStep()))
+                .at(c.currentStep(), "s" + c.currentStep(), TIMEOUT).attempt(c.attempt()).failureCount(failureCount)
+                .lastError(error).recording(step)
+                .events(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
+                        c.currentStep(), now));
+        return status.isTerminal() ? b.end(status) : b.release(status, nextAttemptAt);
     }
 
     private List<ClaimedTask> claim(String instance, int limit, Instant now) {
@@ -624,8 +627,9 @@ public abstract class StateStoreContract extends StoreTestSupport {
         store.write(List.of(continueTo(c, 1, "reserved", T0)), T0);
         // Step 1 fails for good: compensate step 0, released for a claim.
         StepUpdate failed = new StepUpdate(1, "s1", StepStatus.FAILED, 1, null, "declined", T0, T0, false, null);
-        Transition toCompensating = new Transition(id, c.lease(), 1, Transition.Guard.HOLDER, false,
-                TaskStatus.COMPENSATING, false, 0, "s0", 0, 0, TIMEOUT, T0, "declined", failed, List.of());
+        Transition toCompensating = Transition.holder(id, c.lease(), TaskStatus.PROCESSING, 1).at(0, "s0", TIMEOUT)
+                .attempt(0).failureCount(0).lastError("declined").recording(failed)
+                .release(TaskStatus.COMPENSATING, T0);
         assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
         assertThat(task(id).status()).isEqualTo(TaskStatus.COMPENSATING);
 
@@ -636,9 +640,8 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.events(id).get(store.events(id).size() - 1).type())
                 .isEqualTo(TaskEvent.Type.COMPENSATION_STARTED);
         StepUpdate undone = new StepUpdate(0, "s0", null, 0, null, null, T0, T0, true, StepStatus.COMPENSATED);
-        Transition done = new Transition(id, comp.lease(), comp.currentStep(), Transition.Guard.HOLDER, false,
-                TaskStatus.COMPENSATED,
-                false, 0, "s0", 1, 0, TIMEOUT, null, null, undone, List.of());
+        Transition done = Transition.holder(comp).at(0, "s0", TIMEOUT).attempt(1).failureCount(0).recording(undone)
+                .end(TaskStatus.COMPENSATED);
         assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
 
         TaskInfo info = task(id);

@@ -102,7 +102,7 @@ public final class Supervisor {
             for (int i = 0; i < outcomes.size(); i++) {
                 Transition t = transitions.get(i);
                 ExpiredTask e = expired.get(i);
-                if (outcomes.get(i) == WriteOutcome.APPLIED) {
+                if (outcomes.get(i).isApplied()) {
                     applied++;
                     metrics.timeoutsRecovered.increment();
                     switch (t.status()) {
