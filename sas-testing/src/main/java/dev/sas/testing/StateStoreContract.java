@@ -523,7 +523,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
-    void replaying_a_write_that_already_applied_is_stale_and_records_nothing_twice() {
+    void replaying_a_write_that_already_applied_is_recognised_as_applied_and_records_nothing_twice() {
         TaskId id = submit("replay");
         ClaimedTask c = claim("a", 1, T0).get(0);
         Transition moveOn = continueTo(c, 1, "out", T0);
@@ -531,11 +531,100 @@ public abstract class StateStoreContract extends StoreTestSupport {
         int events = store.events(id).size();
 
         // The commit's acknowledgement was lost and the writer tries again: same lease, still held.
-        assertThat(store.write(List.of(moveOn), T0.plusSeconds(1))).containsExactly(WriteOutcome.STALE);
+        assertThat(store.write(List.of(moveOn), T0.plusSeconds(1))).containsExactly(WriteOutcome.APPLIED_ALREADY);
 
         assertThat(store.events(id)).hasSize(events);
         assertThat(task(id).currentStep()).isEqualTo(1);
         assertThat(task(id).lockedBy()).isEqualTo("a");
+        // A final write replayed: recognised too, so the writer can tell its listeners.
+        ClaimedTask atStep1 = new ClaimedTask(id, "wf", 1, "replay", TaskStatus.PROCESSING, c.lease(), 1, 1, 0,
+                T0.plus(TIMEOUT), false, "", null, T0, List.of());
+        Transition done = finish(atStep1, "last", T0);
+        assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.write(List.of(done), T0.plusSeconds(1))).containsExactly(WriteOutcome.APPLIED_ALREADY);
+        assertThat(eventTypes(id)).containsOnlyOnce(TaskEvent.Type.PROCESSED);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PROCESSED);
+    }
+
+    @Test
+    void replaying_a_move_to_compensating_at_the_same_step_applies_once_and_fences_off_the_old_view() {
+        TaskId id = submit("comp-replay");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        // Step 0 failed for good, possibly after applying its effect: compensate it, in this claim.
+        Transition toCompensating = Transition.holder(c).unlessCancelRequested().at(0, "s0", TIMEOUT).attempt(1)
+                .failureCount(0).lastError("declined")
+                .recording(StepUpdate.failed(0, "s0", 1, "declined", T0, T0))
+                .events(event(c, TaskEvent.Type.STEP_FAILED, 0, T0), event(c, TaskEvent.Type.COMPENSATING, -1, T0),
+                        event(c, TaskEvent.Type.COMPENSATION_STARTED, 0, T0))
+                .keepHolding(TaskStatus.COMPENSATING);
+        assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
+        List<TaskEvent.Type> events = eventTypes(id);
+
+        // Lease, step and lock are unchanged: only the state and the transition id tell the replay.
+        assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED_ALREADY);
+        assertThat(eventTypes(id)).isEqualTo(events);
+        assertThat(eventTypes(id)).containsOnlyOnce(TaskEvent.Type.COMPENSATING);
+        // Another transition computed from the PROCESSING view (say, the step's result after all) is stale.
+        assertThat(store.write(List.of(finish(c, "late", T0)), T0)).containsExactly(WriteOutcome.STALE);
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(info.step("s0").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(eventTypes(id)).isEqualTo(events);
+    }
+
+    @Test
+    void replay_after_another_claimer_took_the_released_task_is_recognised_and_changes_nothing() {
+        TaskId id = submit("replay-released");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Transition retryLater = release(c, Transition.Guard.HOLDER, TaskStatus.PENDING, 0, T0, "busy", T0);
+        assertThat(store.write(List.of(retryLater), T0)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask next = claim("b", 1, T0).get(0);
+        int events = store.events(id).size();
+
+        assertThat(store.write(List.of(retryLater), T0)).containsExactly(WriteOutcome.APPLIED_ALREADY);
+
+        TaskInfo info = task(id);
+        assertThat(info.lockedBy()).isEqualTo("b");
+        assertThat(info.lease()).isEqualTo(next.lease());
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(store.events(id)).hasSize(events);
+    }
+
+    @Test
+    void transition_holding_text_no_database_can_store_is_refused_and_the_rest_of_its_batch_applies() {
+        submit("u1");
+        TaskId badId = submit("u2");
+        submit("u3");
+        TaskId surrogateId = submit("u4");
+        List<ClaimedTask> claimed = claim("a", 4, T0);
+        ClaimedTask bad = claimed.stream().filter(c -> c.taskId().equals(badId)).findFirst().orElseThrow();
+        ClaimedTask surrogate = claimed.stream().filter(c -> c.taskId().equals(surrogateId)).findFirst().orElseThrow();
+        List<ClaimedTask> good = claimed.stream().filter(c -> c != bad && c != surrogate).toList();
+        int badEvents = store.events(badId).size();
+
+        List<WriteOutcome> outcomes = store.write(List.of(finish(good.get(0), "fine", T0),
+                finish(bad, "ab\u0000c", T0),
+                release(surrogate, Transition.Guard.HOLDER, TaskStatus.PENDING, 0, T0, "half \uD83D pair", T0),
+                finish(good.get(1), "fine", T0)), T0);
+
+        assertThat(outcomes.get(0)).isEqualTo(WriteOutcome.APPLIED);
+        assertThat(outcomes.get(1).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+        assertThat(outcomes.get(1).reason()).contains("output of step 0").contains("NUL").contains("index 2");
+        assertThat(outcomes.get(2).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+        assertThat(outcomes.get(2).reason()).contains("unpaired surrogate U+D83D at index 5");
+        assertThat(outcomes.get(3)).isEqualTo(WriteOutcome.APPLIED);
+        for (ClaimedTask c : good) {
+            assertThat(task(c.taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        }
+        TaskInfo untouched = task(badId);
+        assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(untouched.steps()).isEmpty();
+        assertThat(store.events(badId)).hasSize(badEvents);
+        assertThat(task(surrogateId).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(surrogateId).lastError()).isNull();
+        // Refused is not written: the same task accepts a storable result afterwards.
+        assertThat(store.write(List.of(finish(bad, "abc", T0)), T0)).containsExactly(WriteOutcome.APPLIED);
     }
 
     @Test
@@ -561,7 +650,12 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.write(List.of(recover), c.completeBy())).as("not expired yet").containsExactly(WriteOutcome.STALE);
         Instant after = c.completeBy().plusMillis(1);
         assertThat(store.write(List.of(recover), after)).containsExactly(WriteOutcome.APPLIED);
-        assertThat(store.write(List.of(recover), after)).as("second supervisor").containsExactly(WriteOutcome.STALE);
+        Transition sameRecoveryBySecondSupervisor = release(c, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, T0,
+                "timeout", T0);
+        assertThat(store.write(List.of(sameRecoveryBySecondSupervisor), after)).as("second supervisor")
+                .containsExactly(WriteOutcome.STALE);
+        assertThat(store.write(List.of(recover), after)).as("the first supervisor's replay")
+                .containsExactly(WriteOutcome.APPLIED_ALREADY);
 
         TaskInfo info = task(id);
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
