@@ -5,6 +5,7 @@ import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.internal.SubmitGroup;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import java.time.Clock;
 import java.time.Instant;
@@ -105,7 +106,8 @@ public final class SasClient {
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the business key is blank, too long, or holds an unpaired
      *     UTF-16 surrogate or a NUL character (a database would alter or refuse it), or the input
-     *     cannot be encoded, encodes to a blank string, or is larger than {@code maxPayloadBytes}
+     *     cannot be encoded, encodes to a blank string or to text holding such a character, or is
+     *     larger than {@code maxPayloadBytes}
      * @throws StateStoreException if the store failed; the task may then not exist
      */
     public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
@@ -164,17 +166,10 @@ public final class SasClient {
      * stored as '?' (so two different keys would become one task), and PostgreSQL rejects NUL.
      */
     private static void checkStorable(Workflow<?> workflow, String businessKey) {
-        for (int i = 0; i < businessKey.length(); i++) {
-            char c = businessKey.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < businessKey.length()
-                    && Character.isLowSurrogate(businessKey.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c) || c == '\0') {
-                throw new IllegalArgumentException(String.format("businessKey has %s U+%04X at index %d"
-                        + " (workflow '%s'); a database would store the key altered or not at all. Use valid"
-                        + " Unicode text without NUL", c == '\0' ? "a NUL character" : "an unpaired surrogate",
-                        (int) c, i, workflow.name()));
-            }
+        String problem = StorableText.problem("businessKey", businessKey);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem + " (workflow '" + workflow.name() + "'); a database would"
+                    + " store the key altered or not at all. Use valid Unicode text without NUL");
         }
     }
 
@@ -204,6 +199,11 @@ public final class SasClient {
         int bytes = payloadLimit.excess(encoded);
         if (bytes >= 0) {
             throw new IllegalArgumentException(payloadLimit.message(what, bytes));
+        }
+        String unstorable = StorableText.problem(what + " (encoded)", encoded);
+        if (unstorable != null) {
+            throw new IllegalArgumentException(unstorable + "; no database can store it (PostgreSQL refuses it,"
+                    + " others would alter it): have the workflow's input codec escape or encode it (JSON, base64)");
         }
         remember(workflow);
         StepDefinition<I> first = workflow.steps().get(0);

@@ -145,9 +145,13 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
-     * <p>All transitions are written in one transaction with batched statements.
+     * <p>All transitions are written in one transaction with batched statements. If the database
+     * refuses a value with a data error (SQLState class 22), they are written again one per
+     * transaction, so only the transition holding it is {@linkplain WriteOutcome#refused refused}.
      *
-     * @throws StateStoreException if the database fails; then none of them was written
+     * @throws StateStoreException if the database fails; then none of them was written, except,
+     *     after a data error, those already written one by one (a retry finds them
+     *     {@code APPLIED_ALREADY})
      */
     @Override
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {

@@ -12,7 +12,9 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
+import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -396,6 +398,46 @@ abstract class JdbcStoreBehaviourTest {
                 claimed.get(0).lease() + 7, 0, 1, 0, claimed.get(0).completeBy(), false, "", null, T0, List.of());
         assertThat(store.write(List.of(Tasks.finish(wrongLease, T0), Tasks.finish(claimed.get(1), T0)), T0))
                 .containsExactly(WriteOutcome.STALE, WriteOutcome.APPLIED);
+    }
+
+    @Test
+    void a_value_the_database_refuses_fails_only_its_own_transition_and_the_rest_of_the_batch_commits() {
+        for (int i = 0; i < 5; i++) {
+            submit("d" + i);
+        }
+        List<ClaimedTask> claimed = store.claim("a", 5, T0, Tasks.WF_V1);
+        ClaimedTask bad = claimed.get(2);
+        int badEvents = store.events(bad.taskId()).size();
+        // A step name longer than its VARCHAR(200) column: storable text, but the database refuses it.
+        Transition tooLong = Transition.holder(bad).at(0, "first", TIMEOUT).attempt(1)
+                .recording(StepUpdate.completed(0, "s".repeat(300), 1, "out", T0, T0)).end(TaskStatus.PROCESSED);
+        List<Transition> batch = new ArrayList<>();
+        for (ClaimedTask c : claimed) {
+            batch.add(c == bad ? tooLong : Tasks.finish(c, T0));
+        }
+
+        List<WriteOutcome> outcomes = store.write(batch, T0);
+
+        assertThat(outcomes).hasSize(5);
+        for (int i = 0; i < 5; i++) {
+            if (i == 2) {
+                assertThat(outcomes.get(i).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+                assertThat(outcomes.get(i).reason()).contains("SQLState 22001");
+            } else {
+                assertThat(outcomes.get(i)).isEqualTo(WriteOutcome.APPLIED);
+                assertThat(store.find(claimed.get(i).taskId()).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+            }
+        }
+        TaskInfo untouched = store.find(bad.taskId()).orElseThrow();
+        assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(untouched.steps()).isEmpty();
+        assertThat(store.events(bad.taskId())).hasSize(badEvents);
+        // The whole batch replayed (its acknowledgement lost): the written ones are recognised, nothing doubles.
+        List<WriteOutcome> replayed = store.write(batch, T0);
+        assertThat(replayed).filteredOn(o -> o.kind() == WriteOutcome.Kind.APPLIED_ALREADY).hasSize(4);
+        assertThat(replayed.get(2).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+        assertThat(store.events(claimed.get(0).taskId())).extracting(TaskEvent::type)
+                .containsOnlyOnce(TaskEvent.Type.PROCESSED);
     }
 
     @Test

@@ -36,18 +36,20 @@ final class Tasks {
     static Transition finish(ClaimedTask c, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "first", StepStatus.COMPLETED, c.attempt(), "out",
                 null, now, now, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false, TaskStatus.PROCESSED, false,
-                c.currentStep(), "first", c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
-                List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_COMPLETED,
+        return Transition.holder(c).at(c.currentStep(), "first", TIMEOUT).attempt(c.attempt())
+                .failureCount(c.failureCount()).recording(step)
+                .events(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_COMPLETED,
                                 c.currentStep(), "first", c.attempt(), now, null),
                         new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.PROCESSED, -1, null,
-                                0, now, null)));
+                                0, now, null))
+                .end(TaskStatus.PROCESSED);
     }
 
     static Transition expire(ClaimedTask c, Instant now) {
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.EXPIRED, false, TaskStatus.PENDING, false,
-                c.currentStep(), "first", c.attempt(), c.failureCount() + 1, TIMEOUT, now, "timed out", null,
-                List.of(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_TIMED_OUT,
-                        c.currentStep(), "first", c.attempt(), now, null)));
+        return Transition.expired(c.taskId(), c.lease(), c.status(), c.currentStep()).at(c.currentStep(), "first", TIMEOUT)
+                .attempt(c.attempt()).failureCount(c.failureCount() + 1).lastError("timed out")
+                .events(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_TIMED_OUT,
+                        c.currentStep(), "first", c.attempt(), now, null))
+                .release(TaskStatus.PENDING, now);
     }
 }

@@ -2,6 +2,7 @@ package dev.sas.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Alert;
 import dev.sas.core.Codec;
@@ -9,6 +10,7 @@ import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StateStoreException;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -17,6 +19,8 @@ import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.ManualClock;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -32,6 +36,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -422,6 +428,199 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(info.step("call").output()).isEqualTo("second");
         assertThat(count(types(fast, id), TaskEvent.Type.STEP_COMPLETED)).isEqualTo(1);
         assertThat(slow.metrics().staleRejected()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ commit acknowledgement lost
+
+    /**
+     * The store under test, except that the first write holding a transition that {@code lostAck}
+     * matches commits and then throws, as when the connection drops after the database committed.
+     */
+    private StateStore losingTheAcknowledgementOnce(Predicate<Transition> lostAck) {
+        AtomicBoolean lost = new AtomicBoolean();
+        StateStore real = store;
+        return (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {StateStore.class},
+                (proxy, method, args) -> {
+                    Object result;
+                    try {
+                        result = method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    if (method.getName().equals("write")
+                            && ((List<?>) args[0]).stream().anyMatch(t -> lostAck.test((Transition) t))
+                            && lost.compareAndSet(false, true)) {
+                        throw new StateStoreException("write failed: connection reset after the commit (injected)");
+                    }
+                    return result;
+                });
+    }
+
+    /** A started runtime over {@code over}, sharing the clock, alerts and listener of the others. */
+    private SasRuntime started(StateStore over, Workflow<?> wf) {
+        SasRuntime sas = SasRuntime.builder().stateStore(over).clock(clock).trustLocalClock().instanceId("node-ack")
+                .alertSink(alerts::add).onEvent(delivered::add).workflow(wf).pollInterval(Duration.ofMillis(20))
+                .build();
+        runtimes.add(sas);
+        sas.start();
+        return sas;
+    }
+
+    private long deliveredOf(TaskId id, TaskEvent.Type type) {
+        return delivered.stream().filter(e -> e.taskId().equals(id) && e.type() == type).count();
+    }
+
+    @Test
+    void lost_acknowledgement_of_the_final_write_is_recognised_on_replay_and_processed_is_heard_once() {
+        Workflow<String> wf = Workflow.builder("lost-ack", Codec.string())
+                .step("only", s -> s.execute(ctx -> "done").completeWithin(DEADLINE))
+                .build();
+        SasRuntime sas = started(losingTheAcknowledgementOnce(t -> t.status() == TaskStatus.PROCESSED), wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> deliveredOf(id, TaskEvent.Type.PROCESSED) > 0);
+        sas.close();
+
+        assertThat(deliveredOf(id, TaskEvent.Type.PROCESSED)).isEqualTo(1);
+        assertThat(deliveredOf(id, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(1);
+        assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSED);
+        List<TaskEvent.Type> types = types(sas, id);
+        assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.PROCESSED)).isEqualTo(1);
+        assertThat(sas.metrics().storeFailures()).isEqualTo(1);
+        assertThat(sas.metrics().staleRejected()).isZero();
+    }
+
+    @Test
+    void lost_acknowledgement_of_a_move_to_compensating_at_the_same_step_applies_it_once() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        Workflow<String> wf = Workflow.builder("lost-ack-saga", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release")))
+                .step("charge", s -> s.execute(ctx -> {
+                    throw new IllegalStateException("reply lost");
+                }).retry(RetryPolicy.builder().maxAttempts(1).build()).completeWithin(DEADLINE)
+                        .compensateWith(ctx -> log.add("refund")))
+                .build();
+        // PROCESSING(charge) -> COMPENSATING(charge) keeps lease, step and lock.
+        SasRuntime sas = started(losingTheAcknowledgementOnce(t -> t.fromStatus() == TaskStatus.PROCESSING
+                && t.status() == TaskStatus.COMPENSATING), wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> deliveredOf(id, TaskEvent.Type.COMPENSATED) > 0);
+        sas.close();
+
+        assertThat(log).containsExactly("refund", "release");
+        TaskInfo info = status(sas, id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(info.step("charge").compensationStatus()).isEqualTo(StepStatus.COMPENSATED);
+        List<TaskEvent.Type> types = types(sas, id);
+        assertThat(count(types, TaskEvent.Type.STEP_FAILED)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.COMPENSATING)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.COMPENSATION_STARTED)).isEqualTo(2);
+        assertThat(count(types, TaskEvent.Type.COMPENSATED)).isEqualTo(1);
+        assertThat(deliveredOf(id, TaskEvent.Type.COMPENSATING)).isEqualTo(1);
+        assertThat(deliveredOf(id, TaskEvent.Type.COMPENSATED)).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ values the database cannot store
+
+    @Test
+    void error_message_a_database_cannot_store_is_recorded_cleaned_with_the_real_error() {
+        Workflow<String> wf = Workflow.builder("nul-error", Codec.string())
+                .compensateOnFailure(false)
+                .step("charge", s -> s.execute(ctx -> {
+                    throw new NonRetryableException("card \u0000 declined \uD800!");
+                }))
+                .build();
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
+
+        drain(sas);
+
+        TaskInfo info = status(sas, id);
+        assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(info.lastError()).startsWith("NonRetryableException: card \uFFFD declined \uFFFD!")
+                .contains("2 characters a database cannot store replaced by U+FFFD");
+        assertThat(info.step("charge").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(info.step("charge").attempts()).isEqualTo(1);
+        assertThat(info.step("charge").error()).isEqualTo(info.lastError());
+        assertThat(sas.client().events(id)).filteredOn(e -> e.type() == TaskEvent.Type.ERROR).singleElement()
+                .satisfies(e -> assertThat(e.message()).isEqualTo(info.lastError()));
+        assertThat(alerts).singleElement().satisfies(a -> assertThat(a.message()).contains("card \uFFFD declined"));
+        assertThat(sas.metrics().storeFailures()).isZero();
+    }
+
+    @Test
+    void output_a_database_cannot_store_fails_the_step_naming_it_and_the_position_and_compensates_it() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        AtomicInteger labels = new AtomicInteger();
+        Workflow<String> wf = Workflow.builder("nul-output", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release")))
+                .step("label", s -> s.execute(ctx -> {
+                    labels.incrementAndGet();
+                    return "ab\u0000c";
+                }).retry(THREE_TRIES).compensateWith(ctx -> log.add("void label")))
+                .build();
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
+
+        drain(sas);
+
+        TaskInfo info = status(sas, id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(labels).as("deterministic: not retried").hasValue(1);
+        assertThat(info.lastError()).contains("output of step 'label' has a NUL character U+0000 at index 2");
+        assertThat(info.step("label").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(info.step("label").output()).isNull();
+        // The step ran, so its effect may exist: it is compensated, then the steps before it.
+        assertThat(log).containsExactly("void label", "release");
+        assertThat(sas.metrics().storeFailures()).isZero();
+    }
+
+    @Test
+    void a_result_the_store_refuses_fails_its_step_with_the_real_error_and_the_stores_reason() {
+        InvocationHandlerStore refusing = new InvocationHandlerStore();
+        Workflow<String> wf = Workflow.builder("refused", Codec.string())
+                .compensateOnFailure(false)
+                .step("only", s -> s.execute(ctx -> "fine").completeWithin(DEADLINE))
+                .build();
+        SasRuntime sas = SasRuntime.builder().stateStore(refusing.over(store)).clock(clock).trustLocalClock().instanceId("node-a")
+                .alertSink(alerts::add).onEvent(delivered::add).workflow(wf).build();
+        runtimes.add(sas);
+        TaskId id = sas.client().submit(wf, "order-1", "x").id();
+
+        drain(sas);
+
+        TaskInfo info = status(sas, id);
+        assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(info.lastError()).contains("the store refused to record the result of step 'only'")
+                .contains("value too long (injected)");
+        assertThat(info.step("only").attempts()).isEqualTo(1);
+        assertThat(deliveredOf(id, TaskEvent.Type.ERROR)).isEqualTo(1);
+        assertThat(alerts).singleElement().satisfies(a -> assertThat(a.message()).contains("refused"));
+    }
+
+    /** Refuses the first write of a PROCESSED transition, as a database refuses a value too long for its column. */
+    private static final class InvocationHandlerStore {
+        private final AtomicBoolean refused = new AtomicBoolean();
+
+        StateStore over(StateStore real) {
+            return (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {StateStore.class},
+                    (proxy, method, args) -> {
+                        if (method.getName().equals("write")) {
+                            List<?> ts = (List<?>) args[0];
+                            if (ts.size() == 1 && ((Transition) ts.get(0)).status() == TaskStatus.PROCESSED
+                                    && refused.compareAndSet(false, true)) {
+                                return List.of(WriteOutcome.refused("value too long (injected)"));
+                            }
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+        }
     }
 
     // ------------------------------------------------------------------ submission

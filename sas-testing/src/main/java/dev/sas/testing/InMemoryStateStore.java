@@ -12,6 +12,7 @@ import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -91,6 +92,7 @@ public final class InMemoryStateStore implements StateStore {
         String input;
         String replyTo;
         String lastError;
+        long lastTransition;
         final TreeMap<Integer, StepRow> steps = new TreeMap<>();
         final List<TaskEvent> events = new ArrayList<>();
     }
@@ -229,6 +231,12 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A transition holding text a database could not store ({@link StorableText#problemIn}) is
+     * refused, as the JDBC store refuses it, so tests here see what production would.
+     */
     @Override
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
         synchronized (lock) {
@@ -241,8 +249,16 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     private WriteOutcome apply(Transition t, Instant now) {
+        String unstorable = StorableText.problemIn(t);
+        if (unstorable != null) {
+            return WriteOutcome.refused(unstorable);
+        }
         Row r = tasks.get(t.taskId());
-        if (r == null || r.lease != t.lease() || r.lockedBy == null || r.currentStep != t.fromStep()) {
+        if (r != null && r.lastTransition == t.id()) {
+            return WriteOutcome.APPLIED_ALREADY;
+        }
+        if (r == null || r.lease != t.lease() || r.lockedBy == null || r.status != t.fromStatus()
+                || r.currentStep != t.fromStep()) {
             return WriteOutcome.STALE;
         }
         boolean expired = r.completeBy.isBefore(now);
@@ -252,6 +268,7 @@ public final class InMemoryStateStore implements StateStore {
         if (t.unlessCancelRequested() && r.cancelRequested) {
             return WriteOutcome.CANCEL_REQUESTED;
         }
+        r.lastTransition = t.id();
         r.status = t.status();
         r.currentStep = t.currentStep();
         r.currentStepName = t.currentStepName();

@@ -108,22 +108,22 @@ public abstract class StateStoreContract extends StoreTestSupport {
     protected static Transition continueTo(ClaimedTask c, int nextStep, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, c.completeBy().minus(TIMEOUT), now, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, true,
-                TaskStatus.PROCESSING, true,
-                nextStep, "s" + nextStep, 1, 0, TIMEOUT, null, null, step,
-                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
-                        event(c, TaskEvent.Type.STEP_STARTED, nextStep, now)));
+        return Transition.holder(c).unlessCancelRequested().at(nextStep, "s" + nextStep, TIMEOUT).attempt(1)
+                .failureCount(0).recording(step)
+                .events(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.STEP_STARTED, nextStep, now))
+                .keepHolding(TaskStatus.PROCESSING);
     }
 
     /** A holder transition completing the claimed step and the task. */
     protected static Transition finish(ClaimedTask c, String output, Instant now) {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(), StepStatus.COMPLETED, c.attempt(),
                 output, null, now, now, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), Transition.Guard.HOLDER, false,
-                TaskStatus.PROCESSED, false,
-                c.currentStep(), "s" + c.currentStep(), c.attempt(), c.failureCount(), TIMEOUT, null, null, step,
-                List.of(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
-                        event(c, TaskEvent.Type.PROCESSED, -1, now)));
+        return Transition.holder(c).at(c.currentStep(), "s" + c.currentStep(), TIMEOUT).attempt(c.attempt())
+                .failureCount(c.failureCount()).recording(step)
+                .events(event(c, TaskEvent.Type.STEP_COMPLETED, c.currentStep(), now),
+                        event(c, TaskEvent.Type.PROCESSED, -1, now))
+                .end(TaskStatus.PROCESSED);
     }
 
     /** A transition releasing the task to {@code status} (PENDING/COMPENSATING or terminal) with an error. */
@@ -132,10 +132,13 @@ public abstract class StateStoreContract extends StoreTestSupport {
         StepUpdate step = new StepUpdate(c.currentStep(), "s" + c.currentStep(),
                 status == TaskStatus.ERROR ? StepStatus.FAILED : StepStatus.PENDING, c.attempt(), null, error, now,
                 null, false, null);
-        return new Transition(c.taskId(), c.lease(), c.currentStep(), guard, false, status, false, c.currentStep(),
-                "s" + c.currentStep(), c.attempt(), failureCount, TIMEOUT, nextAttemptAt, error, step,
-                List.of(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
-                        c.currentStep(), now)));
+        Transition.Builder b = (guard == Transition.Guard.HOLDER ? Transition.holder(c)
+                : Transition.expired(c.taskId(), c.lease(), c.status(), c.currentStep()))
+                .at(c.currentStep(), "s" + c.currentStep(), TIMEOUT).attempt(c.attempt()).failureCount(failureCount)
+                .lastError(error).recording(step)
+                .events(event(c, status == TaskStatus.ERROR ? TaskEvent.Type.ERROR : TaskEvent.Type.STEP_RETRYING,
+                        c.currentStep(), now));
+        return status.isTerminal() ? b.end(status) : b.release(status, nextAttemptAt);
     }
 
     private List<ClaimedTask> claim(String instance, int limit, Instant now) {
@@ -520,7 +523,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
-    void replaying_a_write_that_already_applied_is_stale_and_records_nothing_twice() {
+    void replaying_a_write_that_already_applied_is_recognised_as_applied_and_records_nothing_twice() {
         TaskId id = submit("replay");
         ClaimedTask c = claim("a", 1, T0).get(0);
         Transition moveOn = continueTo(c, 1, "out", T0);
@@ -528,11 +531,100 @@ public abstract class StateStoreContract extends StoreTestSupport {
         int events = store.events(id).size();
 
         // The commit's acknowledgement was lost and the writer tries again: same lease, still held.
-        assertThat(store.write(List.of(moveOn), T0.plusSeconds(1))).containsExactly(WriteOutcome.STALE);
+        assertThat(store.write(List.of(moveOn), T0.plusSeconds(1))).containsExactly(WriteOutcome.APPLIED_ALREADY);
 
         assertThat(store.events(id)).hasSize(events);
         assertThat(task(id).currentStep()).isEqualTo(1);
         assertThat(task(id).lockedBy()).isEqualTo("a");
+        // A final write replayed: recognised too, so the writer can tell its listeners.
+        ClaimedTask atStep1 = new ClaimedTask(id, "wf", 1, "replay", TaskStatus.PROCESSING, c.lease(), 1, 1, 0,
+                T0.plus(TIMEOUT), false, "", null, T0, List.of());
+        Transition done = finish(atStep1, "last", T0);
+        assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.write(List.of(done), T0.plusSeconds(1))).containsExactly(WriteOutcome.APPLIED_ALREADY);
+        assertThat(eventTypes(id)).containsOnlyOnce(TaskEvent.Type.PROCESSED);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PROCESSED);
+    }
+
+    @Test
+    void replaying_a_move_to_compensating_at_the_same_step_applies_once_and_fences_off_the_old_view() {
+        TaskId id = submit("comp-replay");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        // Step 0 failed for good, possibly after applying its effect: compensate it, in this claim.
+        Transition toCompensating = Transition.holder(c).unlessCancelRequested().at(0, "s0", TIMEOUT).attempt(1)
+                .failureCount(0).lastError("declined")
+                .recording(StepUpdate.failed(0, "s0", 1, "declined", T0, T0))
+                .events(event(c, TaskEvent.Type.STEP_FAILED, 0, T0), event(c, TaskEvent.Type.COMPENSATING, -1, T0),
+                        event(c, TaskEvent.Type.COMPENSATION_STARTED, 0, T0))
+                .keepHolding(TaskStatus.COMPENSATING);
+        assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
+        List<TaskEvent.Type> events = eventTypes(id);
+
+        // Lease, step and lock are unchanged: only the state and the transition id tell the replay.
+        assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED_ALREADY);
+        assertThat(eventTypes(id)).isEqualTo(events);
+        assertThat(eventTypes(id)).containsOnlyOnce(TaskEvent.Type.COMPENSATING);
+        // Another transition computed from the PROCESSING view (say, the step's result after all) is stale.
+        assertThat(store.write(List.of(finish(c, "late", T0)), T0)).containsExactly(WriteOutcome.STALE);
+        TaskInfo info = task(id);
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(info.step("s0").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(eventTypes(id)).isEqualTo(events);
+    }
+
+    @Test
+    void replay_after_another_claimer_took_the_released_task_is_recognised_and_changes_nothing() {
+        TaskId id = submit("replay-released");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Transition retryLater = release(c, Transition.Guard.HOLDER, TaskStatus.PENDING, 0, T0, "busy", T0);
+        assertThat(store.write(List.of(retryLater), T0)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask next = claim("b", 1, T0).get(0);
+        int events = store.events(id).size();
+
+        assertThat(store.write(List.of(retryLater), T0)).containsExactly(WriteOutcome.APPLIED_ALREADY);
+
+        TaskInfo info = task(id);
+        assertThat(info.lockedBy()).isEqualTo("b");
+        assertThat(info.lease()).isEqualTo(next.lease());
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(store.events(id)).hasSize(events);
+    }
+
+    @Test
+    void transition_holding_text_no_database_can_store_is_refused_and_the_rest_of_its_batch_applies() {
+        submit("u1");
+        TaskId badId = submit("u2");
+        submit("u3");
+        TaskId surrogateId = submit("u4");
+        List<ClaimedTask> claimed = claim("a", 4, T0);
+        ClaimedTask bad = claimed.stream().filter(c -> c.taskId().equals(badId)).findFirst().orElseThrow();
+        ClaimedTask surrogate = claimed.stream().filter(c -> c.taskId().equals(surrogateId)).findFirst().orElseThrow();
+        List<ClaimedTask> good = claimed.stream().filter(c -> c != bad && c != surrogate).toList();
+        int badEvents = store.events(badId).size();
+
+        List<WriteOutcome> outcomes = store.write(List.of(finish(good.get(0), "fine", T0),
+                finish(bad, "ab\u0000c", T0),
+                release(surrogate, Transition.Guard.HOLDER, TaskStatus.PENDING, 0, T0, "half \uD83D pair", T0),
+                finish(good.get(1), "fine", T0)), T0);
+
+        assertThat(outcomes.get(0)).isEqualTo(WriteOutcome.APPLIED);
+        assertThat(outcomes.get(1).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+        assertThat(outcomes.get(1).reason()).contains("output of step 0").contains("NUL").contains("index 2");
+        assertThat(outcomes.get(2).kind()).isEqualTo(WriteOutcome.Kind.REFUSED);
+        assertThat(outcomes.get(2).reason()).contains("unpaired surrogate U+D83D at index 5");
+        assertThat(outcomes.get(3)).isEqualTo(WriteOutcome.APPLIED);
+        for (ClaimedTask c : good) {
+            assertThat(task(c.taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        }
+        TaskInfo untouched = task(badId);
+        assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(untouched.steps()).isEmpty();
+        assertThat(store.events(badId)).hasSize(badEvents);
+        assertThat(task(surrogateId).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(surrogateId).lastError()).isNull();
+        // Refused is not written: the same task accepts a storable result afterwards.
+        assertThat(store.write(List.of(finish(bad, "abc", T0)), T0)).containsExactly(WriteOutcome.APPLIED);
     }
 
     @Test
@@ -558,7 +650,12 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.write(List.of(recover), c.completeBy())).as("not expired yet").containsExactly(WriteOutcome.STALE);
         Instant after = c.completeBy().plusMillis(1);
         assertThat(store.write(List.of(recover), after)).containsExactly(WriteOutcome.APPLIED);
-        assertThat(store.write(List.of(recover), after)).as("second supervisor").containsExactly(WriteOutcome.STALE);
+        Transition sameRecoveryBySecondSupervisor = release(c, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, T0,
+                "timeout", T0);
+        assertThat(store.write(List.of(sameRecoveryBySecondSupervisor), after)).as("second supervisor")
+                .containsExactly(WriteOutcome.STALE);
+        assertThat(store.write(List.of(recover), after)).as("the first supervisor's replay")
+                .containsExactly(WriteOutcome.APPLIED_ALREADY);
 
         TaskInfo info = task(id);
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
@@ -624,8 +721,9 @@ public abstract class StateStoreContract extends StoreTestSupport {
         store.write(List.of(continueTo(c, 1, "reserved", T0)), T0);
         // Step 1 fails for good: compensate step 0, released for a claim.
         StepUpdate failed = new StepUpdate(1, "s1", StepStatus.FAILED, 1, null, "declined", T0, T0, false, null);
-        Transition toCompensating = new Transition(id, c.lease(), 1, Transition.Guard.HOLDER, false,
-                TaskStatus.COMPENSATING, false, 0, "s0", 0, 0, TIMEOUT, T0, "declined", failed, List.of());
+        Transition toCompensating = Transition.holder(id, c.lease(), TaskStatus.PROCESSING, 1).at(0, "s0", TIMEOUT)
+                .attempt(0).failureCount(0).lastError("declined").recording(failed)
+                .release(TaskStatus.COMPENSATING, T0);
         assertThat(store.write(List.of(toCompensating), T0)).containsExactly(WriteOutcome.APPLIED);
         assertThat(task(id).status()).isEqualTo(TaskStatus.COMPENSATING);
 
@@ -636,9 +734,8 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.events(id).get(store.events(id).size() - 1).type())
                 .isEqualTo(TaskEvent.Type.COMPENSATION_STARTED);
         StepUpdate undone = new StepUpdate(0, "s0", null, 0, null, null, T0, T0, true, StepStatus.COMPENSATED);
-        Transition done = new Transition(id, comp.lease(), comp.currentStep(), Transition.Guard.HOLDER, false,
-                TaskStatus.COMPENSATED,
-                false, 0, "s0", 1, 0, TIMEOUT, null, null, undone, List.of());
+        Transition done = Transition.holder(comp).at(0, "s0", TIMEOUT).attempt(1).failureCount(0).recording(undone)
+                .end(TaskStatus.COMPENSATED);
         assertThat(store.write(List.of(done), T0)).containsExactly(WriteOutcome.APPLIED);
 
         TaskInfo info = task(id);
@@ -814,9 +911,10 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.findExpired(later, 10)).extracting(ExpiredTask::cancelRequested).containsExactly(false);
         assertThat(store.requestCancel(id, later, cancelEvent(id))).isTrue();
         Transition fail = release(c, Transition.Guard.EXPIRED, TaskStatus.ERROR, 1, null, "timed out", later);
-        Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStep(), fail.guard(), true,
-                fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(), fail.failureCount(),
-                fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events());
+        Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStatus(), fail.fromStep(),
+                fail.guard(), true, fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(),
+                fail.failureCount(), fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events(),
+                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1);
 
         assertThat(store.write(List.of(yielding), later)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
 

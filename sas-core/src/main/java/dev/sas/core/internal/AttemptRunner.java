@@ -15,7 +15,9 @@ import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.internal.TaskStateMachine.StepCompleted;
 import dev.sas.core.internal.TaskStateMachine.StepFailed;
+import dev.sas.core.internal.TaskStateMachine.UnstorableResultException;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
 import java.time.Clock;
 import java.time.Duration;
@@ -134,14 +136,14 @@ final class AttemptRunner {
                 c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
         Transition t = d.transition();
-        recorder.write(t, c.completeBy(), (result, at) -> {
+        recorder.write(t, c.completeBy(), (result, refusal, at) -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     metrics.errors.increment();
                     events.publish(t.events(), c.replyTo());
                     d.alerts().forEach(a -> events.alert(stamped(a, at)));
                 } else {
-                    notRecorded(c.taskId(), c.currentStep(), result);
+                    notRecorded(c.taskId(), c.currentStep(), result, refusal);
                 }
             } finally {
                 loop.release();
@@ -281,8 +283,12 @@ final class AttemptRunner {
             failure = unwrap(error);
         } else {
             int bytes = payloadLimit.excess(output);
+            String unstorable = StorableText.problem("output of step '" + a.stepName + "'", output);
             if (bytes >= 0) {
                 failure = new NonRetryableException(payloadLimit.message("output of step '" + a.stepName + "'", bytes));
+            } else if (unstorable != null) {
+                failure = new UnstorableResultException(unstorable + ", which no database can store; have the"
+                        + " step's codec escape or encode it (JSON, base64)");
             }
         }
         if (failure != null) {
@@ -309,17 +315,27 @@ final class AttemptRunner {
      * @param stepCompleted the decision records a step's completion (counted once written)
      */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted) {
+        carryOut(run, d, stepCompleted, false);
+    }
+
+    /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
+    private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
         Transition t = d.transition();
-        recorder.write(t, run.completeBy, (result, at) -> {
+        recorder.write(t, run.completeBy, (result, refusal, at) -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     applied(run, d, stepCompleted, at);
                 } else if (result == Recorder.Result.CANCEL_REQUESTED && d.ifCancelRequested() != null) {
                     run.cancelRequested = true;
                     carryOut(run, TaskStateMachine.decide(snapshot(run), d.ifCancelRequested(), clock.instant()),
-                            false);
+                            false, fallback);
+                } else if (result == Recorder.Result.REFUSED && !fallback) {
+                    Outcome failed = refused(run, t, refusal);
+                    log.error("task {} step {}: the store refused to record {} ({}); failing the step instead",
+                            run.taskId, run.currentStep, t.status(), refusal);
+                    carryOut(run, TaskStateMachine.decide(snapshot(run), failed, clock.instant()), false, true);
                 } else {
-                    notRecorded(run.taskId, run.currentStep, result);
+                    notRecorded(run.taskId, run.currentStep, result, refusal);
                     loop.release();
                 }
             } catch (Throwable e) {
@@ -381,8 +397,25 @@ final class AttemptRunner {
         return new Alert(a.taskId(), a.businessKey(), a.workflow(), a.status(), a.stepName(), a.message(), at);
     }
 
-    private void notRecorded(Object taskId, int step, Recorder.Result result) {
-        if (result == Recorder.Result.NOT_WRITTEN) {
+    /**
+     * The failure that replaces a transition the store refused: the step (or its compensation) ran,
+     * so it fails for good, keeping the error the refused transition carried and the store's reason.
+     */
+    private static Outcome refused(TaskRun run, Transition t, String refusal) {
+        String what = run.compensating() ? "compensation of step '" + run.stepName() + "'" : "step '" + run.stepName() + "'";
+        String message = "the store refused to record the result of " + what + " (" + refusal + ")"
+                + (t.lastError() == null ? "" : "; its error was: " + t.lastError());
+        Throwable error = new UnstorableResultException(message);
+        Instant startedAt = t.step() != null ? t.step().startedAt() : null;
+        return run.compensating() ? new CompensationFailed(error, startedAt) : new StepFailed(error, startedAt);
+    }
+
+    private void notRecorded(Object taskId, int step, Recorder.Result result, String refusal) {
+        if (result == Recorder.Result.REFUSED) {
+            metrics.internalErrors.increment();
+            log.error("task {} step {}: the store refused to record the step's failure too ({}); left to the"
+                    + " supervisor", taskId, step, refusal);
+        } else if (result == Recorder.Result.NOT_WRITTEN) {
             log.warn("task {} step {}: transition not recorded (store unavailable); the supervisor will recover it",
                     taskId, step);
         } else {

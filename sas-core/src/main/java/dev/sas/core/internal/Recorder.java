@@ -29,20 +29,26 @@ public final class Recorder {
      * answered. Kept apart from {@link WriteOutcome}, which only stores return.
      */
     public enum Result {
-        /** Written. */
+        /** Written, now or by an earlier try whose acknowledgement was lost (a replay recognised as applied). */
         APPLIED,
         /** Rejected by the store: the lease moved on or the deadline passed. */
         STALE,
         /** Not written: an operator asked to cancel, and the transition yields to that. */
         CANCEL_REQUESTED,
+        /**
+         * Not written: it holds a value the store cannot hold, or the store failed on it alone while
+         * writing the rest of its batch. Never retried.
+         */
+        REFUSED,
         /** Given up without an answer from the store; the supervisor recovers the task. */
         NOT_WRITTEN;
 
         static Result of(WriteOutcome outcome) {
-            return switch (outcome) {
-                case APPLIED -> APPLIED;
+            return switch (outcome.kind()) {
+                case APPLIED, APPLIED_ALREADY -> APPLIED;
                 case STALE -> STALE;
                 case CANCEL_REQUESTED -> CANCEL_REQUESTED;
+                case REFUSED -> REFUSED;
             };
         }
     }
@@ -51,12 +57,24 @@ public final class Recorder {
     public interface Callback {
         /**
          * @param result the store's answer, or {@link Result#NOT_WRITTEN}
+         * @param refusal for {@link Result#REFUSED}, why; otherwise null
          * @param writtenAt the instant passed to the store
          */
-        void done(Result result, Instant writtenAt);
+        void done(Result result, String refusal, Instant writtenAt);
     }
 
-    private record Pending(Transition transition, Instant deadline, Callback callback) {
+    private static final class Pending {
+        final Transition transition;
+        final Instant deadline;
+        final Callback callback;
+        /** Failed when written on its own (kept across retries, so it is tried after the others). */
+        boolean failedAlone;
+
+        Pending(Transition transition, Instant deadline, Callback callback) {
+            this.transition = transition;
+            this.deadline = deadline;
+            this.callback = callback;
+        }
     }
 
     private static final long INITIAL_BACKOFF_MS = 50;
@@ -99,21 +117,24 @@ public final class Recorder {
     public void write(Transition transition, Instant deadline, Callback callback) {
         if (threads.isEmpty()) {
             Instant now = clock.instant();
-            Result result;
+            WriteOutcome outcome = null;
             try {
-                result = Result.of(store.write(List.of(transition), now).get(0));
+                outcome = store.write(List.of(transition), now).get(0);
+                replayed(transition, outcome);
             } catch (StateStoreException e) {
                 metrics.storeFailures.increment();
                 log.warn("task {} step {}: could not record {} ({}); the supervisor will recover it",
                         transition.taskId(), transition.currentStep(), transition.status(), e.getMessage());
-                result = Result.NOT_WRITTEN;
             } catch (Throwable e) {
                 metrics.internalErrors.increment();
                 log.error("task {} step {}: the store threw while recording {}; the supervisor will recover it",
                         transition.taskId(), transition.currentStep(), transition.status(), e);
-                result = Result.NOT_WRITTEN;
             }
-            callback.done(result, now);
+            if (outcome == null) {
+                callback.done(Result.NOT_WRITTEN, null, now);
+            } else {
+                callback.done(Result.of(outcome), outcome.reason(), now);
+            }
             return;
         }
         queue.add(new Pending(transition, deadline, callback));
@@ -166,7 +187,7 @@ public final class Recorder {
                 try {
                     List<WriteOutcome> outcomes = store.write(transitions, now);
                     for (int i = 0; i < batch.size(); i++) {
-                        complete(batch.get(i), Result.of(outcomes.get(i)), now);
+                        complete(batch.get(i), outcomes.get(i), now);
                     }
                     backoffMs = INITIAL_BACKOFF_MS;
                 } catch (Throwable e) {
@@ -204,38 +225,66 @@ public final class Recorder {
     }
 
     /**
-     * Tries each transition of a failed batch on its own, so that one the store refuses does not
-     * hold the rest back. If the first two fail too, the store is taken to be down and all are
-     * returned for a later retry. Once one has succeeded, a transition that still fails is refused
-     * for itself: it is given up (the supervisor recovers its task at the deadline, and the failure
-     * threshold bounds how often that repeats); those that failed before are retried later.
+     * Tries each transition of a failed batch on its own, so that one the store fails on does not
+     * hold the rest back. Those that failed alone before are tried last, so two of them cannot stand
+     * in front of the rest. If the first two tried fail, the store is taken to be down and all are
+     * returned for a later retry. Once one has succeeded, each that failed is tried once more, and
+     * if it fails again it is refused for itself ({@link Result#REFUSED}, never retried; its step is
+     * failed with the store's error).
      *
      * @return the transitions to retry later
      */
     private List<Pending> writeOneByOne(List<Pending> batch) {
-        List<Pending> retryLater = new ArrayList<>();
-        boolean storeUp = false;
+        List<Pending> ordered = new ArrayList<>(batch.size());
         for (Pending p : batch) {
-            if (!storeUp && retryLater.size() >= 2) {
-                retryLater.add(p);
-                continue;
-            }
-            Instant now = clock.instant();
-            try {
-                complete(p, Result.of(store.write(List.of(p.transition), now).get(0)), now);
-                storeUp = true;
-            } catch (Throwable e) {
-                if (storeUp) {
-                    log.error("task {} step {}: the store refused to record {} ({}); left to the supervisor",
-                            p.transition.taskId(), p.transition.currentStep(), p.transition.status(),
-                            TaskStateMachine.describe(e), e instanceof StateStoreException ? null : e);
-                    complete(p, Result.NOT_WRITTEN, now);
-                } else {
-                    retryLater.add(p);
-                }
+            if (!p.failedAlone) {
+                ordered.add(p);
             }
         }
-        return retryLater;
+        for (Pending p : batch) {
+            if (p.failedAlone) {
+                ordered.add(p);
+            }
+        }
+        List<Pending> failed = new ArrayList<>();
+        boolean storeUp = false;
+        int tried = 0;
+        for (Pending p : ordered) {
+            if (!storeUp && tried >= 2) {
+                failed.add(p);
+                continue;
+            }
+            tried++;
+            Instant now = clock.instant();
+            try {
+                complete(p, store.write(List.of(p.transition), now).get(0), now);
+                storeUp = true;
+            } catch (Throwable e) {
+                p.failedAlone = true;
+                failed.add(p);
+            }
+        }
+        if (!storeUp) {
+            return failed;
+        }
+        // The store is up: what failed alone is tried once more (a passing glitch), then refused.
+        for (Pending p : failed) {
+            Instant now = clock.instant();
+            try {
+                complete(p, store.write(List.of(p.transition), now).get(0), now);
+            } catch (Throwable e) {
+                refuse(p, e, now);
+            }
+        }
+        return List.of();
+    }
+
+    private void refuse(Pending p, Throwable e, Instant now) {
+        String reason = TaskStateMachine.describe(e);
+        log.error("task {} step {}: the store failed to record {} while it recorded others ({}); refused",
+                p.transition.taskId(), p.transition.currentStep(), p.transition.status(), reason,
+                e instanceof StateStoreException ? null : e);
+        complete(p, Result.REFUSED, reason, now);
     }
 
     private void giveUpExpired(List<Pending> pending, Instant now) {
@@ -250,9 +299,26 @@ public final class Recorder {
         });
     }
 
+    private void complete(Pending p, WriteOutcome outcome, Instant now) {
+        replayed(p.transition, outcome);
+        complete(p, Result.of(outcome), outcome.reason(), now);
+    }
+
+    /** A replay recognised as applied: the earlier try committed but its acknowledgement was lost. */
+    private static void replayed(Transition t, WriteOutcome outcome) {
+        if (outcome.kind() == WriteOutcome.Kind.APPLIED_ALREADY) {
+            log.info("task {} step {}: {} had been recorded by an earlier try whose acknowledgement was lost",
+                    t.taskId(), t.currentStep(), t.status());
+        }
+    }
+
     private void complete(Pending p, Result result, Instant now) {
+        complete(p, result, null, now);
+    }
+
+    private void complete(Pending p, Result result, String refusal, Instant now) {
         try {
-            p.callback.done(result, now);
+            p.callback.done(result, refusal, now);
         } catch (Throwable e) {
             metrics.internalErrors.increment();
             log.error("task {} step {}: internal error after recording a transition", p.transition.taskId(),

@@ -128,7 +128,7 @@ public final class Supervisor {
                 Decision d = decisions.get(i);
                 Transition t = d.transition();
                 ExpiredTask e = expired.get(i);
-                if (outcomes.get(i) == WriteOutcome.APPLIED) {
+                if (outcomes.get(i).isApplied()) {
                     applied++;
                     metrics.timeoutsRecovered.increment();
                     switch (t.status()) {

@@ -1,6 +1,7 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.Alert;
+import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.StepBuilder;
 import dev.sas.core.StepDefinition;
@@ -10,6 +11,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,6 +32,8 @@ final class TaskStateMachine {
     /** Deadline recorded for a task whose step this runtime cannot look up (it is parked, not run). */
     static final Duration UNKNOWN_STEP_TIMEOUT = Duration.ofSeconds(30);
     static final String CANCELLED_BY_OPERATOR = "cancelled by an operator";
+    /** Longest error message recorded on a task, in chars. */
+    static final int MAX_ERROR_LENGTH = 2000;
 
     private TaskStateMachine() {
     }
@@ -305,11 +309,12 @@ final class TaskStateMachine {
     }
 
     /** Moves a task this runtime cannot run to ERROR, keeping its input and progress, and alerts. */
-    private static Decision park(Snapshot s, String reason, Instant now) {
+    private static Decision park(Snapshot s, String rawReason, Instant now) {
+        String reason = StorableText.replaceUnstorable(rawReason);
         TaskEvent error = new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), TaskEvent.Type.ERROR,
                 s.currentStep(), null, s.attempt(), now, reason);
         // The attempt of this claim never ran; earlier ones may have applied (a later cancel compensates them).
-        Transition t = Transition.holder(s.taskId(), s.lease(), s.currentStep())
+        Transition t = Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep())
                 .at(s.currentStep(), null, UNKNOWN_STEP_TIMEOUT).attempt(Math.max(0, s.attempt() - 1))
                 .failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
@@ -342,7 +347,7 @@ final class TaskStateMachine {
                 + ")";
         List<TaskEvent> evs = new ArrayList<>();
         evs.add(expiredEvent(s, TaskEvent.Type.STEP_TIMED_OUT, i, name, now, message));
-        Transition.Builder b = Transition.expired(s.taskId(), s.lease(), i).lastError(message);
+        Transition.Builder b = Transition.expired(s.taskId(), s.lease(), s.status(), i).lastError(message);
         boolean attemptsLeft = def == null || s.attempt() < policy.maxAttempts();
         if (failures < maxTimeouts && attemptsLeft) {
             Instant next = now.plus(policy.backoff(failures));
@@ -400,19 +405,22 @@ final class TaskStateMachine {
      * "card declined") is the common case and applied nothing.
      */
     private static boolean mayHaveApplied(RetryPolicy policy, Throwable error) {
-        return !policy.isNonRetryable(error);
+        // an unstorable result: the step ran; only its result could not be recorded
+        return error instanceof UnstorableResultException || !policy.isNonRetryable(error);
     }
 
     /** A scheduler's transition to {@code step}, named and timed from the workflow. */
     private static Transition.Builder holder(Snapshot s, int step) {
         StepDefinition<?> def = s.step(step);
-        return Transition.holder(s.taskId(), s.lease(), s.currentStep()).at(step, def.name(), def.completeWithin());
+        return Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep()).at(step, def.name(),
+                def.completeWithin());
     }
 
     /** A scheduler's transition to compensating {@code step}, timed by the step's compensation deadline. */
     private static Transition.Builder compensatingHolder(Snapshot s, int step) {
         StepDefinition<?> def = s.step(step);
-        return Transition.holder(s.taskId(), s.lease(), s.currentStep()).at(step, def.name(), def.compensateWithin());
+        return Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep()).at(step, def.name(),
+                def.compensateWithin());
     }
 
     private static TaskEvent event(Snapshot s, TaskEvent.Type type, int step, int attempt, Instant at, String message) {
@@ -431,10 +439,32 @@ final class TaskStateMachine {
         return new Alert(s.taskId(), s.businessKey(), s.workflowName(), status, stepName, message, at);
     }
 
-    /** An error as recorded on a task: its type and message, capped at 2,000 characters. */
+    /**
+     * An error as recorded on a task: its type and message, capped at 2,000 characters (never
+     * splitting a surrogate pair), with characters no database can store replaced (see
+     * {@link StorableText#replaceUnstorable}), so the real error is always recordable.
+     */
     static String describe(Throwable e) {
         String m = e.getMessage();
         String text = e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
-        return text.length() > 2000 ? text.substring(0, 2000) + "…" : text;
+        if (text.length() > MAX_ERROR_LENGTH) {
+            int end = Character.isHighSurrogate(text.charAt(MAX_ERROR_LENGTH - 1)) ? MAX_ERROR_LENGTH - 1
+                    : MAX_ERROR_LENGTH;
+            text = text.substring(0, end) + "…";
+        }
+        return StorableText.replaceUnstorable(text);
+    }
+
+    /**
+     * A step ran (its effect may have happened) but its result cannot be recorded: its output
+     * holds text no store can hold, or the store refused the write. The step fails without retry
+     * (the failure is deterministic) and is compensated with the steps before it.
+     */
+    static final class UnstorableResultException extends NonRetryableException {
+        private static final long serialVersionUID = 1L;
+
+        UnstorableResultException(String message) {
+            super(message);
+        }
     }
 }

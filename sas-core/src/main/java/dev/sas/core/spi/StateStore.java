@@ -21,7 +21,8 @@ import java.util.Set;
  *   <li>claiming is atomic: a task is never held by two claimers, and a claimer gets only tasks
  *       of the workflow versions it names;</li>
  *   <li>every claim increments the lease, and every write names the lease it holds and changes
- *       nothing when it moved on (fencing);</li>
+ *       nothing when it moved on (fencing); a replay of a write that was applied is recognised as
+ *       applied, never applied twice;</li>
  *   <li>submission can join the host's transaction;</li>
  *   <li>nothing is deleted before the task is final and past its retention;</li>
  *   <li>the expired scan reads only expired rows.</li>
@@ -85,7 +86,12 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * Writes transitions, each atomically with its step row and events, each conditional on its
-     * lease and guard. May write them in one transaction; one failing guard never blocks another.
+     * lease, from-state, step and guard. May write them in one transaction; one failing guard
+     * never blocks another. A transition whose {@link Transition#id()} is the id of the last
+     * transition applied to its task is a replay: nothing is written and the answer is
+     * {@link WriteOutcome#APPLIED_ALREADY}. A transition holding text no store can hold
+     * ({@link StorableText#problemIn}), or a value this store cannot hold, is not written and
+     * answered {@link WriteOutcome#refused}; it never fails or holds back the others.
      *
      * @return one outcome per transition, in order
      */

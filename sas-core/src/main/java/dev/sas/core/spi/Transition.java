@@ -10,8 +10,12 @@ import java.util.Objects;
 
 /**
  * One conditional change of a task, with its step row and events, written atomically. The store
- * applies it only if the task still has {@link #lease()} and the {@link #guard()} holds;
- * otherwise it changes nothing and reports {@link WriteOutcome#STALE} (the fencing rule).
+ * applies it only if the task still has {@link #lease()}, is still in {@link #fromStatus()} at
+ * {@link #fromStep()}, and the {@link #guard()} holds; otherwise it changes nothing and reports
+ * {@link WriteOutcome#STALE} (the fencing rule). Every transition has an {@link #id()}; the store
+ * keeps the id of the last transition it applied to each task, so a replay of the same transition
+ * (after a lost commit acknowledgement) is answered {@link WriteOutcome#APPLIED_ALREADY} and never
+ * applied twice.
  *
  * <p>Build one with {@link #holder} (a scheduler writing under its claim) or {@link #expired} (a
  * supervisor recovering an expired claim), which name every field, for example
@@ -21,8 +25,11 @@ import java.util.Objects;
  *
  * @param taskId the task
  * @param lease the lease the writer holds (or, for the supervisor, saw expire)
+ * @param fromStatus the state the writer saw the task in ({@code PROCESSING} or {@code COMPENSATING},
+ *     the states of a claimed task); the write applies only if the task is still in it
  * @param fromStep the step the writer saw the task at; the write applies only if the task is
- *     still there, so a replayed write (say, after a lost commit acknowledgement) is stale
+ *     still there. With {@code fromStatus}, every applied transition that keeps the claim changes
+ *     what the next one must name, so no transition computed from an older view can apply
  * @param guard which condition besides the lease must hold
  * @param unlessCancelRequested also require that no cancel was requested; if one was, change
  *     nothing and report {@link WriteOutcome#CANCEL_REQUESTED}
@@ -40,10 +47,13 @@ import java.util.Objects;
  * @param lastError error to record on the task, or null to keep the current one
  * @param step step row to write, or null
  * @param events events to append, in order
+ * @param id this transition's identity (never 0), drawn at random by the builders: a replay
+ *     carries the same id, a transition computed again (even with the same content) another one
  */
 public record Transition(
         TaskId taskId,
         long lease,
+        TaskStatus fromStatus,
         int fromStep,
         Guard guard,
         boolean unlessCancelRequested,
@@ -57,11 +67,25 @@ public record Transition(
         Instant nextAttemptAt,
         String lastError,
         StepUpdate step,
-        List<TaskEvent> events) {
+        List<TaskEvent> events,
+        long id) {
 
-    /** @throws NullPointerException if a required field is null */
+    /**
+     * @throws NullPointerException if a required field is null
+     * @throws IllegalArgumentException if a terminal transition keeps the lock, {@code fromStatus}
+     *     is not a claimed task's state, or {@code id} is 0
+     */
     public Transition {
         Objects.requireNonNull(taskId, "taskId");
+        Objects.requireNonNull(fromStatus, "fromStatus");
+        if (fromStatus != TaskStatus.PROCESSING && fromStatus != TaskStatus.COMPENSATING) {
+            throw new IllegalArgumentException("fromStatus must be PROCESSING or COMPENSATING (the states of a"
+                    + " claimed task), was " + fromStatus);
+        }
+        if (id == 0) {
+            throw new IllegalArgumentException("id must not be 0 (stores use 0 for none); use the builders,"
+                    + " which draw one");
+        }
         Objects.requireNonNull(guard, "guard");
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(stepTimeout, "stepTimeout");
@@ -76,21 +100,22 @@ public record Transition(
      *
      * @param taskId the task
      * @param lease the lease of the claim
+     * @param fromStatus the state the scheduler saw the task in (PROCESSING or COMPENSATING)
      * @param fromStep the step the scheduler saw the task at
      * @return a builder with no step row, no events, attempt and failure count 0
-     * @throws NullPointerException if {@code taskId} is null
+     * @throws NullPointerException if {@code taskId} or {@code fromStatus} is null
      */
-    public static Builder holder(TaskId taskId, long lease, int fromStep) {
-        return new Builder(taskId, lease, fromStep, Guard.HOLDER);
+    public static Builder holder(TaskId taskId, long lease, TaskStatus fromStatus, int fromStep) {
+        return new Builder(taskId, lease, fromStatus, fromStep, Guard.HOLDER);
     }
 
     /**
-     * Starts a transition written under a claim, naming its task, lease and step.
+     * Starts a transition written under a claim, naming its task, lease, state and step.
      *
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder holder(ClaimedTask claim) {
-        return holder(claim.taskId(), claim.lease(), claim.currentStep());
+        return holder(claim.taskId(), claim.lease(), claim.status(), claim.currentStep());
     }
 
     /**
@@ -98,30 +123,33 @@ public record Transition(
      *
      * @param taskId the task
      * @param lease the lease of the claim that expired
+     * @param fromStatus the state the task was in (PROCESSING or COMPENSATING)
      * @param fromStep the step that timed out
      * @return a builder with no step row, no events, attempt and failure count 0
-     * @throws NullPointerException if {@code taskId} is null
+     * @throws NullPointerException if {@code taskId} or {@code fromStatus} is null
      */
-    public static Builder expired(TaskId taskId, long lease, int fromStep) {
-        return new Builder(taskId, lease, fromStep, Guard.EXPIRED);
+    public static Builder expired(TaskId taskId, long lease, TaskStatus fromStatus, int fromStep) {
+        return new Builder(taskId, lease, fromStatus, fromStep, Guard.EXPIRED);
     }
 
     /**
-     * Starts a recovery of the given expired claim, naming its task, lease and step.
+     * Starts a recovery of the given expired claim, naming its task, lease, state and step.
      *
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder expired(ExpiredTask claim) {
-        return expired(claim.taskId(), claim.lease(), claim.currentStep());
+        return expired(claim.taskId(), claim.lease(), claim.status(), claim.currentStep());
     }
 
     /**
      * Names the fields of a {@link Transition}; ends with {@link #keepHolding}, {@link #release} or
-     * {@link #end}, which say what becomes of the claim. Not thread-safe.
+     * {@link #end}, which say what becomes of the claim and draw a new {@link Transition#id()} each
+     * time (a retry of a write must reuse the built value, not build again). Not thread-safe.
      */
     public static final class Builder {
         private final TaskId taskId;
         private final long lease;
+        private final TaskStatus fromStatus;
         private final int fromStep;
         private final Guard guard;
         private boolean unlessCancelRequested;
@@ -134,9 +162,10 @@ public record Transition(
         private StepUpdate step;
         private List<TaskEvent> events = List.of();
 
-        private Builder(TaskId taskId, long lease, int fromStep, Guard guard) {
+        private Builder(TaskId taskId, long lease, TaskStatus fromStatus, int fromStep, Guard guard) {
             this.taskId = Objects.requireNonNull(taskId, "taskId must not be null");
             this.lease = lease;
+            this.fromStatus = Objects.requireNonNull(fromStatus, "fromStatus must not be null");
             this.fromStep = fromStep;
             this.guard = guard;
         }
@@ -248,9 +277,19 @@ public record Transition(
         }
 
         private Transition build(TaskStatus status, boolean keepLock, Instant nextAttemptAt) {
-            return new Transition(taskId, lease, fromStep, guard, unlessCancelRequested, status, keepLock, currentStep,
-                    currentStepName, attempt, failureCount, stepTimeout, nextAttemptAt, lastError, step, events);
+            return new Transition(taskId, lease, fromStatus, fromStep, guard, unlessCancelRequested, status, keepLock,
+                    currentStep, currentStepName, attempt, failureCount, stepTimeout, nextAttemptAt, lastError, step,
+                    events, newId());
         }
+    }
+
+    /** A random id, never 0: unique across nodes without coordination (collisions are negligible at 2^-64). */
+    private static long newId() {
+        long id;
+        do {
+            id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        } while (id == 0);
+        return id;
     }
 
     /** Which condition, besides an unchanged lease, a transition requires. */

@@ -494,43 +494,81 @@ class TaskStateMachineTest {
     class TransitionFactories {
         @Test
         void end_refuses_a_state_that_is_not_terminal() {
-            assertThatThrownBy(() -> Transition.holder(ID, LEASE, 0).at(0, "a", Duration.ofSeconds(1))
+            assertThatThrownBy(() -> Transition.holder(ID, LEASE, TaskStatus.PROCESSING, 0).at(0, "a", Duration.ofSeconds(1))
                     .end(TaskStatus.PENDING))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PENDING");
         }
 
         @Test
         void release_refuses_a_terminal_state() {
-            assertThatThrownBy(() -> Transition.holder(ID, LEASE, 0).at(0, "a", Duration.ofSeconds(1))
+            assertThatThrownBy(() -> Transition.holder(ID, LEASE, TaskStatus.PROCESSING, 0).at(0, "a", Duration.ofSeconds(1))
                     .release(TaskStatus.ERROR, NOW))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ERROR");
         }
 
         @Test
         void keep_holding_refuses_a_terminal_state() {
-            assertThatThrownBy(() -> Transition.holder(ID, LEASE, 0).at(0, "a", Duration.ofSeconds(1))
+            assertThatThrownBy(() -> Transition.holder(ID, LEASE, TaskStatus.PROCESSING, 0).at(0, "a", Duration.ofSeconds(1))
                     .keepHolding(TaskStatus.PROCESSED))
                     .isInstanceOf(IllegalArgumentException.class);
         }
 
         @Test
         void a_builder_names_what_the_positional_constructor_took() {
-            Transition built = Transition.expired(ID, LEASE, 2).unlessCancelRequested().at(3, "ship", BACKOFF)
-                    .attempt(2).failureCount(1).lastError("late").events(event(2, STEP_TIMED_OUT))
+            Transition built = Transition.expired(ID, LEASE, TaskStatus.PROCESSING, 2).unlessCancelRequested()
+                    .at(3, "ship", BACKOFF).attempt(2).failureCount(1).lastError("late").events(event(2, STEP_TIMED_OUT))
                     .release(TaskStatus.PENDING, NOW);
 
-            assertThat(built).isEqualTo(new Transition(ID, LEASE, 2, Transition.Guard.EXPIRED, true,
-                    TaskStatus.PENDING, false, 3, "ship", 2, 1, BACKOFF, NOW, "late", null,
-                    List.of(event(2, STEP_TIMED_OUT))));
+            assertThat(built).isEqualTo(new Transition(ID, LEASE, TaskStatus.PROCESSING, 2, Transition.Guard.EXPIRED,
+                    true, TaskStatus.PENDING, false, 3, "ship", 2, 1, BACKOFF, NOW, "late", null,
+                    List.of(event(2, STEP_TIMED_OUT)), built.id()));
+            assertThat(built.id()).isNotZero();
+        }
+
+        @Test
+        void every_built_transition_has_its_own_id_so_a_replay_is_told_from_a_recomputation() {
+            Transition.Builder b = Transition.holder(ID, LEASE, TaskStatus.PROCESSING, 0).at(0, "a", BACKOFF);
+            Transition first = b.end(TaskStatus.PROCESSED);
+            Transition second = b.end(TaskStatus.PROCESSED);
+
+            assertThat(first.id()).isNotEqualTo(second.id());
+            Transition secondWithFirstId = new Transition(second.taskId(), second.lease(), second.fromStatus(),
+                    second.fromStep(), second.guard(), second.unlessCancelRequested(), second.status(),
+                    second.keepLock(), second.currentStep(), second.currentStepName(), second.attempt(),
+                    second.failureCount(), second.stepTimeout(), second.nextAttemptAt(), second.lastError(),
+                    second.step(), second.events(), first.id());
+            assertThat(secondWithFirstId).isEqualTo(first);
+        }
+
+        @Test
+        void a_transition_names_a_claimed_state_and_a_real_id() {
+            assertThatThrownBy(() -> new Transition(ID, LEASE, TaskStatus.PENDING, 0, Transition.Guard.HOLDER, false,
+                    TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 7))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fromStatus")
+                    .hasMessageContaining("PENDING");
+            assertThatThrownBy(() -> new Transition(ID, LEASE, TaskStatus.PROCESSING, 0, Transition.Guard.HOLDER,
+                    false, TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("id must not be 0");
         }
     }
 
     @Nested
     class RecorderResults {
         @ParameterizedTest(name = "the store's {0} is the recorder's result of the same name")
-        @EnumSource(WriteOutcome.class)
-        void every_store_outcome_maps_to_a_recorder_result(WriteOutcome outcome) {
-            assertThat(Recorder.Result.of(outcome).name()).isEqualTo(outcome.name());
+        @EnumSource(value = WriteOutcome.Kind.class, names = "APPLIED_ALREADY", mode = EnumSource.Mode.EXCLUDE)
+        void every_store_outcome_maps_to_a_recorder_result(WriteOutcome.Kind kind) {
+            WriteOutcome outcome = kind == WriteOutcome.Kind.REFUSED ? WriteOutcome.refused("too long")
+                    : List.of(WriteOutcome.APPLIED, WriteOutcome.STALE, WriteOutcome.CANCEL_REQUESTED).stream()
+                            .filter(o -> o.kind() == kind).findFirst().orElseThrow();
+            assertThat(Recorder.Result.of(outcome).name()).isEqualTo(kind.name());
+        }
+
+        @Test
+        void a_replay_recognised_as_applied_is_applied_for_the_recorder() {
+            assertThat(Recorder.Result.of(WriteOutcome.APPLIED_ALREADY)).isEqualTo(Recorder.Result.APPLIED);
+            assertThat(WriteOutcome.APPLIED_ALREADY.isApplied()).isTrue();
+            assertThat(WriteOutcome.refused("x").isApplied()).isFalse();
+            assertThat(WriteOutcome.refused("x")).isEqualTo(WriteOutcome.refused("x")).hasToString("REFUSED(x)");
         }
     }
 

@@ -55,6 +55,33 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
         return c.getClass().getSimpleName() + ": " + c.getMessage();
     }
 
+    /**
+     * The database's data error in {@code e} or its causes (SQLState class 22: a value too long, an
+     * encoding the database refuses, a number out of range), or null. Such an error is caused by a
+     * value, not by the database being unwell: writing it again fails again.
+     */
+    static SQLException dataError(Throwable e) {
+        for (Throwable c = e; c != null && c.getCause() != c; c = c.getCause()) {
+            if (c instanceof SQLException s) {
+                for (SQLException n = s; n != null; n = n.getNextException()) {
+                    if (n.getSQLState() != null && n.getSQLState().startsWith("22")) {
+                        return n;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The first line of a driver's message (PostgreSQL adds the statement and position on later lines). */
+    static String firstLine(String message) {
+        if (message == null) {
+            return "";
+        }
+        int nl = message.indexOf('\n');
+        return nl < 0 ? message : message.substring(0, nl);
+    }
+
     /** True if {@code e} (or a cause) says a value does not fit its column (SQLState 22001). */
     static boolean isValueTooLong(Throwable e) {
         for (Throwable c = e; c != null; c = c.getCause()) {

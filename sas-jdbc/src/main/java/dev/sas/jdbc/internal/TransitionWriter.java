@@ -7,6 +7,7 @@ import static dev.sas.jdbc.internal.Rows.setString;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.spi.StepUpdate;
+import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
@@ -41,18 +42,64 @@ final class TransitionWriter {
                 + " attempt = ?, failure_count = ?, step_timeout_ms = ?, updated_at = ?,"
                 + " locked_by = CASE WHEN ? = 1 THEN locked_by ELSE NULL END, complete_by = ?,"
                 + " next_attempt_at = CASE WHEN ? = 1 THEN next_attempt_at ELSE ? END,"
-                + " last_error = COALESCE(?, last_error)"
+                + " last_error = COALESCE(?, last_error), last_transition = ?"
                 + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
                 + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
-                + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ?";
+                + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ? AND state = ?"
+                + " AND (last_transition IS NULL OR last_transition <> ?)";
         this.upsertCompensation = db.dialect().upsertCompensationSql(db.t());
     }
 
-    /** See {@code StateStore.write}. */
+    /**
+     * See {@code StateStore.write}. A transition holding text no store can hold is refused before
+     * anything is sent. If the database refuses a value of the batch with a data error (SQLState
+     * class 22: too long, bad encoding), the batch is rolled back and written one transition per
+     * transaction, so that only the transition holding the value is refused and the others commit.
+     */
     List<WriteOutcome> write(List<Transition> transitions, Instant now) {
+        WriteOutcome[] outcomes = new WriteOutcome[transitions.size()];
+        List<Transition> storable = new ArrayList<>(transitions.size());
+        List<Integer> positions = new ArrayList<>(transitions.size());
+        for (int i = 0; i < transitions.size(); i++) {
+            String problem = StorableText.problemIn(transitions.get(i));
+            if (problem != null) {
+                outcomes[i] = WriteOutcome.refused(problem);
+            } else {
+                storable.add(transitions.get(i));
+                positions.add(i);
+            }
+        }
+        List<WriteOutcome> written = writeIsolatingDataErrors(storable, now);
+        for (int k = 0; k < written.size(); k++) {
+            outcomes[positions.get(k)] = written.get(k);
+        }
+        return Arrays.asList(outcomes);
+    }
+
+    private List<WriteOutcome> writeIsolatingDataErrors(List<Transition> transitions, Instant now) {
         if (transitions.isEmpty()) {
             return List.of();
         }
+        try {
+            return writeBatch(transitions, now);
+        } catch (StateStoreException e) {
+            SQLException dataError = StoreContext.dataError(e);
+            if (dataError == null) {
+                throw e;
+            }
+            if (transitions.size() == 1) {
+                return List.of(WriteOutcome.refused(db.dialect().name() + " refused a value (SQLState "
+                        + dataError.getSQLState() + "): " + StoreContext.firstLine(dataError.getMessage())));
+            }
+            List<WriteOutcome> outcomes = new ArrayList<>(transitions.size());
+            for (Transition t : transitions) {
+                outcomes.add(writeIsolatingDataErrors(List.of(t), now).get(0));
+            }
+            return outcomes;
+        }
+    }
+
+    private List<WriteOutcome> writeBatch(List<Transition> transitions, Instant now) {
         String firstId = transitions.get(0).taskId().value();
         return db.run("write of " + transitions.size() + " transition(s)", transitions.size() == 1 ? firstId : null,
                 () -> db.jdbi().inTransaction(h -> {
@@ -83,7 +130,7 @@ final class TransitionWriter {
             counts = updates.executeBatch();
         }
         WriteOutcome[] outcomes = new WriteOutcome[n];
-        List<Integer> maybeCancelled = new ArrayList<>();
+        List<Integer> notApplied = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             int i = order[k];
             if (counts[k] == Statement.SUCCESS_NO_INFO) {
@@ -94,13 +141,11 @@ final class TransitionWriter {
                 outcomes[i] = WriteOutcome.APPLIED;
             } else {
                 outcomes[i] = WriteOutcome.STALE;
-                if (transitions.get(i).unlessCancelRequested()) {
-                    maybeCancelled.add(i);
-                }
+                notApplied.add(i);
             }
         }
-        if (!maybeCancelled.isEmpty()) {
-            resolveCancelRequested(c, transitions, maybeCancelled, outcomes, nowMs);
+        if (!notApplied.isEmpty()) {
+            resolveNotApplied(c, transitions, notApplied, outcomes, nowMs);
         }
 
         List<Transition> steps = new ArrayList<>();
@@ -153,14 +198,17 @@ final class TransitionWriter {
         updates.setInt(10, keep);
         setLong(updates, 11, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
         setString(updates, 12, x.lastError());
-        updates.setString(13, x.taskId().value());
-        updates.setLong(14, x.lease());
-        updates.setInt(15, holder);
-        updates.setLong(16, nowMs);
-        updates.setInt(17, holder);
-        updates.setLong(18, nowMs);
-        updates.setInt(19, x.unlessCancelRequested() ? 1 : 0);
-        updates.setInt(20, x.fromStep());
+        updates.setLong(13, x.id());
+        updates.setString(14, x.taskId().value());
+        updates.setLong(15, x.lease());
+        updates.setInt(16, holder);
+        updates.setLong(17, nowMs);
+        updates.setInt(18, holder);
+        updates.setLong(19, nowMs);
+        updates.setInt(20, x.unlessCancelRequested() ? 1 : 0);
+        updates.setInt(21, x.fromStep());
+        updates.setString(22, x.fromStatus().name());
+        updates.setLong(23, x.id());
     }
 
     /** Step rows of applied transitions, as multi-row upserts. */
@@ -181,28 +229,35 @@ final class TransitionWriter {
     }
 
     /**
-     * Tells a transition that lost to a cancel request (its lease and guard still hold, only
-     * cancel_requested stopped it) from a stale one.
+     * Tells, among transitions that changed nothing, a replay of one already applied (the task's
+     * last transition is this one) and one that lost to a cancel request (its lease, state, step and
+     * guard still hold, only cancel_requested stopped it) from a stale one. Rare, so one extra read.
      */
-    private void resolveCancelRequested(Connection c, List<Transition> transitions, List<Integer> candidates,
+    private void resolveNotApplied(Connection c, List<Transition> transitions, List<Integer> candidates,
             WriteOutcome[] outcomes, long nowMs) throws SQLException {
         List<String> ids = candidates.stream().map(i -> transitions.get(i).taskId().value()).distinct().toList();
         Map<String, Object[]> rows = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT task_id, lease, locked_by, complete_by,"
-                + " cancel_requested, current_step FROM " + db.t().task()
+                + " cancel_requested, current_step, state, last_transition FROM " + db.t().task()
                 + " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")")) {
             Rows.setStrings(ps, 1, ids);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.put(rs.getString(1), new Object[] {
-                        rs.getLong(2), rs.getString(3), RowMapper.longOrNull(rs, 4), rs.getBoolean(5), rs.getInt(6)});
+                        rs.getLong(2), rs.getString(3), RowMapper.longOrNull(rs, 4), rs.getBoolean(5), rs.getInt(6),
+                        rs.getString(7), RowMapper.longOrNull(rs, 8)});
                 }
             }
         }
         for (int i : candidates) {
             Transition x = transitions.get(i);
             Object[] r = rows.get(x.taskId().value());
-            if (r == null || (long) r[0] != x.lease() || r[1] == null || r[2] == null || (int) r[4] != x.fromStep()) {
+            if (r != null && r[6] != null && (long) r[6] == x.id()) {
+                outcomes[i] = WriteOutcome.APPLIED_ALREADY;
+                continue;
+            }
+            if (r == null || !x.unlessCancelRequested() || (long) r[0] != x.lease() || r[1] == null || r[2] == null
+                    || (int) r[4] != x.fromStep() || !x.fromStatus().name().equals(r[5])) {
                 continue;
             }
             boolean expired = (long) r[2] < nowMs;

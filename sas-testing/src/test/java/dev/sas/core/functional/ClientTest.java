@@ -199,6 +199,21 @@ class ClientTest {
         }
 
         @Test
+        void inputs_a_database_would_alter_or_refuse_are_refused_at_submit_naming_the_position() {
+            Workflow<String> wf = lengths("inputs");
+            SasClient client = SasClient.builder().stateStore(store).build();
+
+            assertThatThrownBy(() -> client.submit(wf, "k1", "ab\u0000")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("input for workflow 'inputs' business key 'k1'")
+                    .hasMessageContaining("NUL character U+0000 at index 2").hasMessageContaining("codec");
+            assertThatThrownBy(() -> client.submitAll(wf, java.util.Map.of("k2", "fine", "k3", "x\uDC00")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("business key 'k3'")
+                    .hasMessageContaining("unpaired surrogate U+DC00 at index 1");
+            assertThat(client.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+            assertThat(client.submit(wf, "k4", "emoji \uD83D\uDE00").created()).isTrue();
+        }
+
+        @Test
         void resubmit_all_resubmits_only_the_error_tasks_of_that_workflow() {
             AtomicBoolean broken = new AtomicBoolean(true);
             Workflow<String> flaky = Workflow.builder("flaky", Codec.string()).compensateOnFailure(false)
