@@ -92,6 +92,10 @@ final class AttemptRunner {
 
     /** Starts a task the claim loop just claimed. */
     void onClaimed(ClaimedTask c) {
+        TaskLog.run(c.taskId(), c.currentStep(), () -> claimed(c));
+    }
+
+    private void claimed(ClaimedTask c) {
         Workflow<?> wf = registry.find(c.workflow(), c.workflowVersion());
         if (wf == null) {
             park(c, wf, "workflow '" + c.workflow() + "' version " + c.workflowVersion() + " is not registered on instance "
@@ -164,6 +168,10 @@ final class AttemptRunner {
     }
 
     private void startAttempt(TaskRun run) {
+        TaskLog.run(run.taskId, run.currentStep, () -> attempt(run));
+    }
+
+    private void attempt(TaskRun run) {
         if (abandoning || clock.instant().isAfter(run.completeBy)) {
             // Waited too long for a worker (all busy, or stuck in steps that ignore interrupts).
             log.warn("task {} step {}: not started before its deadline {}; left to the supervisor", run.taskId,
@@ -217,6 +225,10 @@ final class AttemptRunner {
     }
 
     private void onDeadline(Attempt a) {
+        TaskLog.run(a.taskId(), a.stepIndex(), () -> deadline(a));
+    }
+
+    private void deadline(Attempt a) {
         Duration left = Duration.between(clock.instant(), a.completeBy);
         if (!left.isNegative() && !left.isZero()) {
             scheduleDeadline(a, left);
@@ -238,6 +250,10 @@ final class AttemptRunner {
     }
 
     private void onResult(Attempt a, String output, Throwable error) {
+        TaskLog.run(a.taskId(), a.stepIndex(), () -> result(a, output, error));
+    }
+
+    private void result(Attempt a, String output, Throwable error) {
         if (!a.finish()) {
             metrics.staleRejected.increment();
             log.warn("{}: {} arrived after its deadline {} and was rejected", a,
@@ -321,7 +337,7 @@ final class AttemptRunner {
     /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
         Transition t = d.transition();
-        recorder.write(t, run.completeBy, (result, refusal, at) -> {
+        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.currentStep, () -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     applied(run, d, stepCompleted, at);
@@ -344,7 +360,7 @@ final class AttemptRunner {
                         run.taskId, run.currentStep, e);
                 loop.release();
             }
-        });
+        }));
     }
 
     private void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
