@@ -3,6 +3,7 @@ package dev.sas.core.internal;
 import dev.sas.core.Alert;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.Transition;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * The Supervisor role: while it holds the store's supervisor lease, finds claims whose deadline
  * passed (hung steps, dead nodes), counts the time-out, and releases the task for a retry after a
  * backoff, or past the step's failure threshold fails it (compensating when the workflow says so)
- * and alerts; the {@link TaskStateMachine} decides which. Every write is conditional on the
+ * and alerts; the {@link TaskStateMachine} decides which. Its {@link DeployWatch} parks tasks no live
+ * runtime can run and resumes them once one can. Every write is conditional on the
  * expired lease, so two supervisors never recover the same claim twice. {@link Retention} asks it
  * whether this node leads. Knows no business logic.
  */
@@ -47,7 +49,7 @@ public final class Supervisor {
      *
      * @param advertised the workflow versions this runtime claims, advertised to peers on every
      *     pass (empty when its scheduler is off)
-     * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before a warning
+     * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before they are parked
      */
     public Supervisor(StateStore store, Registry registry, Clock clock, String instanceId, EventBus events,
             Metrics metrics, Duration leaseTtl, int batch, Consumer<Instant> wakeScheduler,
@@ -61,7 +63,7 @@ public final class Supervisor {
         this.leaseTtl = leaseTtl;
         this.batch = batch;
         this.wakeScheduler = wakeScheduler;
-        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace);
+        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace, batch);
     }
 
     /**
@@ -132,7 +134,16 @@ public final class Supervisor {
                 break;
             }
         }
-        deployWatch.checkIfDue(now);
+        DeployWatch.Check check = deployWatch.checkIfDue(now);
+        for (RecordedEvent e : check.parked()) {
+            events.publish(List.of(e.event()), e.replyTo());
+        }
+        for (RecordedEvent e : check.unparked()) {
+            events.publish(List.of(e.event()), e.replyTo());
+        }
+        if (!check.unparked().isEmpty()) {
+            wakeScheduler.accept(now);
+        }
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
@@ -148,6 +159,15 @@ public final class Supervisor {
                 new TaskStateMachine.TimedOut(e.lockedBy(), e.completeBy()), now);
         alerts.addAll(d.alerts());
         return d.transition();
+    }
+
+    /**
+     * Renews this runtime's advertisement of the workflow versions it claims, without taking part
+     * in the supervisor election: a runtime whose supervisor is disabled calls it on the supervisor
+     * interval, or the active supervisor would park the tasks only it can run.
+     */
+    public synchronized void advertise() {
+        deployWatch.advertise(clock.instant());
     }
 
     /**

@@ -38,7 +38,7 @@ final class OperatorActions {
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
                 + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
                 + " WHERE task_id = ? AND cancel_requested = FALSE"
-                + " AND state IN ('PENDING','PROCESSING','COMPENSATING','ERROR')", nowMs, nowMs, taskId.value());
+                + " AND state IN ('PENDING','PARKED','PROCESSING','COMPENSATING','ERROR')", nowMs, nowMs, taskId.value());
     }
 
     /** Runs a conditional update and, in the same transaction, records {@code event} if it changed a row. */

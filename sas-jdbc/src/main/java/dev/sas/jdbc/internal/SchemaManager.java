@@ -26,7 +26,8 @@ public final class SchemaManager {
     private static final Logger log = LoggerFactory.getLogger(SchemaManager.class);
 
     /** Every schema version, in order. */
-    static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"));
+    static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"),
+            new Script(3, "parked"));
 
     /** One script. */
     record Script(int version, String name) {
