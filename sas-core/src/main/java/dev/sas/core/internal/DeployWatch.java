@@ -113,6 +113,10 @@ final class DeployWatch {
         boolean more = unparked.size() >= batch;
         if (now.isBefore(firstAdvertised.plus(ttl))) {
             // peers that started with this one advertise within one time-to-live: no verdict before
+            Instant verdict = firstAdvertised.plus(ttl);
+            if (verdict.isBefore(nextCheck)) {
+                nextCheck = verdict;
+            }
             return done(new Check(List.of(), List.of(), unparked), more, now);
         }
         List<DueBacklog> due = store.dueBacklog(now.minus(grace), MAX_VERSIONS);
