@@ -46,7 +46,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * Options: {@code --rows N} (1,000,000), {@code --supervisor-interval-ms MS} (1,000, the default),
  * {@code --batch N} and {@code --rate N} (retention batch size and deletes per second; the runtime's
  * defaults 1,000 and 5,000), {@code --probe-every-ms MS} (250), {@code --baseline-probes N} (40),
- * {@code --url JDBC} (else {@code SAS_TEST_POSTGRES_URL}, else the local default).
+ * {@code --url JDBC} (else {@code SAS_TEST_POSTGRES_URL}, else the local default), {@code --max-purge-seconds S}
+ * (900: stop probing and report what was purged by then).
  */
 public final class PurgeLatency {
 
@@ -70,6 +71,7 @@ public final class PurgeLatency {
         int rate = SasRuntime.DEFAULT_RETENTION_MAX_DELETES_PER_SECOND;
         long probeEveryMs = 250;
         int baselineProbes = 40;
+        long maxPurgeSeconds = 900;
         String url = System.getenv().getOrDefault("SAS_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
@@ -81,6 +83,7 @@ public final class PurgeLatency {
                 case "--probe-every-ms" -> probeEveryMs = Long.parseLong(v);
                 case "--baseline-probes" -> baselineProbes = Integer.parseInt(v);
                 case "--url" -> url = v;
+                case "--max-purge-seconds" -> maxPurgeSeconds = Long.parseLong(v);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + "; see the class Javadoc");
             }
             i++;
@@ -89,11 +92,12 @@ public final class PurgeLatency {
         if (t.kind() != Target.Kind.POSTGRES) {
             throw new IllegalArgumentException("PurgeLatency loads rows with generate_series: PostgreSQL only, got " + url);
         }
-        new PurgeLatency().run(t, rows, Duration.ofMillis(intervalMs), batch, rate, probeEveryMs, baselineProbes);
+        new PurgeLatency().run(t, rows, Duration.ofMillis(intervalMs), batch, rate, probeEveryMs, baselineProbes,
+                Duration.ofSeconds(maxPurgeSeconds));
     }
 
-    private void run(Target t, int rows, Duration interval, int batch, int rate, long probeEveryMs, int baselineProbes)
-            throws Exception {
+    private void run(Target t, int rows, Duration interval, int batch, int rate, long probeEveryMs, int baselineProbes,
+            Duration maxPurge) throws Exception {
         String prefix = "b" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffL) + "_pl_";
         Bench.log("PurgeLatency: " + t.describe() + "; " + Runtime.getRuntime().availableProcessors() + " CPUs, load average "
                 + loadAverage() + "; rows " + rows + ", supervisor interval " + interval + ", retention batch " + batch
@@ -140,14 +144,19 @@ public final class PurgeLatency {
                             Bench.log(String.format("  %,d finished tasks left after %,d ms", left, Bench.elapsedMs(p0)));
                         }
                         lastCount[0] = left;
+                        if (left > 0 && Bench.elapsedMs(p0) > maxPurge.toMillis()) {
+                            Bench.log(String.format("  stopping after %s with %,d tasks left", maxPurge, left));
+                            return true;
+                        }
                         return left == 0;
                     });
                 }
                 long purgeMs = Bench.elapsedMs(firstDelete[0] == 0 ? p0 : firstDelete[0]);
                 report("during the purge", during, interval);
+                long deleted = rows - lastCount[0];
                 Bench.log(String.format("purge: %,d tasks (and %,d step, %,d event rows) deleted in about %,d ms after the"
                                 + " first batch: %,.0f tasks/s (limit %,d/s, batch %,d); time from runtime start %,d ms",
-                        rows, rows, 4L * rows, purgeMs, rows * 1000.0 / Math.max(1, purgeMs), rate,
+                        deleted, deleted, 4L * deleted, purgeMs, deleted * 1000.0 / Math.max(1, purgeMs), rate,
                         batch, Bench.elapsedMs(p0)));
             } finally {
                 store.close();
