@@ -136,7 +136,7 @@ final class ScanCost {
         return out;
     }
 
-    private static String claimed(HikariDataSource pool, String task, String businessKey) throws SQLException {
+    static String claimed(HikariDataSource pool, String task, String businessKey) throws SQLException {
         try (Connection c = pool.getConnection();
                 var ps = c.prepareStatement("SELECT task_id FROM " + task + " WHERE business_key = ?")) {
             ps.setString(1, businessKey);
@@ -201,7 +201,7 @@ final class ScanCost {
         }
     }
 
-    private static List<String> columns(Connection c, String table) throws SQLException {
+    static List<String> columns(Connection c, String table) throws SQLException {
         List<String> out = new ArrayList<>();
         try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT * FROM " + table + " WHERE 1 = 0")) {
             ResultSetMetaData md = r.getMetaData();
@@ -212,7 +212,7 @@ final class ScanCost {
         return out;
     }
 
-    private static void analyze(HikariDataSource pool, Target t, String table) throws SQLException {
+    static void analyze(HikariDataSource pool, Target t, String table) throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(true);
             switch (t.kind()) {

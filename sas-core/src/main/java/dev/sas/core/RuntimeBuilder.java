@@ -200,9 +200,13 @@ public final class RuntimeBuilder {
 
     /**
      * How long a task may stay due while no live runtime has registered its workflow version (a
-     * definition removed from every node, a deploy rolled back) before the supervisor logs a
-     * warning naming the workflow version, the number of tasks and since when they are due. Such
-     * tasks stay {@code PENDING} and run as soon as a runtime registering the definition starts.
+     * definition removed from every node, a deploy rolled back) before the active supervisor parks
+     * it: the task becomes {@link TaskStatus#PARKED} with an error naming the workflow version and
+     * since when it is due, a {@link TaskEvent.Type#PARKED} event, and a WARN per workflow version.
+     * Parked tasks become {@code PENDING} again by themselves (no resubmit) within about a minute of
+     * a runtime that registers the version starting; until then nobody could claim them anyway.
+     * Default 5 minutes. Every runtime that claims advertises its versions on the supervisor
+     * interval, also when its supervisor is disabled.
      *
      * @throws NullPointerException if null
      * @throws IllegalArgumentException if not positive

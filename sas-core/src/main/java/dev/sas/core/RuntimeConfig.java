@@ -41,7 +41,7 @@ import java.util.concurrent.Executor;
  * @param alertSink where alerts go
  * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
  * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
- *     version before the supervisor reports it
+ *     version before the supervisor parks it
  */
 public record RuntimeConfig(
         StateStore stateStore,

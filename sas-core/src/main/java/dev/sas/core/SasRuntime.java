@@ -72,7 +72,7 @@ public final class SasRuntime implements AutoCloseable {
     /** Longest {@link #close()} waits for listeners to catch up: 5 s (or the shutdown grace, if shorter). */
     private static final Duration MAX_EVENT_DRAIN = Duration.ofSeconds(5);
     private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
-    /** Default time a task may be due while no live runtime can run it, before a warning: 5 min. */
+    /** Default time a task may be due while no live runtime can run it, before the supervisor parks it: 5 min. */
     public static final Duration DEFAULT_UNRUNNABLE_GRACE = Duration.ofMinutes(5);
     /** Default most final tasks deleted in one retention batch: 1,000. */
     public static final int DEFAULT_RETENTION_BATCH_SIZE = 1_000;
@@ -211,11 +211,16 @@ public final class SasRuntime implements AutoCloseable {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
+        long supervisorMs = config.supervisorInterval().toMillis();
         if (config.supervisorEnabled()) {
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-supervisor", false));
-            long ms = config.supervisorInterval().toMillis();
-            supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, ms, ms, TimeUnit.MILLISECONDS);
+            supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, supervisorMs, supervisorMs,
+                    TimeUnit.MILLISECONDS);
             retention.start();
+        } else if (config.schedulerEnabled()) {
+            // the active supervisor elsewhere parks the tasks of versions no live runtime advertises
+            supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-advertise", false));
+            supervisorExecutor.scheduleWithFixedDelay(this::advertiseQuietly, 0, supervisorMs, TimeUnit.MILLISECONDS);
         }
         log.info("SAS runtime {} started: store={}, {}, time={}", instanceId, store, config.summary(), clock);
         return this;
@@ -233,6 +238,20 @@ public final class SasRuntime implements AutoCloseable {
             // supervision on this node for good.
             metrics.internalError();
             log.error("instance {}: supervisor pass failed; trying again in {}", instanceId,
+                    config.supervisorInterval(), e);
+        }
+    }
+
+    private void advertiseQuietly() {
+        try {
+            supervisor.advertise();
+        } catch (StateStoreException e) {
+            metrics.storeFailure();
+            log.warn("instance {}: advertising its workflow versions failed ({}); trying again in {}", instanceId,
+                    e.getMessage(), config.supervisorInterval());
+        } catch (Throwable e) {
+            metrics.internalError();
+            log.error("instance {}: advertising its workflow versions failed; trying again in {}", instanceId,
                     config.supervisorInterval(), e);
         }
     }

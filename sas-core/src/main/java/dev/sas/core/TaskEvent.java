@@ -68,6 +68,10 @@ public record TaskEvent(
         /** The task was cancelled. */
         CANCELLED,
         /** An operator resubmitted the task. */
-        RESUBMITTED
+        RESUBMITTED,
+        /** The supervisor parked the task: no live runtime can run its workflow version (the message says since when). */
+        PARKED,
+        /** The supervisor made a parked task due again: a runtime that registers its workflow version is live. */
+        UNPARKED
     }
 }

@@ -2,13 +2,21 @@ package dev.sas.core;
 
 /**
  * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; the supervisor
- * moves a timed-out {@code PROCESSING} task back to {@code PENDING}; a task that cannot finish
+ * moves a timed-out {@code PROCESSING} task back to {@code PENDING}, and parks a {@code PENDING}
+ * task that no live runtime can run ({@code PARKED}) until one can; a task that cannot finish
  * goes to {@code ERROR}, or, when the workflow compensates, through {@code COMPENSATING} to
  * {@code COMPENSATED} or {@code COMPENSATION_FAILED}; a cancelled task ends {@code CANCELLED}.
  */
 public enum TaskStatus {
     /** Waiting to be claimed by a scheduler (new, or released for a retry). */
     PENDING,
+    /**
+     * Due, but no live runtime has registered its workflow version for longer than
+     * {@link RuntimeBuilder#unrunnableGrace} (a definition removed from every node, a deploy rolled
+     * back). The supervisor makes it {@code PENDING} again by itself once a runtime that registers
+     * the version is live; no operator action, no retry spent. Its last error says why it waits.
+     */
+    PARKED,
     /** Claimed by a scheduler, which is running its current step. */
     PROCESSING,
     /** Every step completed. Final. */
@@ -26,7 +34,7 @@ public enum TaskStatus {
 
     /** True when no scheduler will move this task again without an operator. */
     public boolean isTerminal() {
-        return this != PENDING && this != PROCESSING && this != COMPENSATING;
+        return this != PENDING && this != PARKED && this != PROCESSING && this != COMPENSATING;
     }
 
     /** True when the task is finished for good and may be purged after its retention period. */

@@ -11,6 +11,7 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
@@ -201,6 +202,17 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
         return store.dueBacklog(dueBefore, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
+            int limit) {
+        return store.park(version, dueBefore, now, reason, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+        return store.unpark(versions, now, message, limit);
     }
 
     /**

@@ -1158,6 +1158,51 @@ public abstract class FailureModeContract extends StoreTestSupport {
     }
 
     @Test
+    void a_task_no_live_runtime_can_run_is_parked_after_the_grace_period_and_resumes_by_itself_when_its_definition_returns() {
+        ScriptedAgent agent = new ScriptedAgent("payments", THREE_TRIES);
+        Workflow<String> v1 = Workflow.builder("orders", Codec.string())
+                .step("charge", s -> s.call(agent, ctx -> ctx.input()))
+                .build();
+        Workflow<String> other = Workflow.builder("other", Codec.string())
+                .step("x", s -> s.execute(ctx -> "x"))
+                .build();
+        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).workflow(v1)
+                .schedulerEnabled(false).build();
+        runtimes.add(submitter);
+        TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
+        SasRuntime oldDeploy = runtime("old-deploy", other);
+        oldDeploy.runSupervisorOnce();
+        for (int minute = 0; minute < 4; minute++) {
+            Drain.afterTime(oldDeploy, clock, Duration.ofMinutes(1));
+        }
+        assertThat(status(oldDeploy, id).status()).as("within the grace period").isEqualTo(TaskStatus.PENDING);
+
+        for (int minute = 0; minute < 2; minute++) {
+            Drain.afterTime(oldDeploy, clock, Duration.ofMinutes(1));
+        }
+        TaskInfo parked = status(oldDeploy, id);
+        assertThat(parked.status()).isEqualTo(TaskStatus.PARKED);
+        assertThat(parked.lastError()).contains("workflow 'orders' version 1", "runs by itself");
+        assertThat(types(oldDeploy, id)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.PARKED);
+        assertThat(delivered).extracting(TaskEvent::type).contains(TaskEvent.Type.PARKED);
+        assertThat(agent.calls()).isEmpty();
+
+        SasRuntime newDeploy = runtime("new-deploy", v1);
+        for (int i = 0; i < 6; i++) { // a minute: the supervisor's next check; advertisements renewed meanwhile
+            newDeploy.runSupervisorOnce();
+            Drain.afterTime(oldDeploy, clock, Duration.ofSeconds(10));
+        }
+        assertThat(status(oldDeploy, id).status()).isEqualTo(TaskStatus.PENDING);
+        drain(newDeploy);
+
+        assertThat(status(newDeploy, id).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(types(newDeploy, id)).containsSubsequence(TaskEvent.Type.PARKED, TaskEvent.Type.UNPARKED,
+                TaskEvent.Type.STEP_STARTED, TaskEvent.Type.PROCESSED);
+        assertThat(agent.calls()).singleElement().satisfies(c -> assertThat(c.payload()).isEqualTo("payload-kept"));
+        assertThat(alerts).isEmpty();
+    }
+
+    @Test
     void resubmitted_error_task_resumes_at_its_failed_step_without_rerunning_completed_ones() {
         List<String> ran = new CopyOnWriteArrayList<>();
         boolean[] broken = {true};

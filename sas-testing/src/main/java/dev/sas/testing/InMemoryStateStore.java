@@ -10,6 +10,7 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
@@ -394,6 +395,63 @@ public final class InMemoryStateStore implements StateStore {
                 .toList();
     }
 
+    @Override
+    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
+            int limit) {
+        Objects.requireNonNull(version, "version must not be null");
+        Objects.requireNonNull(dueBefore, "dueBefore must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        Objects.requireNonNull(reason, "reason must not be null");
+        synchronized (lock) {
+            if (runnableByLiveNodes(now).contains(version)) {
+                return List.of();
+            }
+            List<RecordedEvent> out = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (out.size() >= limit) {
+                    break;
+                }
+                if (r.lockedBy == null && r.status == TaskStatus.PENDING && r.workflow.equals(version.workflow())
+                        && r.version == version.version() && !r.nextAttemptAt.isAfter(dueBefore)) {
+                    r.status = TaskStatus.PARKED;
+                    r.lastError = reason;
+                    r.updatedAt = now;
+                    out.add(record(r, TaskEvent.Type.PARKED, now, reason));
+                }
+            }
+            return out;
+        }
+    }
+
+    @Override
+    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+        Objects.requireNonNull(versions, "versions must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        Objects.requireNonNull(message, "message must not be null");
+        synchronized (lock) {
+            List<RecordedEvent> out = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (out.size() >= limit) {
+                    break;
+                }
+                if (r.status == TaskStatus.PARKED && versions.contains(new WorkflowVersion(r.workflow, r.version))) {
+                    r.status = TaskStatus.PENDING;
+                    r.nextAttemptAt = now;
+                    r.updatedAt = now;
+                    out.add(record(r, TaskEvent.Type.UNPARKED, now, message));
+                }
+            }
+            return out;
+        }
+    }
+
+    private static RecordedEvent record(Row r, TaskEvent.Type type, Instant now, String message) {
+        TaskEvent e = new TaskEvent(r.taskId, r.businessKey, r.workflow, type, r.currentStep, r.currentStepName, 0,
+                now, message);
+        r.events.add(e);
+        return new RecordedEvent(e, r.replyTo);
+    }
+
     private record Advertisement(Set<WorkflowVersion> runnable, Instant expiresAt) {
     }
 
@@ -481,7 +539,7 @@ public final class InMemoryStateStore implements StateStore {
                 return false;
             }
             switch (r.status) {
-                case PENDING, PROCESSING, COMPENSATING -> {
+                case PENDING, PARKED, PROCESSING, COMPENSATING -> {
                     if (r.cancelRequested) {
                         return false;
                     }

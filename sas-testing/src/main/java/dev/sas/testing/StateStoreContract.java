@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sas.core.StateStoreException;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -15,6 +16,7 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
@@ -372,6 +374,183 @@ public abstract class StateStoreContract extends StoreTestSupport {
                         tuple(new WorkflowVersion("orders", 1), 1L, T0),
                         tuple(new WorkflowVersion("orders", 2), 2L, T0));
         assertThat(store.dueBacklog(T0.minusSeconds(1), 10)).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- parking (rolling deploys)
+
+    private static final WorkflowVersion ORDERS_V2 = new WorkflowVersion("orders", 2);
+    private static final String PARK_REASON = "no live runtime has registered workflow 'orders' version 2";
+
+    @Test
+    void park_moves_only_unclaimed_pending_tasks_of_that_version_due_by_the_cutoff_and_records_why() {
+        TaskId due = submitOf("orders", 2, "due", 0);
+        TaskId otherVersion = submitOf("orders", 1, "v1", 0);
+        TaskId claimed = submitOf("orders", 2, "claimed", 9);
+        assertThat(store.claim("x", 1, T0, Set.of(ORDERS_V2))).extracting(ClaimedTask::taskId).containsExactly(claimed);
+        TaskId notYetDue = TaskId.random();
+        store.submit(new NewTask(notYetDue, "orders", 2, "later", 0, "in", "channel", "first", TIMEOUT, T0,
+                T0.plusSeconds(600)), new TaskEvent(notYetDue, "later", "orders", TaskEvent.Type.RECEIVED, -1, null, 0,
+                T0, null), null);
+
+        List<RecordedEvent> parked = store.park(ORDERS_V2, T0.plusSeconds(60), T0.plusSeconds(120), PARK_REASON, 10);
+
+        assertThat(parked).extracting(e -> e.event().taskId()).containsExactly(due);
+        TaskEvent event = parked.get(0).event();
+        assertThat(event.type()).isEqualTo(TaskEvent.Type.PARKED);
+        assertThat(event.message()).isEqualTo(PARK_REASON);
+        assertThat(event.businessKey()).isEqualTo("due");
+        assertThat(event.workflow()).isEqualTo("orders");
+        assertThat(event.at()).isEqualTo(T0.plusSeconds(120));
+        TaskInfo info = task(due);
+        assertThat(info.status()).isEqualTo(TaskStatus.PARKED);
+        assertThat(info.lastError()).isEqualTo(PARK_REASON);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(eventTypes(due)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.PARKED);
+        assertThat(store.events(due).get(1).message()).isEqualTo(PARK_REASON);
+        assertThat(task(otherVersion).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(task(claimed).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(notYetDue).status()).isEqualTo(TaskStatus.PENDING);
+        // visible where operators look, and out of the claim and the backlog
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PARKED, 1L);
+        assertThat(store.list(byStatus(TaskStatus.PARKED, 10))).extracting(TaskInfo::taskId).containsExactly(due);
+        assertThat(store.claim("y", 10, T0.plusSeconds(700), Set.of(ORDERS_V2))).extracting(ClaimedTask::taskId)
+                .containsExactly(notYetDue);
+        assertThat(store.dueBacklog(T0.plusSeconds(700), 10)).extracting(DueBacklog::workflowVersion)
+                .containsExactly(new WorkflowVersion("orders", 1));
+    }
+
+    @Test
+    void park_takes_at_most_the_limit_and_nothing_while_a_live_runtime_advertises_the_version() {
+        for (int i = 0; i < 5; i++) {
+            submitOf("orders", 2, "o" + i, 0);
+        }
+        store.advertise("new", Set.of(ORDERS_V2), T0, Duration.ofSeconds(30));
+        assertThat(store.park(ORDERS_V2, T0, T0.plusSeconds(10), PARK_REASON, 10)).as("advertised").isEmpty();
+
+        Instant later = T0.plusSeconds(40);
+        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
+        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
+        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(1);
+        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).isEmpty();
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PARKED, 5L);
+    }
+
+    @Test
+    void unpark_makes_parked_tasks_of_the_named_versions_due_at_once_with_an_event_and_leaves_the_others() {
+        TaskId a = submitOf("orders", 2, "a", 0);
+        TaskId b = submitOf("orders", 2, "b", 0);
+        TaskId c = submitOf("orders", 2, "c", 0);
+        TaskId billing = submitOf("billing", 3, "bill", 0);
+        TaskId pending = submitOf("orders", 2, "pending", 0);
+        Instant parkedAt = T0.plusSeconds(60);
+        store.park(new WorkflowVersion("billing", 3), T0, parkedAt, "no billing v3", 10);
+        // parks a, b and c (the batch may pick any three of the four)
+        assertThat(store.park(ORDERS_V2, T0, parkedAt, PARK_REASON, 3)).hasSize(3);
+        Set<TaskId> parkedOrders = new HashSet<>();
+        for (TaskId id : List.of(a, b, c, pending)) {
+            if (task(id).status() == TaskStatus.PARKED) {
+                parkedOrders.add(id);
+            }
+        }
+
+        Instant now = T0.plusSeconds(300);
+        List<RecordedEvent> first = store.unpark(Set.of(ORDERS_V2, new WorkflowVersion("other", 1)), now, "back", 2);
+        List<RecordedEvent> second = store.unpark(Set.of(ORDERS_V2), now, "back", 2);
+
+        assertThat(first).hasSize(2);
+        assertThat(second).hasSize(1);
+        Set<TaskId> unparked = new HashSet<>();
+        for (RecordedEvent e : first) {
+            unparked.add(e.event().taskId());
+        }
+        for (RecordedEvent e : second) {
+            unparked.add(e.event().taskId());
+            assertThat(e.event().type()).isEqualTo(TaskEvent.Type.UNPARKED);
+            assertThat(e.event().message()).isEqualTo("back");
+            assertThat(e.event().at()).isEqualTo(now);
+        }
+        assertThat(unparked).isEqualTo(parkedOrders);
+        for (TaskId id : parkedOrders) {
+            TaskInfo info = task(id);
+            assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+            assertThat(info.nextAttemptAt()).isEqualTo(now);
+            assertThat(eventTypes(id)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.PARKED,
+                    TaskEvent.Type.UNPARKED);
+        }
+        assertThat(task(billing).status()).isEqualTo(TaskStatus.PARKED);
+        assertThat(store.unpark(Set.of(ORDERS_V2), now, "back", 10)).as("nothing left to unpark").isEmpty();
+        assertThat(store.claim("new", 10, now, Set.of(ORDERS_V2))).hasSize(4);
+    }
+
+    @Test
+    void a_parked_task_can_be_cancelled_and_stays_parked_until_a_runtime_that_can_run_it_claims_it() {
+        TaskId id = submitOf("orders", 2, "a", 0);
+        store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 10);
+
+        assertThat(store.requestCancel(id, T0.plusSeconds(70), cancelEvent(id))).isTrue();
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PARKED);
+        assertThat(task(id).cancelRequested()).isTrue();
+
+        store.unpark(Set.of(ORDERS_V2), T0.plusSeconds(80), "back", 10);
+        List<ClaimedTask> claimed = store.claim("new", 10, T0.plusSeconds(80), Set.of(ORDERS_V2));
+        assertThat(claimed).extracting(ClaimedTask::cancelRequested).containsExactly(true);
+    }
+
+    @Test
+    void parking_racing_claims_never_parks_a_claimed_task_and_never_loses_one() throws Exception {
+        int n = 150;
+        Set<TaskId> all = new HashSet<>();
+        for (int i = 0; i < n; i++) {
+            all.add(submitOf("orders", 2, "r" + i, i % 3));
+        }
+        Set<TaskId> claimed = ConcurrentHashMap.newKeySet();
+        Set<TaskId> parked = ConcurrentHashMap.newKeySet();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<?> claimer = pool.submit(() -> {
+                for (List<ClaimedTask> b = store.claim("new", 5, T0, Set.of(ORDERS_V2)); !b.isEmpty();
+                        b = store.claim("new", 5, T0, Set.of(ORDERS_V2))) {
+                    b.forEach(c -> assertThat(claimed.add(c.taskId())).as("claimed twice").isTrue());
+                }
+                return null;
+            });
+            Future<?> parker = pool.submit(() -> {
+                for (int round = 0; round < 1_000; round++) {
+                    List<RecordedEvent> b;
+                    try {
+                        b = store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 5);
+                    } catch (StateStoreException e) {
+                        continue; // e.g. a deadlock victim: rolled back, the supervisor tries again next pass
+                    }
+                    if (b.isEmpty()) {
+                        return null;
+                    }
+                    b.forEach(e -> assertThat(parked.add(e.event().taskId())).as("parked twice").isTrue());
+                }
+                return null;
+            });
+            claimer.get(60, TimeUnit.SECONDS);
+            parker.get(60, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        // a claim that lost a row to the parker (or the parker's last empty read) may leave a few PENDING
+        parked.addAll(store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, n).stream()
+                .map(e -> e.event().taskId()).toList());
+        claimed.addAll(store.claim("new", n, T0, Set.of(ORDERS_V2)).stream().map(ClaimedTask::taskId).toList());
+
+        assertThat(claimed).doesNotContainAnyElementsOf(parked);
+        Set<TaskId> union = new HashSet<>(claimed);
+        union.addAll(parked);
+        assertThat(union).isEqualTo(all);
+        for (TaskId id : parked) {
+            assertThat(task(id).status()).isEqualTo(TaskStatus.PARKED);
+            assertThat(eventTypes(id)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.PARKED);
+        }
+        for (TaskId id : claimed) {
+            assertThat(task(id).status()).isEqualTo(TaskStatus.PROCESSING);
+            assertThat(eventTypes(id)).doesNotContain(TaskEvent.Type.PARKED);
+        }
     }
 
     private Set<TaskId> drainClaims(String instance, Set<WorkflowVersion> runnable) {

@@ -4,6 +4,7 @@ import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.internal.TaskStateMachine.TimedOut;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.Transition;
@@ -23,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * backoff, or, once the step is out of time-outs or attempts, fails it (compensating when the
  * workflow says so) and alerts; the {@link TaskStateMachine} decides which. A failure that a
  * cancel requested since the scan would contradict is decided again with the cancel, so the
- * cancel is honoured. Every write is conditional on the
+ * cancel is honoured. Its {@link DeployWatch} parks tasks no live runtime can run and resumes them
+ * once one can. Every write is conditional on the
  * expired lease, so two supervisors never recover the same claim twice. {@link Retention} asks it
  * whether this node leads. Knows no business logic.
  */
@@ -49,7 +51,7 @@ public final class Supervisor {
      *
      * @param advertised the workflow versions this runtime claims, advertised to peers on every
      *     pass (empty when its scheduler is off)
-     * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before a warning
+     * @param unrunnableGrace how long tasks may be due with no live runtime to claim them before they are parked
      */
     public Supervisor(StateStore store, Registry registry, DatabaseClock clock, String instanceId, EventBus events,
             Metrics metrics, Duration leaseTtl, int batch, Consumer<Instant> wakeScheduler,
@@ -63,7 +65,7 @@ public final class Supervisor {
         this.leaseTtl = leaseTtl;
         this.batch = batch;
         this.wakeScheduler = wakeScheduler;
-        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace);
+        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace, batch);
     }
 
     /**
@@ -154,7 +156,16 @@ public final class Supervisor {
                 break;
             }
         }
-        deployWatch.checkIfDue(now);
+        DeployWatch.Check check = deployWatch.checkIfDue(now);
+        for (RecordedEvent e : check.parked()) {
+            events.publish(List.of(e.event()), e.replyTo());
+        }
+        for (RecordedEvent e : check.unparked()) {
+            events.publish(List.of(e.event()), e.replyTo());
+        }
+        if (!check.unparked().isEmpty()) {
+            wakeScheduler.accept(now);
+        }
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
@@ -175,6 +186,16 @@ public final class Supervisor {
             transitions.add(d.transition());
         }
         return new ArrayList<>(store.write(transitions, now));
+    }
+
+    /**
+     * Renews this runtime's advertisement of the workflow versions it claims, without taking part
+     * in the supervisor election: a runtime whose supervisor is disabled calls it on the supervisor
+     * interval, or the active supervisor would park the tasks only it can run.
+     */
+    public synchronized void advertise() {
+        clock.ensureFresh();
+        deployWatch.advertise(clock.instant());
     }
 
     /**

@@ -134,6 +134,33 @@ public interface StateStore extends AutoCloseable {
      */
     List<DueBacklog> dueBacklog(Instant dueBefore, int limit);
 
+    /**
+     * Parks up to {@code limit} unclaimed {@code PENDING} tasks of {@code version} due at or before
+     * {@code dueBefore}: each becomes {@link TaskStatus#PARKED} with {@code reason} as its last error,
+     * keeps its step, attempts and due time, and gets a {@link TaskEvent.Type#PARKED} event (message
+     * {@code reason}, time {@code now}) in the same transaction. Each row is changed only if it is
+     * still unclaimed and {@code PENDING} when written (a task claimed meanwhile is never touched),
+     * and nothing is parked while an advertisement of {@code version} is live at {@code now}
+     * ({@link #advertise}), checked in the same transaction. Reads only due rows through an index.
+     *
+     * @return the PARKED events recorded, one per parked task
+     * @throws NullPointerException if an argument is null
+     */
+    List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit);
+
+    /**
+     * Makes up to {@code limit} {@link TaskStatus#PARKED} tasks of the given versions
+     * {@code PENDING} again, due at {@code now} (step, attempts and failure count unchanged), each
+     * with an {@link TaskEvent.Type#UNPARKED} event (message {@code message}) in the same transaction.
+     * A task that left {@code PARKED} meanwhile is not touched. Reads only parked rows of those
+     * versions through an index.
+     *
+     * @param versions the workflow versions some live runtime can run
+     * @return the UNPARKED events recorded, one per task
+     * @throws NullPointerException if an argument is null
+     */
+    List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit);
+
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);
 
@@ -162,13 +189,14 @@ public interface StateStore extends AutoCloseable {
     boolean resubmit(TaskId taskId, Instant now, TaskEvent event);
 
     /**
-     * Marks a {@code PENDING}, {@code PROCESSING}, {@code COMPENSATING} or {@code ERROR} task as
-     * cancel-requested and records {@code event}; an {@code ERROR} task becomes {@code PENDING}
-     * and due at {@code now} with its failure count reset so that a scheduler compensates it. Its
-     * {@code attempt} is kept: on an {@code ERROR} task it counts the attempts at the failed step
-     * whose effect may have applied, which decides whether that step is compensated too. Atomic
-     * with every {@link #write}: a transition that yields to a cancel either sees this mark or
-     * was written before it (when this method then sees the state it left).
+     * Marks a {@code PENDING}, {@code PARKED}, {@code PROCESSING}, {@code COMPENSATING} or
+     * {@code ERROR} task as cancel-requested and records {@code event}; an {@code ERROR} task
+     * becomes {@code PENDING} and due at {@code now} with its failure count reset so that a
+     * scheduler compensates it. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
+     * attempts at the failed step whose effect may have applied, which decides whether that step is
+     * compensated too. A {@code PARKED} task stays parked: it is cancelled once a runtime that can
+     * run it claims it. Atomic with every {@link #write}: a transition that yields to a cancel
+     * either sees this mark or was written before it (when this method then sees the state it left).
      *
      * @return false if the task does not exist, is in another state, or a cancel was already
      *     requested and the task is not in {@code ERROR} (an {@code ERROR} task that still carries

@@ -9,6 +9,7 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
@@ -30,7 +31,7 @@ import org.jdbi.v3.core.statement.TemplateEngine;
  * is the same on every database except where {@link Dialect} says otherwise. A facade over one
  * class per concern: {@link Submits} (with {@link HostTransactions}), {@link Claims},
  * {@link TransitionWriter}, {@link SupervisorQueries}, {@link ReadQueries},
- * {@link OperatorActions} and {@link Retention}; {@link StoreContext} says which of them use
+ * {@link OperatorActions}, {@link Retention} and {@link Parking}; {@link StoreContext} says which of them use
  * plain JDBC and why. Thread-safe. Not API.
  */
 public final class JdbcStore implements StateStore {
@@ -54,6 +55,7 @@ public final class JdbcStore implements StateStore {
     private final ReadQueries reads;
     private final OperatorActions operator;
     private final Retention retention;
+    private final Parking parking;
 
     /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -78,6 +80,7 @@ public final class JdbcStore implements StateStore {
         this.reads = new ReadQueries(db);
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
+        this.parking = new Parking(db);
     }
 
     /** The dialect in use. */
@@ -150,6 +153,17 @@ public final class JdbcStore implements StateStore {
     @Override
     public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
         return runtimeWorkflows.dueBacklog(dueBefore, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
+            int limit) {
+        return parking.park(version, dueBefore, now, reason, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+        return parking.unpark(versions, now, message, limit);
     }
 
     @Override

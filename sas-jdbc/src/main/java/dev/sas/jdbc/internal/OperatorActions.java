@@ -38,7 +38,7 @@ final class OperatorActions {
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
                 + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
                 + " WHERE task_id = ? AND (state = 'ERROR'"
-                + " OR (cancel_requested = FALSE AND state IN ('PENDING','PROCESSING','COMPENSATING')))",
+                + " OR (cancel_requested = FALSE AND state IN ('PENDING','PARKED','PROCESSING','COMPENSATING')))",
                 nowMs, nowMs, taskId.value());
     }
 
