@@ -539,7 +539,8 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 .map(e -> e.event().taskId()).toList());
         claimed.addAll(store.claim("new", n, T0, Set.of(ORDERS_V2)).stream().map(ClaimedTask::taskId).toList());
 
-        assertThat(claimed).doesNotContainAnyElementsOf(parked);
+        // either may have taken every task (the race has no fixed winner): disjoint, not "some of each"
+        assertThat(java.util.Collections.disjoint(claimed, parked)).as("claimed and also parked").isTrue();
         Set<TaskId> union = new HashSet<>(claimed);
         union.addAll(parked);
         assertThat(union).isEqualTo(all);
