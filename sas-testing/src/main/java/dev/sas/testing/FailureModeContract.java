@@ -1166,7 +1166,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> other = Workflow.builder("other", Codec.string())
                 .step("x", s -> s.execute(ctx -> "x"))
                 .build();
-        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).workflow(v1)
+        SasRuntime submitter = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().workflow(v1)
                 .schedulerEnabled(false).build();
         runtimes.add(submitter);
         TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
