@@ -32,6 +32,8 @@ final class ClaimLoop {
      * idle loop (nothing in flight) claims at once.
      */
     static final Duration COALESCE = Duration.ofMillis(5);
+    /** Longest wait between two failed claims. */
+    static final long MAX_CLAIM_BACKOFF_MS = 1_000;
     /** After a submit inside a host transaction: when to look, since the host commits later. */
     static final List<Duration> AFTER_HOST_COMMIT = List.of(Duration.ofMillis(10), Duration.ofMillis(50),
             Duration.ofMillis(250), Duration.ofSeconds(1), Duration.ofSeconds(5));
@@ -130,7 +132,9 @@ final class ClaimLoop {
                         metrics.storeFailures.increment();
                         log.warn("instance {}: claim failed ({}); retrying in {} ms", instanceId, e.getMessage(), backoffMs);
                         wake.tryAcquire(backoffMs, TimeUnit.MILLISECONDS);
-                        backoffMs = Math.min(backoffMs * 2, 10_000);
+                        // At most 1 s: after a database restart the next claim must not wait out a long
+                        // backoff (each failed claim already waits for the pool's connection time-out).
+                        backoffMs = Math.min(backoffMs * 2, MAX_CLAIM_BACKOFF_MS);
                         continue;
                     }
                     if (got == want) {
