@@ -541,27 +541,12 @@ public final class JdbcStateStore implements StateStore {
             }
             try {
                 Jdbi jdbi = Jdbi.create(ds).installPlugin(JdbcStore.PLUGIN);
-                String[] productAndUrl = jdbi.withHandle(h -> new String[] {
-                    h.getConnection().getMetaData().getDatabaseProductName(), h.getConnection().getMetaData().getURL(),
-                    String.valueOf(h.getConnection().getTransactionIsolation()),
-                    String.valueOf(h.getConnection().getNetworkTimeout())});
-                Dialect dialect = Dialects.detect(productAndUrl[0]);
-                int isolation = Integer.parseInt(productAndUrl[2]);
-                if (pool == null && isolation != java.sql.Connection.TRANSACTION_READ_COMMITTED) {
-                    log.warn("the data source handed to SAS gives connections at {}; SAS puts each at READ COMMITTED"
-                            + " while it uses it and back afterwards (one extra statement each way). Configure the"
-                            + " pool at READ COMMITTED (HikariCP: transactionIsolation=TRANSACTION_READ_COMMITTED)"
-                            + " to save them; at REPEATABLE READ claims take gap locks and run 1.4-1.7x slower on"
-                            + " MariaDB", Pools.isolationName(isolation));
-                    jdbi.installPlugin(Pools.readCommitted(isolation));
+                Connected facts = jdbi.withHandle(h -> Connected.of(h.getConnection()));
+                Dialect dialect = Dialects.detect(facts.product());
+                boolean serverClock = !Dialects.isInProcess(facts.url());
+                if (pool == null) {
+                    checkHandedIn(jdbi, facts, serverClock);
                 }
-                if (pool == null && !Dialects.isInProcess(productAndUrl[1]) && "0".equals(productAndUrl[3])) {
-                    log.warn("the data source handed to SAS has no socket (network) time-out: a half-open"
-                            + " connection would stall SAS's claim, recorder and supervisor threads for as long as"
-                            + " TCP allows. Set the driver's socketTimeout (SAS's own pool uses {})",
-                            DEFAULT_SOCKET_TIMEOUT);
-                }
-                boolean serverClock = !Dialects.isInProcess(productAndUrl[1]);
                 if (createSchema) {
                     new SchemaManager(jdbi, dialect, tables).apply();
                 }
@@ -584,6 +569,35 @@ public final class JdbcStateStore implements StateStore {
                     pool.close();
                 }
                 throw e;
+            }
+        }
+
+        /** What {@link #build()} reads of the first connection. */
+        private record Connected(String product, String url, int isolation, int networkTimeoutMs) {
+            static Connected of(java.sql.Connection c) throws java.sql.SQLException {
+                return new Connected(c.getMetaData().getDatabaseProductName(), c.getMetaData().getURL(),
+                        c.getTransactionIsolation(), c.getNetworkTimeout());
+            }
+        }
+
+        /**
+         * Checks a data source the host handed in: connections not at READ COMMITTED are put there
+         * while SAS uses them; a missing socket time-out on a database server is reported.
+         */
+        private static void checkHandedIn(Jdbi jdbi, Connected facts, boolean server) {
+            if (facts.isolation() != java.sql.Connection.TRANSACTION_READ_COMMITTED) {
+                log.warn("the data source handed to SAS gives connections at {}; SAS puts each at READ COMMITTED"
+                        + " while it uses it and back afterwards (one extra statement each way). Configure the"
+                        + " pool at READ COMMITTED (HikariCP: transactionIsolation=TRANSACTION_READ_COMMITTED)"
+                        + " to save them; at REPEATABLE READ claims take gap locks and run 1.4-1.7x slower on"
+                        + " MariaDB", Pools.isolationName(facts.isolation()));
+                jdbi.installPlugin(Pools.readCommitted(facts.isolation()));
+            }
+            if (server && facts.networkTimeoutMs() == 0) {
+                log.warn("the data source handed to SAS has no socket (network) time-out: a half-open"
+                        + " connection would stall SAS's claim, recorder and supervisor threads for as long as"
+                        + " TCP allows. Set the driver's socketTimeout (SAS's own pool uses {})",
+                        DEFAULT_SOCKET_TIMEOUT);
             }
         }
 
