@@ -44,6 +44,7 @@ final class Ledger {
     private final String apply;
     private final String end;
     private final String shorten;
+    private final String endUnknown;
 
     Ledger(DataSource dataSource, ChaosDb db, String prefix, String node) {
         this.dataSource = dataSource;
@@ -57,6 +58,8 @@ final class Ledger {
                 + " WHERE id = ? AND " + now + " <= started_at + window_ms";
         this.end = "UPDATE " + prefix + "ledger_exec SET ended_at = " + now + ", outcome = ? WHERE id = ?";
         this.shorten = "UPDATE " + prefix + "ledger_exec SET window_ms = ? WHERE id = ?";
+        this.endUnknown = "UPDATE " + prefix + "ledger_exec SET ended_at = " + now + ", outcome = ?"
+                + " WHERE idem_key = ? AND node = ? AND attempt = ? AND ended_at IS NULL";
     }
 
     /**
@@ -71,7 +74,20 @@ final class Ledger {
      */
     String execute(String key, String taskId, String step, String kind, int attempt, long deadlineNanos, Work work)
             throws Exception {
-        long id = begin(key, taskId, step, kind, attempt, deadlineNanos);
+        long id;
+        try {
+            id = begin(key, taskId, step, kind, attempt, deadlineNanos);
+        } catch (SQLException e) {
+            // The row may have committed although begin failed (a connection killed after the
+            // insert): the call fails now, so close that row, found by key, node and attempt.
+            end(endUnknown, ps -> {
+                ps.setString(1, ERROR);
+                ps.setString(2, key);
+                ps.setString(3, node);
+                ps.setInt(4, attempt);
+            }, deadlineNanos);
+            throw e;
+        }
         String outcome = ERROR;
         try {
             boolean seen;
@@ -98,7 +114,11 @@ final class Ledger {
             }
             return outcome;
         } finally {
-            end(id, outcome, deadlineNanos);
+            String recorded = outcome;
+            end(end, ps -> {
+                ps.setString(1, recorded);
+                ps.setLong(2, id);
+            }, deadlineNanos);
         }
     }
 
@@ -107,11 +127,10 @@ final class Ledger {
      * database is down, tries again until the deadline (after it, the open execution counts
      * until its deadline anyway).
      */
-    private void end(long id, String outcome, long deadlineNanos) throws InterruptedException {
+    private void end(String sql, Binder binder, long deadlineNanos) throws InterruptedException {
         while (true) {
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(end)) {
-                ps.setString(1, outcome);
-                ps.setLong(2, id);
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+                binder.bind(ps);
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {
@@ -121,6 +140,11 @@ final class Ledger {
                 Thread.sleep(50);
             }
         }
+    }
+
+    /** Binds the parameters of one statement. */
+    private interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
     }
 
     /**
