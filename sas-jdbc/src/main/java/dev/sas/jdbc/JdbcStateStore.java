@@ -73,6 +73,12 @@ public final class JdbcStateStore implements StateStore {
     public static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofSeconds(60);
     /** How long the server lets one statement run when none is set: 30 s. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long the server lets a session of the store's pool sit idle inside a transaction when
+     * none is set: 5 s. The store's own transactions never pause between statements, so such a
+     * session belongs to a node frozen or cut off in the middle of a write.
+     */
+    public static final Duration DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(5);
     /** The embedded H2 database used when neither a data source nor a URL is set. */
     public static final String DEFAULT_URL = "jdbc:h2:file:./sas-data/sas;LOCK_TIMEOUT=10000";
 
@@ -340,6 +346,7 @@ public final class JdbcStateStore implements StateStore {
         private Duration connectTimeout;
         private Duration socketTimeout;
         private Duration statementTimeout;
+        private Duration idleInTransactionTimeout;
 
         private Builder() {
         }
@@ -452,10 +459,7 @@ public final class JdbcStateStore implements StateStore {
          * How long a read on a connection of the pool created for {@link #url} may block before
          * the connection is dropped as dead; default {@link JdbcStateStore#DEFAULT_SOCKET_TIMEOUT}.
          * Without it a half-open connection stalls the claim, recorder and supervisor threads for
-         * as long as TCP allows. The server, too, ends a session left idle inside a transaction for
-         * this long ({@code idle_in_transaction_session_timeout}, {@code idle_transaction_timeout}),
-         * so the row locks of a connection its client gave up on are released. Must exceed
-         * {@link #statementTimeout}. PostgreSQL takes whole
+         * as long as TCP allows. Must exceed {@link #statementTimeout}. PostgreSQL takes whole
          * seconds (rounded up). A {@code socketTimeout} in the URL wins. With a {@link #dataSource},
          * the host's pool settings apply instead.
          *
@@ -479,6 +483,26 @@ public final class JdbcStateStore implements StateStore {
          */
         public Builder statementTimeout(Duration statementTimeout) {
             this.statementTimeout = positive(statementTimeout, "statementTimeout");
+            return this;
+        }
+
+        /**
+         * How long the server lets a session of the pool created for {@link #url} sit idle inside a
+         * transaction before it ends the session and rolls the transaction back; default
+         * {@link JdbcStateStore#DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT}
+         * ({@code idle_in_transaction_session_timeout} on PostgreSQL, {@code idle_transaction_timeout}
+         * on MariaDB, in whole seconds rounded up; not on H2). The store's transactions never pause
+         * between statements, so such a session belongs to a node frozen (a long GC pause, a stopped
+         * process), cut off or half-open in the middle of a write: the rows it holds are freed after
+         * this long, and the supervisor recovers those tasks instead of waiting for that node. Keep it
+         * below the steps' {@code completeWithin}. With a {@link #dataSource}, the host's settings
+         * apply instead.
+         *
+         * @throws NullPointerException if {@code idleInTransactionTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder idleInTransactionTimeout(Duration idleInTransactionTimeout) {
+            this.idleInTransactionTimeout = positive(idleInTransactionTimeout, "idleInTransactionTimeout");
             return this;
         }
 
@@ -513,14 +537,16 @@ public final class JdbcStateStore implements StateStore {
                 throw new IllegalStateException("dataSource and url are both set; set only one of them");
             }
             if (dataSource != null && (username != null || password != null || maxPoolSize != null || poolName != null
-                    || connectTimeout != null || socketTimeout != null || statementTimeout != null)) {
+                    || connectTimeout != null || socketTimeout != null || statementTimeout != null
+                    || idleInTransactionTimeout != null)) {
                 throw new IllegalStateException("dataSource is set together with username, password, maxPoolSize,"
                         + " poolName or a time-out; those configure the pool built from url. Configure your own data"
                         + " source instead");
             }
             Timeouts timeouts = new Timeouts(connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT,
                     socketTimeout != null ? socketTimeout : DEFAULT_SOCKET_TIMEOUT,
-                    statementTimeout != null ? statementTimeout : DEFAULT_STATEMENT_TIMEOUT);
+                    statementTimeout != null ? statementTimeout : DEFAULT_STATEMENT_TIMEOUT,
+                    idleInTransactionTimeout != null ? idleInTransactionTimeout : DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT);
             if (timeouts.socket().compareTo(timeouts.statement()) <= 0) {
                 throw new IllegalStateException("socketTimeout (" + timeouts.socket() + ") must exceed statementTimeout ("
                         + timeouts.statement() + "), or a statement still running on the server loses its connection");

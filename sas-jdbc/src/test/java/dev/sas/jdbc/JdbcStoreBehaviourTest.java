@@ -301,6 +301,39 @@ abstract class JdbcStoreBehaviourTest {
     }
 
     @Test
+    void a_recovery_does_not_wait_for_a_row_another_transaction_holds_and_the_others_in_its_batch_are_written()
+            throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(skipsLockedRows(), "H2 waits for row locks instead of skipping");
+        submit("held");
+        submit("loose");
+        List<ClaimedTask> claimed = store.claim("frozen", 2, T0, Tasks.WF_V1);
+        ClaimedTask held = claimed.stream().filter(c -> c.businessKey().equals("held")).findFirst().orElseThrow();
+        ClaimedTask loose = claimed.stream().filter(c -> c.businessKey().equals("loose")).findFirst().orElseThrow();
+        Instant late = T0.plus(TIMEOUT).plusSeconds(1);
+        List<WriteOutcome> outcomes;
+        // the claimer froze in the middle of a write: its transaction holds the row
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                assertThat(s.executeUpdate("UPDATE " + prefix + "task SET updated_at = updated_at WHERE task_id = '"
+                        + held.taskId().value() + "'")).isEqualTo(1);
+            }
+            java.util.concurrent.CompletableFuture<List<WriteOutcome>> recovery = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> store.write(List.of(Tasks.expire(held, late), Tasks.expire(loose, late)), late));
+            // while the row is still held: a recovery that waited for it would not have returned
+            assertThat(recovery).succeedsWithin(java.time.Duration.ofSeconds(30));
+            outcomes = recovery.join();
+            c.rollback();
+        }
+        assertThat(outcomes).containsExactly(WriteOutcome.BUSY, WriteOutcome.APPLIED);
+        assertThat(store.find(held.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(store.find(loose.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+        // once the row is free, the next pass recovers it
+        assertThat(store.write(List.of(Tasks.expire(held, late)), late)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.find(held.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+    }
+
+    @Test
     void concurrent_claimers_never_get_the_same_task() throws Exception {
         int tasks = 3000;
         for (int i = 0; i < tasks; i++) {

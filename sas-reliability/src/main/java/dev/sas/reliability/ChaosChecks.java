@@ -81,6 +81,7 @@ final class ChaosChecks {
     private final List<Effect> effects;
     private final Map<String, List<Action>> actionsByTask = new HashMap<>();
     private final Outage outage;
+    private List<Outage> supervisorLosses = List.of();
     /** Tasks that broke an invariant (their evidence is printed). */
     final Set<String> suspects = new TreeSet<>();
 
@@ -97,6 +98,15 @@ final class ChaosChecks {
             actionsByTask.computeIfAbsent(a.task(), x -> new ArrayList<>()).add(a);
         }
         this.outage = outage;
+    }
+
+    /**
+     * The times from a SIGKILL or SIGSTOP of the supervisor lease's holder to one lease later: an
+     * expired claim due then waits up to one more lease for another node to take over.
+     */
+    ChaosChecks supervisorLost(List<Outage> windows) {
+        this.supervisorLosses = List.copyOf(windows);
+        return this;
     }
 
     /** Runs every check and fills in {@code r}. */
@@ -265,7 +275,8 @@ final class ChaosChecks {
 
     /**
      * For each execution, the wait from its due time to its start must not pass the stall bound
-     * (plus the outage when the wait overlaps a database restart). The due time:
+     * (plus the outage when the wait overlaps a database restart, plus one supervisor lease when it
+     * overlaps the loss of the lease's holder). The due time:
      * <ul>
      *   <li>the task's first execution: its submission;</li>
      *   <li>after an execution of another step (the next step, or a compensation): that
@@ -313,6 +324,13 @@ final class ChaosChecks {
                 long allowed = bound;
                 if (outage != null && due < outage.to() && e.start() > outage.from()) {
                     allowed += outage.length();
+                }
+                for (Outage lost : supervisorLosses) {
+                    if (due < lost.to() && e.start() > lost.from()) {
+                        allowed += lost.length();
+                        basis += ", supervisor lost at " + lost.from();
+                        break;
+                    }
                 }
                 if (wait > r.maxWaitMs) {
                     r.maxWaitMs = wait;

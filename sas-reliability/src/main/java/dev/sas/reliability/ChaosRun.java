@@ -76,6 +76,8 @@ public final class ChaosRun implements AutoCloseable {
     private volatile String dbDisruption = "none";
     /** When the database was restarted, on the database clock; null if it was not. */
     private volatile ChaosChecks.Outage outage;
+    /** From each SIGKILL or SIGSTOP of the supervisor lease's holder, one lease later (database clock). */
+    private final List<ChaosChecks.Outage> supervisorLosses = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The database clock minus this process's clock, measured at start. */
     private long dbOffsetMs;
     private int submitFailures;
@@ -345,6 +347,7 @@ public final class ChaosRun implements AutoCloseable {
                 int slot = pickReadySlot();
                 Process p = slots[slot];
                 long open = nonTerminal();
+                noteIfSupervisor(p.pid());
                 if (action.equals("kill")) {
                     p.destroyForcibly();
                     p.onExit().get(10, TimeUnit.SECONDS);
@@ -425,6 +428,27 @@ public final class ChaosRun implements AutoCloseable {
         int rc = new ProcessBuilder("kill", "-" + sig, String.valueOf(pid)).inheritIO().start().waitFor();
         if (rc != 0) {
             throw new IOException("kill -" + sig + " " + pid + " exited " + rc);
+        }
+    }
+
+    /**
+     * If the worker about to be killed or frozen holds the supervisor lease, the expired claims wait
+     * up to one more lease for another node to take over: the stall check allows for it.
+     */
+    private void noteIfSupervisor(long pid) {
+        try (Connection c = DriverManager.getConnection(s.url);
+                PreparedStatement ps = c.prepareStatement("SELECT holder FROM " + prefix + "supervisor_lease"
+                        + " WHERE name = 'supervisor'")) {
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                String holder = rs.next() ? rs.getString(1) : null;
+                if (holder != null && holder.endsWith("-p" + pid)) {
+                    long at = System.currentTimeMillis() + dbOffsetMs;
+                    supervisorLosses.add(new ChaosChecks.Outage(at, at + s.supervisorLeaseMs()));
+                    log("worker pid " + pid + " (" + holder + ") holds the supervisor lease");
+                }
+            }
+        } catch (Exception e) {
+            log("could not read the supervisor lease before a fault: " + e);
         }
     }
 
@@ -622,7 +646,8 @@ public final class ChaosRun implements AutoCloseable {
                             rs.getLong(4)));
                 }
             }
-            ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions, outage);
+            ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions, outage)
+                    .supervisorLost(supervisorLosses);
             checks.check(r);
             Set<String> suspects = new TreeSet<>(checks.suspects);
             suspects.addAll(lost);

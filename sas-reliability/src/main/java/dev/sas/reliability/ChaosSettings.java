@@ -127,6 +127,11 @@ public final class ChaosSettings {
      * The longest a step may wait past its due time: its deadline plus two supervisor intervals
      * (plus {@link #stallSlack}); a database outage overlapping the wait is added by the check.
      */
+    /** The workers' supervisor lease: three intervals, at least {@code SasRuntime.MIN_SUPERVISOR_LEASE}. */
+    long supervisorLeaseMs() {
+        return Math.max(dev.sas.core.SasRuntime.MIN_SUPERVISOR_LEASE.toMillis(), 3 * supervisorInterval.toMillis());
+    }
+
     long stallBoundMs() {
         return completeWithin.toMillis() + 2 * supervisorInterval.toMillis() + stallSlack.toMillis();
     }

@@ -40,7 +40,10 @@ public final class WorkerMain {
         long end = System.currentTimeMillis() + 60_000;
         while (true) {
             try {
+                // below completeWithin, as its Javadoc advises: a frozen worker's open write then
+                // holds its rows no longer than a deadline
                 return JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(8).poolName(appName)
+                        .idleInTransactionTimeout(s.completeWithin.dividedBy(2))
                         .build();
             } catch (RuntimeException e) {
                 if (System.currentTimeMillis() > end) {

@@ -59,6 +59,13 @@ class ChaosChecksTest {
         return r;
     }
 
+    private ChaosReport checkSupervisorLost(Outage lost) {
+        ChaosReport r = new ChaosReport();
+        r.total = tasks.size();
+        new ChaosChecks(settings, tasks, execs, effects, actions, null).supervisorLost(List.of(lost)).check(r);
+        return r;
+    }
+
     private ChaosReport check() {
         return check(null);
     }
@@ -179,6 +186,24 @@ class ChaosChecksTest {
         assertThat(check(new Outage(7_000, 9_000)).stallViolations).as("an outage after it started").isEqualTo(1);
         settings.stallSlack(Duration.ofMillis(2_400));
         assertThat(check().stallViolations).as("with slack for CI").isZero();
+    }
+
+    @Test
+    void losing_the_supervisor_during_the_wait_extends_the_stall_bound_by_one_lease() {
+        processed(0, 1_000);
+        String id = "task-1";
+        tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
+        // the first step's run started at 1,000 and was lost: its re-run is due at its start
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, null, Ledger.APPLIED);
+        exec(id, "reserve", "forward", 2, NODE_B, 4_400, 2_000, 4_440L, Ledger.DUPLICATE);
+        exec(id, "debit", "forward", 1, NODE_B, 4_500, 2_000, 4_540L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_B, 4_600, 2_000, 4_640L, Ledger.APPLIED);
+        long lease = settings.supervisorLeaseMs();
+        assertThat(check().stallViolations).as("a re-run 3,400 ms after a lost run").isEqualTo(1);
+
+        assertThat(checkSupervisorLost(new Outage(2_900, 2_900 + lease)).stallViolations).isZero();
+        assertThat(checkSupervisorLost(new Outage(5_000, 5_000 + lease)).stallViolations)
+                .as("the supervisor lost after the re-run started").isEqualTo(1);
     }
 
     @Test

@@ -49,6 +49,8 @@ public final class Recorder {
                 case STALE -> STALE;
                 case CANCEL_REQUESTED -> CANCEL_REQUESTED;
                 case REFUSED -> REFUSED;
+                // stores answer BUSY only to a supervisor's recovery, never to the recorder's writes
+                case BUSY -> NOT_WRITTEN;
             };
         }
     }

@@ -146,6 +146,10 @@ public final class Supervisor {
                     }
                     events.publish(t.events(), e.replyTo());
                     d.alerts().forEach(events::alert);
+                } else if (outcomes.get(i) == WriteOutcome.BUSY) {
+                    log.info("task {} step {}: recovery deferred to the next pass, its row is held by another"
+                            + " transaction (a node frozen or cut off in the middle of a write)", e.taskId(),
+                            e.currentStep());
                 } else {
                     log.info("task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
                             e.currentStep());

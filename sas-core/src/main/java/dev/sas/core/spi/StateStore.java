@@ -91,7 +91,10 @@ public interface StateStore extends AutoCloseable {
      * transition applied to its task is a replay: nothing is written and the answer is
      * {@link WriteOutcome#APPLIED_ALREADY}. A transition holding text no store can hold
      * ({@link StorableText#problemIn}), or a value this store cannot hold, is not written and
-     * answered {@link WriteOutcome#refused}; it never fails or holds back the others.
+     * answered {@link WriteOutcome#refused}; it never fails or holds back the others. A store
+     * whose rows can be locked by another node's open transaction should not wait for such a lock
+     * on a {@link Transition.Guard#EXPIRED} transition: it answers {@link WriteOutcome#BUSY} for
+     * that one and writes the others.
      *
      * @return one outcome per transition, in order
      */

@@ -27,7 +27,15 @@ public final class WriteOutcome {
          * database refused a value with a data error). The other transitions of the batch are
          * unaffected; the task is unchanged.
          */
-        REFUSED
+        REFUSED,
+        /**
+         * Not written now: another transaction holds the task's row (a node frozen or cut off in
+         * the middle of a write), and the store did not wait for it. Only a store answers this, and
+         * only for a {@link Transition.Guard#EXPIRED} transition (a supervisor's recovery), so that
+         * one locked row does not hold up the recovery of the others. Nothing changed; the task is
+         * still expired, and the next pass tries it again.
+         */
+        BUSY
     }
 
     /** Written now. */
@@ -38,6 +46,8 @@ public final class WriteOutcome {
     public static final WriteOutcome STALE = new WriteOutcome(Kind.STALE, null);
     /** Not written: an operator asked to cancel (see {@link Kind#CANCEL_REQUESTED}). */
     public static final WriteOutcome CANCEL_REQUESTED = new WriteOutcome(Kind.CANCEL_REQUESTED, null);
+    /** Not written now: the row is held by another transaction (see {@link Kind#BUSY}). */
+    public static final WriteOutcome BUSY = new WriteOutcome(Kind.BUSY, null);
 
     private final Kind kind;
     private final String reason;

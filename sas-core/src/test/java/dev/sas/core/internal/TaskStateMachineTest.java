@@ -555,7 +555,7 @@ class TaskStateMachineTest {
     @Nested
     class RecorderResults {
         @ParameterizedTest(name = "the store's {0} is the recorder's result of the same name")
-        @EnumSource(value = WriteOutcome.Kind.class, names = "APPLIED_ALREADY", mode = EnumSource.Mode.EXCLUDE)
+        @EnumSource(value = WriteOutcome.Kind.class, names = {"APPLIED_ALREADY", "BUSY"}, mode = EnumSource.Mode.EXCLUDE)
         void every_store_outcome_maps_to_a_recorder_result(WriteOutcome.Kind kind) {
             WriteOutcome outcome = kind == WriteOutcome.Kind.REFUSED ? WriteOutcome.refused("too long")
                     : List.of(WriteOutcome.APPLIED, WriteOutcome.STALE, WriteOutcome.CANCEL_REQUESTED).stream()
@@ -569,6 +569,12 @@ class TaskStateMachineTest {
             assertThat(WriteOutcome.APPLIED_ALREADY.isApplied()).isTrue();
             assertThat(WriteOutcome.refused("x").isApplied()).isFalse();
             assertThat(WriteOutcome.refused("x")).isEqualTo(WriteOutcome.refused("x")).hasToString("REFUSED(x)");
+        }
+
+        @Test
+        void a_busy_row_is_not_written_for_the_recorder() {
+            assertThat(Recorder.Result.of(WriteOutcome.BUSY)).isEqualTo(Recorder.Result.NOT_WRITTEN);
+            assertThat(WriteOutcome.BUSY.isApplied()).isFalse();
         }
     }
 

@@ -73,6 +73,16 @@ public interface Dialect {
                         "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?)"));
     }
 
+    /**
+     * A select of the task rows among {@code rows} ids that no other transaction holds, locking
+     * them, without waiting for those that are held ({@code FOR UPDATE SKIP LOCKED}); null where the
+     * database cannot skip locked rows (H2), and the writer then waits as for any write.
+     */
+    default String lockUnlessLockedSql(Tables t, int rows) {
+        return "SELECT task_id FROM " + t.task() + " WHERE task_id IN (" + placeholders(rows) + ")"
+                + " ORDER BY task_id FOR UPDATE SKIP LOCKED";
+    }
+
     /** Appended to the select that re-reads the task a duplicate submission collided with. */
     String latestCommittedReadSuffix();
 

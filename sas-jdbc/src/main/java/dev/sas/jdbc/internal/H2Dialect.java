@@ -27,6 +27,11 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
+    public String lockUnlessLockedSql(Tables t, int rows) {
+        return null; // H2 2.x has no SKIP LOCKED; an in-process database has no frozen peer holding rows
+    }
+
+    @Override
     public String describe(Timeouts timeouts) {
         // Embedded: no network time-outs, and no QUERY_TIMEOUT: measured, with it H2 reports concurrent claim and write
         // transactions as deadlocked (40001) instead of waiting for the row lock (LOCK_TIMEOUT).

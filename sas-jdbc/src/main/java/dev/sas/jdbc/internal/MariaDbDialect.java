@@ -33,12 +33,13 @@ final class MariaDbDialect implements Dialect {
         config.addDataSourceProperty("socketTimeout", String.valueOf(timeouts.socket().toMillis()));
         // max_statement_time (seconds, fractions allowed, MariaDB 10.1+) and idle_transaction_timeout
         // (whole seconds, 10.3+) sit in /*M! */ comments, which MySQL skips, leaving the harmless
-        // assignment. A half-open connection's open transaction would hold its row locks until the
-        // server notices, which TCP may take hours to do: the server ends a session idle inside a
-        // transaction once its client has given up on it (the socket time-out).
+        // assignment. The store's transactions never wait on anything but the database, so a session
+        // idle inside one belongs to a client that is frozen, cut off or half-open: the server ends
+        // it, or its row locks would hold up the recovery of its tasks for as long as TCP allows.
         config.setConnectionInitSql("SET @sas_timeouts = 1 /*M!100100 , SESSION max_statement_time = "
                 + java.math.BigDecimal.valueOf(timeouts.statement().toMillis(), 3).toPlainString() + " */"
-                + " /*M!100300 , SESSION idle_transaction_timeout = " + Timeouts.ceilSeconds(timeouts.socket()) + " */");
+                + " /*M!100300 , SESSION idle_transaction_timeout = "
+                + Timeouts.ceilSeconds(timeouts.idleInTransaction()) + " */");
     }
 
     @Override

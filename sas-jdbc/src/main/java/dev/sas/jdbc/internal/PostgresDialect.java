@@ -37,11 +37,11 @@ final class PostgresDialect implements Dialect {
         config.addDataSourceProperty("loginTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
         config.addDataSourceProperty("socketTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.socket())));
         // Session settings rather than the 'options' property, which an 'options' in the URL would
-        // replace. A half-open connection's open transaction would hold its row locks until the
-        // server notices, which TCP may take hours to do: the server ends a session idle inside a
-        // transaction once its client has given up on it (the socket time-out).
+        // replace. The store's transactions never wait on anything but the database, so a session
+        // idle inside one belongs to a client that is frozen, cut off or half-open: the server ends
+        // it, or its row locks would hold up the recovery of its tasks for as long as TCP allows.
         config.setConnectionInitSql("SET statement_timeout = " + timeouts.statement().toMillis()
-                + "; SET idle_in_transaction_session_timeout = " + timeouts.socket().toMillis());
+                + "; SET idle_in_transaction_session_timeout = " + timeouts.idleInTransaction().toMillis());
     }
 
     @Override

@@ -19,8 +19,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes transitions: the fenced task update, step rows, compensation results and events, all in
@@ -121,18 +123,25 @@ final class TransitionWriter {
         }
         Arrays.sort(order, (a, b) -> transitions.get(a).taskId().value().compareTo(transitions.get(b).taskId().value()));
 
+        WriteOutcome[] outcomes = new WriteOutcome[n];
+        markBusyRecoveries(c, transitions, order, outcomes);
+        List<Integer> toUpdate = new ArrayList<>(n);
+        for (int i : order) {
+            if (outcomes[i] == null) {
+                toUpdate.add(i);
+            }
+        }
         int[] counts;
         try (PreparedStatement updates = c.prepareStatement(updateTask)) {
-            for (int i : order) {
+            for (int i : toUpdate) {
                 bindUpdate(updates, transitions.get(i), nowMs);
                 updates.addBatch();
             }
-            counts = updates.executeBatch();
+            counts = toUpdate.isEmpty() ? new int[0] : updates.executeBatch();
         }
-        WriteOutcome[] outcomes = new WriteOutcome[n];
         List<Integer> notApplied = new ArrayList<>();
-        for (int k = 0; k < n; k++) {
-            int i = order[k];
+        for (int k = 0; k < toUpdate.size(); k++) {
+            int i = toUpdate.get(k);
             if (counts[k] == Statement.SUCCESS_NO_INFO) {
                 throw new StateStoreException("the JDBC driver reported no update counts for a batch; the store"
                         + " needs them for fencing (MariaDB: do not set useBulkStmts=true)");
@@ -180,6 +189,55 @@ final class TransitionWriter {
         upsertSteps(c, steps);
         Rows.insertEvents(c, db.t(), events);
         return Arrays.asList(outcomes);
+    }
+
+    /**
+     * A recovery of an expired claim must not wait for a row another transaction holds: that
+     * transaction may belong to a node frozen or cut off in the middle of a write, and waiting for
+     * it would hold up the recovery of every other expired claim until the server ends its session.
+     * Locks the recoveries' rows without waiting and answers {@link WriteOutcome#BUSY} for the held
+     * ones (a row that no longer exists is left to the update, which finds it stale).
+     */
+    private void markBusyRecoveries(Connection c, List<Transition> transitions, Integer[] order,
+            WriteOutcome[] outcomes) throws SQLException {
+        List<String> ids = new ArrayList<>();
+        for (int i : order) {
+            if (transitions.get(i).guard() == Transition.Guard.EXPIRED) {
+                ids.add(transitions.get(i).taskId().value());
+            }
+        }
+        ids = ids.stream().distinct().toList();
+        String lockSql = ids.isEmpty() ? null : db.dialect().lockUnlessLockedSql(db.t(), ids.size());
+        if (lockSql == null) {
+            return;
+        }
+        Set<String> held = new HashSet<>(ids);
+        held.removeAll(selectIds(c, lockSql, ids));
+        if (held.isEmpty()) {
+            return;
+        }
+        List<String> heldIds = List.copyOf(held);
+        Set<String> existing = new HashSet<>(selectIds(c, "SELECT task_id FROM " + db.t().task()
+                + " WHERE task_id IN (" + Dialect.placeholders(heldIds.size()) + ")", heldIds));
+        for (int i : order) {
+            Transition x = transitions.get(i);
+            if (x.guard() == Transition.Guard.EXPIRED && existing.contains(x.taskId().value())) {
+                outcomes[i] = WriteOutcome.BUSY;
+            }
+        }
+    }
+
+    private static List<String> selectIds(Connection c, String sql, List<String> ids) throws SQLException {
+        List<String> found = new ArrayList<>(ids.size());
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            Rows.setStrings(ps, 1, ids);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.add(rs.getString(1));
+                }
+            }
+        }
+        return found;
     }
 
     private static void bindUpdate(PreparedStatement updates, Transition x, long nowMs) throws SQLException {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class PoolTimeoutsTest {
 
     private static final Timeouts TIMEOUTS = new Timeouts(Duration.ofMillis(2500), Duration.ofSeconds(7),
-            Duration.ofMillis(1500));
+            Duration.ofMillis(1500), Duration.ofMillis(3200));
 
     @Test
     void postgres_gets_driver_time_outs_in_whole_seconds_rounded_up_and_session_statement_and_idle_transaction_time_outs() throws Exception {
@@ -28,7 +28,7 @@ class PoolTimeoutsTest {
         String url = System.getenv("SAS_TEST_POSTGRES_URL");
         assumeTrue(url != null && !url.isBlank(), "SAS_TEST_POSTGRES_URL not set");
         assertThat(sessionValue(url, "SHOW statement_timeout")).isEqualTo("1500ms");
-        assertThat(sessionValue(url, "SHOW idle_in_transaction_session_timeout")).isEqualTo("7s");
+        assertThat(sessionValue(url, "SHOW idle_in_transaction_session_timeout")).isEqualTo("3200ms");
     }
 
     @Test
@@ -42,7 +42,7 @@ class PoolTimeoutsTest {
         String url = System.getenv("SAS_TEST_MARIADB_URL");
         assumeTrue(url != null && !url.isBlank(), "SAS_TEST_MARIADB_URL not set");
         assertThat(Double.parseDouble(sessionValue(url, "SELECT @@SESSION.max_statement_time"))).isEqualTo(1.5);
-        assertThat(sessionValue(url, "SELECT @@SESSION.idle_transaction_timeout")).isEqualTo("7");
+        assertThat(sessionValue(url, "SELECT @@SESSION.idle_transaction_timeout")).isEqualTo("4");
     }
 
     private static String sessionValue(String url, String sql) throws Exception {
