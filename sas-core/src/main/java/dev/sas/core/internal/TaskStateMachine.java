@@ -314,8 +314,15 @@ final class TaskStateMachine {
         TaskEvent error = new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), TaskEvent.Type.ERROR,
                 s.currentStep(), null, s.attempt(), now, reason);
         // The attempt of this claim never ran; earlier ones may have applied (a later cancel compensates them).
+        // The step's own name and deadline stay on the row when this runtime knows them (an input it
+        // cannot decode): a resubmit's claim is then bounded by the step's deadline, not 30 s.
+        Workflow<?> wf = s.workflow();
+        StepDefinition<?> def = wf != null && s.currentStep() < wf.steps().size() ? wf.steps().get(s.currentStep())
+                : null;
         Transition t = Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep())
-                .at(s.currentStep(), null, UNKNOWN_STEP_TIMEOUT).attempt(Math.max(0, s.attempt() - 1))
+                .at(s.currentStep(), def == null ? null : def.name(),
+                        def == null ? UNKNOWN_STEP_TIMEOUT : def.completeWithin(s.status() == TaskStatus.COMPENSATING))
+                .attempt(Math.max(0, s.attempt() - 1))
                 .failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
         return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);

@@ -483,6 +483,16 @@ class TaskStateMachineTest {
         }
 
         @Test
+        void a_task_parked_by_a_runtime_that_knows_its_step_keeps_the_steps_name_and_deadline_for_a_resubmit() {
+            Decision d = TaskStateMachine.decide(processing(1).snapshot(), new NotRunnable("input cannot be decoded"),
+                    NOW);
+
+            assertThat(d.transition().status()).isEqualTo(TaskStatus.ERROR);
+            assertThat(d.transition().currentStepName()).isEqualTo("charge");
+            assertThat(d.transition().stepTimeout()).isEqualTo(Duration.ofMinutes(2));
+        }
+
+        @Test
         void a_long_error_message_is_cut_at_two_thousand_characters() {
             String described = TaskStateMachine.describe(new IllegalStateException("x".repeat(5000)));
 
