@@ -334,6 +334,52 @@ abstract class JdbcStoreBehaviourTest {
     }
 
     @Test
+    void a_one_step_task_writes_two_event_rows_and_reads_back_all_four_events() throws Exception {
+        TaskId id = submit("lean");
+        assertThat(eventRows(id)).as("RECEIVED is read from the task row").isZero();
+        assertThat(store.events(id)).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo(TaskEvent.Type.RECEIVED);
+            assertThat(e.at()).isEqualTo(T0);
+            assertThat(e.businessKey()).isEqualTo("lean");
+        });
+        ClaimedTask c = store.claim("a", 1, T0, Tasks.WF_V1).get(0);
+        Instant done = T0.plusMillis(7);
+        assertThat(store.write(List.of(Tasks.finish(c, done)), done)).containsExactly(WriteOutcome.APPLIED);
+
+        assertThat(eventRows(id)).as("STEP_STARTED; STEP_COMPLETED and PROCESSED in one row").isEqualTo(2);
+        List<TaskEvent> events = store.events(id);
+        assertThat(events).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED,
+                TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+        assertThat(events.get(2)).isEqualTo(new TaskEvent(id, "lean", "wf", TaskEvent.Type.STEP_COMPLETED, 0, "first",
+                1, done, null));
+        assertThat(events.get(3)).isEqualTo(new TaskEvent(id, "lean", "wf", TaskEvent.Type.PROCESSED, -1, null, 0,
+                done, null));
+    }
+
+    @Test
+    void events_written_one_per_row_before_schema_8_read_back_unchanged() throws Exception {
+        TaskId id = submit("old");
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.executeUpdate("INSERT INTO " + prefix + "event (task_id, type, step_index, step_name, attempt, at, message)"
+                    + " VALUES ('" + id.value() + "', 'RECEIVED', -1, NULL, 0, " + T0.toEpochMilli() + ", NULL)");
+            s.executeUpdate("INSERT INTO " + prefix + "event (task_id, type, step_index, step_name, attempt, at, message)"
+                    + " VALUES ('" + id.value() + "', 'STEP_STARTED', 0, 'first', 1, " + (T0.toEpochMilli() + 1)
+                    + ", NULL)");
+        }
+        assertThat(store.events(id)).extracting(TaskEvent::type)
+                .containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
+    }
+
+    private long eventRows(TaskId id) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + prefix + "event WHERE task_id = '"
+                        + id.value() + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
     void concurrent_claimers_never_get_the_same_task() throws Exception {
         int tasks = 3000;
         for (int i = 0; i < tasks; i++) {

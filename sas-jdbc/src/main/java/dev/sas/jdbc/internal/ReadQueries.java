@@ -94,11 +94,9 @@ final class ReadQueries {
     /** See {@code StateStore.events}. */
     List<TaskEvent> events(TaskId taskId) {
         return db.run("events", taskId, () -> db.jdbi().withHandle(h -> h.createQuery(
-                        "SELECT e.type, e.step_index, e.step_name, e.attempt, e.at, e.message, t.business_key, t.workflow"
-                                + " FROM " + db.t().event() + " e JOIN " + db.t().task() + " t ON t.task_id = e.task_id"
-                                + " WHERE e.task_id = ? ORDER BY e.id")
+                        "SELECT " + EventRows.COLUMNS + " FROM " + db.t().task() + " t LEFT JOIN " + db.t().event()
+                                + " e ON e.task_id = t.task_id WHERE t.task_id = ? ORDER BY e.id")
                 .bind(0, taskId.value())
-                .map((rs, ctx) -> RowMapper.event(taskId, rs))
-                .list()));
+                .scanResultSet((supplier, ctx) -> EventRows.read(taskId, supplier.get()))));
     }
 }

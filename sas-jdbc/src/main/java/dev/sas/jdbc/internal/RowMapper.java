@@ -1,7 +1,6 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.StepStatus;
-import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
@@ -53,16 +52,6 @@ final class RowMapper {
         return new TaskInfo.StepInfo(rs.getInt(1), rs.getString(2), stepStatus(rs.getString(3)),
                 rs.getInt(4), rs.getString(5), rs.getString(6), instantOrNull(rs, 7), instantOrNull(rs, 8),
                 stepStatus(rs.getString(9)));
-    }
-
-    /**
-     * An event row: type, step_index, step_name, attempt, at, message, then the task's business_key
-     * and workflow.
-     */
-    static TaskEvent event(TaskId taskId, ResultSet rs) throws SQLException {
-        return new TaskEvent(taskId, rs.getString(7), rs.getString(8),
-                TaskEvent.Type.valueOf(rs.getString(1)), rs.getInt(2), rs.getString(3), rs.getInt(4),
-                Instant.ofEpochMilli(rs.getLong(5)), rs.getString(6));
     }
 
     /** A task row of {@link #EXPIRED_COLUMNS}. */

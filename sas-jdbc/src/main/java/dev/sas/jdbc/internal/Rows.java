@@ -43,20 +43,9 @@ final class Rows {
         }
     }
 
-    /** Events as multi-row inserts, in list order (so their ids keep each task's order). */
+    /** Events as multi-row inserts, in list order (so their ids keep each task's order); see {@link EventRows}. */
     static void insertEvents(Connection c, Tables t, List<TaskEvent> rows) throws SQLException {
-        insertRows(c, rows, n -> "INSERT INTO " + t.event()
-                + " (task_id, type, step_index, step_name, attempt, at, message) VALUES " + Dialect.valueRows(n, 7),
-                (ps, k, e) -> {
-                    ps.setString(k++, e.taskId().value());
-                    ps.setString(k++, e.type().name());
-                    ps.setInt(k++, e.stepIndex());
-                    setString(ps, k++, e.stepName());
-                    ps.setInt(k++, e.attempt());
-                    ps.setLong(k++, e.at().toEpochMilli());
-                    setString(ps, k++, e.message());
-                    return k;
-                });
+        EventRows.insert(c, t, rows);
     }
 
     /** Binds {@code values} from parameter {@code from} (1-based) on and returns the next free index. */

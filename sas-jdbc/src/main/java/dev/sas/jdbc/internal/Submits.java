@@ -144,7 +144,7 @@ final class Submits {
         List<SubmitResult> results = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             boolean isNew = leader[i] == i && created[i];
-            if (isNew) {
+            if (isNew && !EventRows.impliedByTaskRow(received.get(i), tasks.get(i).createdAt())) {
                 events.add(received.get(i));
             }
             results.add(new SubmitResult(resultIds[leader[i]], isNew));
