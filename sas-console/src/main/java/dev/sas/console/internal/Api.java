@@ -277,10 +277,12 @@ public final class Api {
     }
 
     private Map<String, Object> outcome(boolean ok, String what, TaskId id) {
+        TaskInfo now = client.find(id).orElse(null);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("ok", ok);
-        m.put("message", "task " + id + ": " + what);
-        m.put("status", client.find(id).map(TaskInfo::status).orElse(null));
+        m.put("message", now == null ? "task " + id + ": " + what
+                : now.businessKey() + " (" + now.workflow() + "): " + what);
+        m.put("status", now == null ? null : now.status());
         return m;
     }
 

@@ -4,6 +4,7 @@
 (function () {
   const TOKEN_KEY = 'sas.console.token';
   const ACTIVE = ['PENDING', 'PARKED', 'PROCESSING', 'COMPENSATING'];
+  const NEEDS_OPERATOR = ['ERROR', 'COMPENSATION_FAILED', 'PARKED'];
   const SHORT = {
     PENDING: 'Pending', PARKED: 'Parked', PROCESSING: 'Processing', PROCESSED: 'Processed', ERROR: 'Error',
     COMPENSATING: 'Compensating', COMPENSATED: 'Compensated', COMPENSATION_FAILED: 'Comp. failed', CANCELLED: 'Cancelled'
@@ -208,7 +209,7 @@
     const field = (label, value) => el('div', {}, el('dt', { text: label }), el('dd', {}, value));
     const step = t.steps.find((s) => s.index === t.currentStep);
     const meta = el('dl', { class: 'meta' },
-      field('Task id', el('span', { class: 'mono', text: t.id })),
+      field('Task id', el('span', { class: 'mono', id: 'task-id', text: t.id })),
       field('Workflow', t.workflow + ' v' + t.version),
       field('Current step', t.currentStep + (step ? ' · ' + step.name : '')),
       field('Created (UTC)', time(t.createdAt)),
@@ -253,7 +254,8 @@
       el('h1', {}, el('span', { id: 'business-key', text: t.businessKey }), el('span', { id: 'status' }, pill(t.status)),
         t.cancelRequested ? el('span', { class: 'muted', text: 'cancel requested' }) : null),
       meta,
-      t.lastError ? el('div', { class: 'error-box', id: 'last-error', text: t.lastError }) : null,
+      t.lastError ? el('div', { class: 'error-box' + (NEEDS_OPERATOR.includes(t.status) ? '' : ' past'), id: 'last-error' },
+        el('span', { class: 'label', text: NEEDS_OPERATOR.includes(t.status) ? 'Error' : 'Last error recorded' }), t.lastError) : null,
       actions,
       el('h2', { text: 'Steps' }), steps,
       el('h2', { text: 'Timeline' }), events);
