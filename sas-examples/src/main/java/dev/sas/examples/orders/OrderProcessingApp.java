@@ -46,8 +46,8 @@ public final class OrderProcessingApp {
             // with the console, the run printed its summary before serving it
             System.out.println();
             System.out.print(summary.table());
-            System.out.println("  To look at these tasks in the operator console, run again with --console"
-                    + " (or -Dsas.console=true): it stays open at http://127.0.0.1:PORT/ until Ctrl-C.");
+            System.out.println("operator console: run with --console (or -Dsas.console=true) to browse these tasks"
+                    + " in a browser after the run");
         }
         System.exit(summary.ok() ? 0 : 1);
     }
