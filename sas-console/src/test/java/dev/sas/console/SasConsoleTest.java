@@ -271,6 +271,14 @@ class SasConsoleTest {
         }
 
         @Test
+        void the_same_origin_behind_a_tls_proxy_that_keeps_the_host_may_act() {
+            shop.blocked.set(false);
+            ConsoleResponse r = post(console(true), resubmitPath(), Map.of(SasConsole.TOKEN_HEADER, TOKEN, "Origin",
+                    "https://ops.example.com", "Host", "OPS.example.com", "Sec-Fetch-Site", "same-origin"));
+            assertThat(r.status()).as(r.bodyText()).isEqualTo(200);
+        }
+
+        @Test
         void a_client_that_sends_no_origin_such_as_a_script_may_act_with_the_token() {
             ConsoleResponse r = post(console(true), resubmitPath(), Map.of(SasConsole.TOKEN_HEADER, TOKEN));
             assertThat(r.status()).isEqualTo(200);

@@ -2,6 +2,7 @@ package dev.sas.console.internal;
 
 import dev.sas.console.ConsoleRequest;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -75,25 +76,25 @@ public final class ActionGuard {
         return null;
     }
 
-    /** Whether {@code origin} is the origin the request was sent to (its {@code Host}). */
+    /** Whether {@code origin} is the origin the request was sent to: same host and port as its {@code Host}. */
     private static boolean sameOrigin(String origin, String host) {
-        if (host == null || origin.equals("null")) {
+        if (host == null) {
             return false;
         }
         try {
-            URI uri = URI.create(origin);
-            if (uri.getHost() == null || uri.getScheme() == null) {
-                return false;
+            URI from = new URI(origin);
+            if (from.getScheme() == null || from.getHost() == null) {
+                return false; // "null" (a sandboxed frame, a file) or garbage
             }
-            String scheme = uri.getScheme().toLowerCase(Locale.ROOT);
-            int port = uri.getPort() != -1 ? uri.getPort() : scheme.equals("https") ? 443 : 80;
-            String expected = uri.getHost().toLowerCase(Locale.ROOT) + ":" + port;
-            String h = host.toLowerCase(Locale.ROOT);
-            String withPort = h.matches(".*:\\d+$") && !h.endsWith("]") ? h : h + ":" + (scheme.equals("https") ? 443 : 80);
-            return expected.equals(withPort);
-        } catch (IllegalArgumentException e) {
+            URI to = new URI(from.getScheme() + "://" + host);
+            return from.getHost().equalsIgnoreCase(to.getHost()) && port(from) == port(to);
+        } catch (URISyntaxException e) {
             return false;
         }
+    }
+
+    private static int port(URI uri) {
+        return uri.getPort() != -1 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
 
     private static byte[] sha256(String s) {

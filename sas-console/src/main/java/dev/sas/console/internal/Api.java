@@ -245,19 +245,25 @@ public final class Api {
     }
 
     private Answer resubmit(TaskId id, ConsoleRequest request) {
-        try (MDC.MDCCloseable c = MDC.putCloseable("sas.taskId", id.value())) {
+        MDC.put("sas.taskId", id.value());
+        try {
             client.resubmit(id);
             log.info("console: task {} resubmitted by the operator at {}", id, who(request));
+        } finally {
+            MDC.remove("sas.taskId");
         }
         return new Answer(200, outcome(true, "resubmitted", id));
     }
 
     private Answer cancel(TaskId id, ConsoleRequest request) {
         boolean requested;
-        try (MDC.MDCCloseable c = MDC.putCloseable("sas.taskId", id.value())) {
+        MDC.put("sas.taskId", id.value());
+        try {
             requested = client.cancel(id);
             log.info("console: cancel of task {} by the operator at {}: {}", id, who(request),
                     requested ? "requested" : "refused (finished, COMPENSATION_FAILED, or being cancelled)");
+        } finally {
+            MDC.remove("sas.taskId");
         }
         if (!requested) {
             return Answer.error(409, "task " + id + " cannot be cancelled: it has finished, is COMPENSATION_FAILED"
