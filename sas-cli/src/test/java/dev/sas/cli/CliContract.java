@@ -266,6 +266,8 @@ abstract class CliContract {
 
         @Test
         void no_url_is_a_usage_error() {
+            org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("SAS_JDBC_URL") == null,
+                    "SAS_JDBC_URL is set in this environment: it supplies the URL");
             StringWriter err = new StringWriter();
             int exit = SasCli.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(err, true))
                     .execute("tasks", "list");
