@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -304,6 +305,25 @@ public final class SasClient {
         for (TaskStatus s : TaskStatus.values()) {
             counts.put(s, stored.getOrDefault(s, 0L));
         }
+        return counts;
+    }
+
+    /**
+     * Task counts per workflow (every version) and state across the whole store, for operator
+     * consoles: workflows in name order, every state present for each. Workflows with no task
+     * are absent.
+     *
+     * @throws StateStoreException if the store failed
+     */
+    public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        Map<String, Map<TaskStatus, Long>> counts = new TreeMap<>();
+        store.countByWorkflow().forEach((workflow, stored) -> {
+            Map<TaskStatus, Long> row = new LinkedHashMap<>();
+            for (TaskStatus s : TaskStatus.values()) {
+                row.put(s, stored.getOrDefault(s, 0L));
+            }
+            counts.put(workflow, row);
+        });
         return counts;
     }
 

@@ -264,6 +264,18 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
+     * <p>One grouped query ({@code GROUP BY workflow, state}).
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        return store.countByWorkflow();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * @throws StateStoreException if the database fails
      */
     @Override

@@ -507,6 +507,17 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
+    public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        synchronized (lock) {
+            Map<String, Map<TaskStatus, Long>> counts = new TreeMap<>();
+            for (Row r : tasks.values()) {
+                counts.computeIfAbsent(r.workflow, w -> new EnumMap<>(TaskStatus.class)).merge(r.status, 1L, Long::sum);
+            }
+            return counts;
+        }
+    }
+
+    @Override
     public List<TaskEvent> events(TaskId taskId) {
         synchronized (lock) {
             Row r = tasks.get(taskId);

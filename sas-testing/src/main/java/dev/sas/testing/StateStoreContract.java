@@ -1158,6 +1158,47 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 .extracting(TaskInfo::taskId).containsExactly(other);
     }
 
+    @Test
+    void count_by_workflow_counts_each_workflow_and_state_and_matches_the_default_over_list() {
+        submit("w1");
+        submit("w2");
+        submitOf("other-wf", 2, "w3", 0);
+        submitOf("other-wf", 3, "w4", 0);
+        ClaimedTask claimed = claim("x", 1, T0).get(0);
+        store.write(List.of(finish(claimed, "o", T0)), T0);
+
+        java.util.Map<String, java.util.Map<TaskStatus, Long>> counts = store.countByWorkflow();
+
+        assertThat(counts).containsOnlyKeys("wf", "other-wf");
+        assertThat(counts.get("wf")).containsEntry(TaskStatus.PENDING, 1L).containsEntry(TaskStatus.PROCESSED, 1L);
+        assertThat(counts.get("wf").getOrDefault(TaskStatus.ERROR, 0L)).isZero();
+        assertThat(counts.get("other-wf")).as("every version of a workflow").containsEntry(TaskStatus.PENDING, 2L);
+        StateStore listOnly = new StateStore() {
+            // only what the default countByWorkflow uses; it must agree with the store's own query
+            @Override public List<TaskInfo> list(TaskQuery query) { return store.list(query); }
+            @Override public SubmitResult submit(NewTask t, TaskEvent e, Object tx) { throw new UnsupportedOperationException(); }
+            @Override public List<SubmitResult> submitAll(List<NewTask> t, List<TaskEvent> e, Object tx) { throw new UnsupportedOperationException(); }
+            @Override public List<ClaimedTask> claim(String i, int l, Instant n, Set<WorkflowVersion> r) { throw new UnsupportedOperationException(); }
+            @Override public List<WriteOutcome> write(List<Transition> t, Instant n) { throw new UnsupportedOperationException(); }
+            @Override public List<ExpiredTask> findExpired(Instant n, int l) { throw new UnsupportedOperationException(); }
+            @Override public boolean tryAcquireSupervisorLease(String i, Instant n, Duration t) { throw new UnsupportedOperationException(); }
+            @Override public void releaseSupervisorLease(String i) { throw new UnsupportedOperationException(); }
+            @Override public void advertise(String i, Set<WorkflowVersion> r, Instant n, Duration t) { throw new UnsupportedOperationException(); }
+            @Override public Set<WorkflowVersion> runnableByLiveNodes(Instant n) { throw new UnsupportedOperationException(); }
+            @Override public List<DueBacklog> dueBacklog(Instant d, int l) { throw new UnsupportedOperationException(); }
+            @Override public List<RecordedEvent> park(WorkflowVersion v, Instant d, Instant n, String r, int l) { throw new UnsupportedOperationException(); }
+            @Override public List<RecordedEvent> unpark(Set<WorkflowVersion> v, Instant n, String m, int l) { throw new UnsupportedOperationException(); }
+            @Override public java.util.Optional<TaskInfo> find(TaskId id) { throw new UnsupportedOperationException(); }
+            @Override public java.util.Optional<TaskId> findByBusinessKey(String w, String k) { throw new UnsupportedOperationException(); }
+            @Override public java.util.Map<TaskStatus, Long> countByStatus() { throw new UnsupportedOperationException(); }
+            @Override public List<TaskEvent> events(TaskId id) { throw new UnsupportedOperationException(); }
+            @Override public boolean resubmit(TaskId id, Instant n, TaskEvent e) { throw new UnsupportedOperationException(); }
+            @Override public boolean requestCancel(TaskId id, Instant n, TaskEvent e) { throw new UnsupportedOperationException(); }
+            @Override public int purge(Instant f, int l) { throw new UnsupportedOperationException(); }
+        };
+        assertThat(listOnly.countByWorkflow()).isEqualTo(counts);
+    }
+
     private static TaskQuery byStatus(TaskStatus status, int limit) {
         return TaskQuery.all().withStatus(status).withLimit(limit);
     }

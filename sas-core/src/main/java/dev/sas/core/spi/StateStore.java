@@ -8,10 +8,12 @@ import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
@@ -178,6 +180,24 @@ public interface StateStore extends AutoCloseable {
 
     /** Task counts per state (states with no task may be absent). */
     Map<TaskStatus, Long> countByStatus();
+
+    /**
+     * Task counts per workflow (every version) and state, for operator consoles; pairs with no task
+     * may be absent. The default pages through {@link #list}, reading every task; a store
+     * overrides it with one grouped query.
+     */
+    default Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        Map<String, Map<TaskStatus, Long>> counts = new TreeMap<>();
+        TaskQuery query = TaskQuery.all().withLimit(TaskQuery.MAX_LIMIT);
+        List<TaskInfo> page = list(query);
+        while (!page.isEmpty()) {
+            for (TaskInfo t : page) {
+                counts.computeIfAbsent(t.workflow(), w -> new EnumMap<>(TaskStatus.class)).merge(t.status(), 1L, Long::sum);
+            }
+            page = page.size() < query.limit() ? List.of() : list(query.after(page.get(page.size() - 1)));
+        }
+        return counts;
+    }
 
     /** The task's events in the order they were recorded. */
     List<TaskEvent> events(TaskId taskId);

@@ -2,6 +2,8 @@ package dev.sas.examples.orders;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sas.console.ConsoleServer;
+import dev.sas.console.SasConsole;
 import dev.sas.core.AlertSink;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
@@ -13,9 +15,11 @@ import dev.sas.jdbc.JdbcStateStore;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -24,6 +28,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,6 +53,7 @@ public final class OrderRun {
     private final PrintStream out;
     private final Clock clock = Clock.systemUTC();
     private final long started = System.nanoTime();
+    private boolean interrupted;
 
     private OrderRun(RunConfig config, PrintStream out) {
         this.config = config;
@@ -63,7 +69,13 @@ public final class OrderRun {
      * @throws Exception if the run could not be set up (database, ports, worker process)
      */
     public static RunSummary run(RunConfig config, PrintStream out) throws Exception {
-        return new OrderRun(config, out).run();
+        OrderRun run = new OrderRun(config, out);
+        RunSummary summary = run.run();
+        if (run.interrupted) {
+            // the interrupt that ended the console, kept until everything was closed
+            Thread.currentThread().interrupt();
+        }
+        return summary;
     }
 
     /**
@@ -256,7 +268,7 @@ public final class OrderRun {
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
                 long error = count(statuses, TaskStatus.ERROR);
-                return new RunSummary(orders.size(), processed, compensated, error,
+                RunSummary summary = new RunSummary(orders.size(), processed, compensated, error,
                         orders.size() - processed - compensated - error,
                         m.retriesScheduled() + workerMetrics[0], m.timeoutsRecovered() + workerMetrics[1],
                         m.deadlinesMissed() + workerMetrics[2], m.staleRejected() + workerMetrics[3],
@@ -266,6 +278,10 @@ public final class OrderRun {
                         shop.inventory().rejected() + shop.payment().rejected() + shop.shipping().rejected(),
                         operator.alertsInFile(), crash, resubmitted, resubmittedStatus, untilTerminal,
                         Duration.ofNanos(System.nanoTime() - started), database, dir, checks);
+                if (config.consolePort() != RunConfig.NO_CONSOLE) {
+                    serveConsole(store, workflow, board, operator, tag, summary);
+                }
+                return summary;
             } finally {
                 ticker.shutdownNow();
                 customers.shutdownNow();
@@ -280,6 +296,33 @@ public final class OrderRun {
                     h2Server.stop();
                 }
             }
+        }
+    }
+
+    /**
+     * Prints the summary, then serves the operator console on the run's database with a runtime of
+     * this JVM behind it (so a resubmit from the console runs) until the thread is interrupted
+     * (Ctrl-C ends the JVM); {@link #run(RunConfig, PrintStream)} then closes everything and returns
+     * with the interrupt flag set again. The token for actions is made up here and printed.
+     */
+    private void serveConsole(JdbcStateStore store, Workflow<Order> workflow, OrderStatusBoard board,
+            OperatorLog operator, String tag, RunSummary summary) {
+        out.println();
+        out.print(summary.table());
+        byte[] random = new byte[18];
+        new SecureRandom().nextBytes(random);
+        String token = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+        try (SasRuntime live = runtime(store, workflow, "console-" + tag, board, operator).start();
+                ConsoleServer server = SasConsole.builder().client(live.client()).title("Order example")
+                        .actionToken(token).build().serve(config.consolePort())) {
+            out.println();
+            out.println("  console:   " + server.url());
+            out.println("  token:     " + token + "  (enter it in the console to resubmit or cancel)");
+            out.println("  The run's services and a runtime stay up in this JVM, so a resubmitted order runs."
+                    + " Ctrl-C to stop.");
+            new CountDownLatch(1).await();
+        } catch (InterruptedException e) {
+            interrupted = true;
         }
     }
 

@@ -19,6 +19,8 @@ import java.time.Duration;
  * @param postgresUrl a PostgreSQL JDBC URL to use instead of the embedded H2 file, or null
  * @param dir where the H2 file and the logs go; null for a new temporary directory
  * @param verbose log to the console instead of {@code sas.log}
+ * @param consolePort after the run, serve the operator console on this port (0: any free port) and
+ *     keep the JVM running until interrupted; -1 (the default) ends the run as usual
  */
 public record RunConfig(
         int orders,
@@ -33,7 +35,11 @@ public record RunConfig(
         Crash crash,
         String postgresUrl,
         Path dir,
-        boolean verbose) {
+        boolean verbose,
+        int consolePort) {
+
+    /** {@link #consolePort} when no console is asked for. */
+    public static final int NO_CONSOLE = -1;
 
     /** How the mid-run crash is staged. */
     public enum Crash {
@@ -60,12 +66,14 @@ public record RunConfig(
             "  --crash[=process|in-process]  kill the first runtime mid-run (default: process)",
             "  --postgres URL          use PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/test?user=postgres",
             "  --dir PATH              where the H2 file and logs go (default: a new temp directory)",
-            "  --verbose               log to the console instead of sas.log");
+            "  --verbose               log to the console instead of sas.log",
+            "  --console[=PORT]        after the run, keep the JVM up with the operator console on",
+            "                          127.0.0.1:PORT (default: a free port) until Ctrl-C; also -Dsas.console=true|PORT");
 
     /** The defaults: 200 orders, seed 42, faults on, no crash, H2. */
     public static RunConfig defaults() {
         return new RunConfig(200, 42, true, 0.15, Duration.ofMillis(15), 0.03, 0.03, 0.04, 0.03, Crash.NONE, null,
-                null, false);
+                null, false, NO_CONSOLE);
     }
 
     /**
@@ -88,6 +96,7 @@ public record RunConfig(
         String postgres = c.postgresUrl;
         Path dir = c.dir;
         boolean verbose = c.verbose;
+        int consolePort = c.consolePort;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -106,7 +115,16 @@ public record RunConfig(
                     case "--postgres" -> postgres = args[++i];
                     case "--dir" -> dir = Path.of(args[++i]);
                     case "--verbose" -> verbose = true;
-                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+                    case "--console" -> consolePort = 0;
+                    default -> {
+                        if (!a.startsWith("--console=")) {
+                            throw new IllegalArgumentException("unknown option '" + a + "'");
+                        }
+                        consolePort = Integer.parseInt(a.substring("--console=".length()));
+                        if (consolePort < 0 || consolePort > 65_535) {
+                            throw new IllegalArgumentException("--console port must be 0 to 65535, was " + consolePort);
+                        }
+                    }
                 }
             }
         } catch (ArrayIndexOutOfBoundsException e) {
@@ -124,6 +142,6 @@ public record RunConfig(
                     + " at most 1, were " + blocked + ", " + decline + ", " + undeliverable);
         }
         return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blocked, decline, undeliverable, crash,
-                postgres, dir, verbose);
+                postgres, dir, verbose, consolePort);
     }
 }

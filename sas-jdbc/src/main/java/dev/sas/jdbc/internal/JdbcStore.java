@@ -187,6 +187,11 @@ public final class JdbcStore implements StateStore {
     }
 
     @Override
+    public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        return reads.countByWorkflow();
+    }
+
+    @Override
     public List<TaskEvent> events(TaskId taskId) {
         return reads.events(taskId);
     }

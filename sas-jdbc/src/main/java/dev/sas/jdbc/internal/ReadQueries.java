@@ -10,6 +10,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /** Status and history reads for clients and operators. Jdbi (reads only). Thread-safe. */
 final class ReadQueries {
@@ -86,6 +87,18 @@ final class ReadQueries {
             Map<TaskStatus, Long> counts = new EnumMap<>(TaskStatus.class);
             h.createQuery("SELECT state, COUNT(*) FROM " + db.t().task() + " GROUP BY state")
                     .map((rs, ctx) -> counts.put(TaskStatus.valueOf(rs.getString(1)), rs.getLong(2)))
+                    .forEach(x -> { });
+            return counts;
+        }));
+    }
+
+    /** See {@code StateStore.countByWorkflow}: one grouped query. */
+    Map<String, Map<TaskStatus, Long>> countByWorkflow() {
+        return db.run("countByWorkflow", null, () -> db.jdbi().withHandle(h -> {
+            Map<String, Map<TaskStatus, Long>> counts = new TreeMap<>();
+            h.createQuery("SELECT workflow, state, COUNT(*) FROM " + db.t().task() + " GROUP BY workflow, state")
+                    .map((rs, ctx) -> counts.computeIfAbsent(rs.getString(1), w -> new EnumMap<>(TaskStatus.class))
+                            .put(TaskStatus.valueOf(rs.getString(2)), rs.getLong(3)))
                     .forEach(x -> { });
             return counts;
         }));

@@ -239,6 +239,9 @@ class ClientTest {
             TaskHandle otherTask = client.submit(other, "o", "x");
             drain(runtime);
             assertThat(client.countByStatus().get(TaskStatus.ERROR)).isEqualTo(8L);
+            assertThat(client.countByWorkflow()).containsOnlyKeys("flaky", "other");
+            assertThat(client.countByWorkflow().get("flaky")).as("every state present").hasSize(TaskStatus.values().length)
+                    .containsEntry(TaskStatus.ERROR, 7L).containsEntry(TaskStatus.PENDING, 0L);
 
             broken.set(false);
             assertThat(client.resubmitAll("flaky")).isEqualTo(7);

@@ -1,0 +1,139 @@
+package dev.sas.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskInfo;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Human tables and JSON documents for the commands. Stateless. */
+final class Output {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'")
+            .withZone(ZoneOffset.UTC);
+
+    private Output() {
+    }
+
+    static void json(PrintWriter out, Object value) {
+        try {
+            out.println(JSON.writeValueAsString(value));
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String time(Instant t) {
+        return t == null ? "-" : TIME.format(t);
+    }
+
+    static String iso(Instant t) {
+        return t == null ? null : t.toString();
+    }
+
+    /** {@code s} on one line, cut to {@code max} characters with an ellipsis. */
+    static String cut(String s, int max) {
+        if (s == null) {
+            return "";
+        }
+        String line = s.replaceAll("\\s+", " ").strip();
+        return line.length() <= max ? line : line.substring(0, max - 1) + "…";
+    }
+
+    /** Prints rows under a header, each column as wide as its widest cell. */
+    static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
+        int[] width = new int[header.size()];
+        for (int i = 0; i < header.size(); i++) {
+            width[i] = header.get(i).length();
+        }
+        for (List<String> row : rows) {
+            for (int i = 0; i < row.size(); i++) {
+                width[i] = Math.max(width[i], row.get(i).length());
+            }
+        }
+        line(out, header, width);
+        for (List<String> row : rows) {
+            line(out, row, width);
+        }
+    }
+
+    private static void line(PrintWriter out, List<String> cells, int[] width) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < cells.size(); i++) {
+            String c = cells.get(i);
+            sb.append(c);
+            if (i < cells.size() - 1) {
+                sb.append(" ".repeat(width[i] - c.length() + 2));
+            }
+        }
+        out.println(sb.toString().stripTrailing());
+    }
+
+    /** A task as listed (no steps), for JSON. */
+    static Map<String, Object> summary(TaskInfo t) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", t.taskId().value());
+        m.put("workflow", t.workflow());
+        m.put("version", t.workflowVersion());
+        m.put("businessKey", t.businessKey());
+        m.put("status", t.status().name());
+        m.put("currentStep", t.currentStep());
+        m.put("failureCount", t.failureCount());
+        m.put("createdAt", iso(t.createdAt()));
+        m.put("updatedAt", iso(t.updatedAt()));
+        m.put("lastError", t.lastError());
+        m.put("cancelRequested", t.cancelRequested());
+        return m;
+    }
+
+    /** A task with its steps and events, for JSON; step outputs only with {@code payloads}. */
+    static Map<String, Object> detail(TaskInfo t, List<TaskEvent> events, boolean payloads) {
+        Map<String, Object> m = summary(t);
+        m.put("priority", t.priority());
+        m.put("lockedBy", t.lockedBy());
+        m.put("lease", t.lease());
+        m.put("completeBy", iso(t.completeBy()));
+        m.put("nextAttemptAt", iso(t.nextAttemptAt()));
+        List<Object> steps = new ArrayList<>();
+        for (TaskInfo.StepInfo s : t.steps()) {
+            Map<String, Object> step = new LinkedHashMap<>();
+            step.put("index", s.index());
+            step.put("name", s.name());
+            step.put("status", s.status().name());
+            step.put("attempts", s.attempts());
+            step.put("startedAt", iso(s.startedAt()));
+            step.put("finishedAt", iso(s.finishedAt()));
+            step.put("compensation", s.compensationStatus() == null ? null : s.compensationStatus().name());
+            step.put("error", s.error());
+            if (payloads) {
+                step.put("output", s.output());
+            } else {
+                step.put("outputHidden", s.output() != null);
+            }
+            steps.add(step);
+        }
+        m.put("steps", steps);
+        List<Object> evs = new ArrayList<>();
+        for (TaskEvent e : events) {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("at", iso(e.at()));
+            ev.put("type", e.type().name());
+            ev.put("step", e.stepName());
+            ev.put("stepIndex", e.stepIndex());
+            ev.put("attempt", e.attempt());
+            ev.put("message", e.message());
+            evs.add(ev);
+        }
+        m.put("events", evs);
+        return m;
+    }
+}

@@ -1,0 +1,286 @@
+package dev.sas.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sas.core.Codec;
+import dev.sas.core.NonRetryableException;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskHandle;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.jdbc.JdbcStateStore;
+import dev.sas.testing.Drain;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The {@code sas} command against a real database: subclasses name the database. Each test class has
+ * its own table prefix; before each test its tasks are made afresh by a runtime driven by hand, then
+ * looked at and acted on through the command line, in this JVM.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class CliContract {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The JDBC URL of the database (skips the test when it is not configured). */
+    abstract String url();
+
+    /** Drops the tables of {@code prefix}, if the database outlives the test. */
+    abstract void drop(String url, String prefix);
+
+    private final AtomicBoolean blocked = new AtomicBoolean(true);
+    private final Workflow<String> orders = Workflow.builder("orders", Codec.string()).compensateOnFailure(false)
+            .step("reserve", s -> s.execute(ctx -> {
+                if (ctx.input().startsWith("blocked") && blocked.get()) {
+                    throw new NonRetryableException("warehouse refused " + ctx.input());
+                }
+                return "reservation " + ctx.input();
+            }))
+            .step("ship", s -> s.execute(ctx -> "shipment-secret"))
+            .build();
+    private final Workflow<String> refunds = Workflow.builder("refunds", Codec.string())
+            .step("refund", s -> s.execute(ctx -> "refunded"))
+            .build();
+
+    private String url;
+    private String prefix;
+    private JdbcStateStore store;
+    private SasRuntime runtime;
+    private TaskHandle failed;
+    private TaskHandle failed2;
+    private final List<TaskHandle> done = new ArrayList<>();
+
+    @BeforeAll
+    void createTables() {
+        url = url();
+        prefix = "cli" + letters(6) + "_";
+        store = JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(4).build();
+    }
+
+    @AfterAll
+    void dropTables() {
+        if (store != null) {
+            store.close();
+            drop(url, prefix);
+        }
+    }
+
+    @BeforeEach
+    void tasks() throws SQLException {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            for (String table : new String[] {"event", "step", "task"}) {
+                s.execute("DELETE FROM " + prefix + table);
+            }
+        }
+        blocked.set(true);
+        done.clear();
+        runtime = SasRuntime.builder().stateStore(store).instanceId("node-1").workflow(orders).workflow(refunds).build();
+        for (int i = 1; i <= 3; i++) {
+            done.add(runtime.client().submit(orders, "order-" + i, "sku-" + i));
+        }
+        failed = runtime.client().submit(orders, "order-4", "blocked-sku");
+        failed2 = runtime.client().submit(orders, "order-5", "blocked-other");
+        done.add(runtime.client().submit(refunds, "refund-1", "x"));
+        Drain.untilIdle(runtime);
+        assertThat(failed.info().status()).isEqualTo(TaskStatus.ERROR);
+    }
+
+    /** One run of the command line. */
+    record Run(int exit, String out, String err) {
+        JsonNode json() throws Exception {
+            return JSON.readTree(out);
+        }
+    }
+
+    private Run sas(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--url", url, "--table-prefix", prefix));
+        int exit = SasCli.commandLine(new PrintWriter(out, true), new PrintWriter(err, true))
+                .execute(all.toArray(String[]::new));
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Nested
+    class Tasks_list {
+
+        @Test
+        void shows_a_table_of_tasks_in_a_state() {
+            Run r = sas("tasks", "list", "--status", "ERROR");
+
+            assertThat(r.exit()).as(r.err()).isZero();
+            List<String> lines = r.out().lines().toList();
+            assertThat(lines.get(0)).startsWith("ID").contains("WORKFLOW", "BUSINESS KEY", "STATE", "LAST ERROR");
+            assertThat(lines).filteredOn(l -> l.contains("ERROR") && l.contains("order-")).hasSize(2);
+            assertThat(r.out()).contains(failed.id().value()).contains("warehouse refused blocked-sku")
+                    .contains("2 tasks").doesNotContain("order-1");
+        }
+
+        @Test
+        void prints_json_and_says_when_more_tasks_match_than_the_limit() throws Exception {
+            JsonNode all = sas("tasks", "list", "--workflow", "orders", "--json").json();
+            assertThat(all).hasSize(5);
+            assertThat(all.get(0).get("workflow").asText()).isEqualTo("orders");
+            assertThat(all).extracting(t -> t.get("status").asText()).containsOnly("PROCESSED", "ERROR");
+
+            Run limited = sas("tasks", "list", "--limit", "2");
+            assertThat(limited.out()).contains("2 tasks (more match: raise --limit)");
+            assertThat(sas("tasks", "list", "--limit", "0").exit()).isEqualTo(2);
+            assertThat(sas("tasks", "list", "--status", "DONE").exit()).isEqualTo(2);
+        }
+    }
+
+    @Nested
+    class Tasks_show {
+
+        @Test
+        void shows_state_steps_and_events_with_outputs_hidden_unless_asked() throws Exception {
+            Run r = sas("tasks", "show", done.get(0).id().value());
+
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("state:        PROCESSED").contains("order-1")
+                    .contains("reserve").contains("ship").contains("(hidden)").contains("STEP_COMPLETED")
+                    .doesNotContain("shipment-secret");
+            assertThat(sas("tasks", "show", done.get(0).id().value(), "--payloads").out()).contains("shipment-secret");
+
+            JsonNode json = sas("tasks", "show", failed.id().value(), "--json").json();
+            assertThat(json.get("status").asText()).isEqualTo("ERROR");
+            assertThat(json.get("steps").get(0).get("error").asText()).contains("warehouse refused");
+            assertThat(json.get("events")).extracting(e -> e.get("type").asText()).contains("RECEIVED", "ERROR");
+        }
+
+        @Test
+        void finds_a_task_by_business_key_and_says_when_there_is_none() {
+            assertThat(sas("tasks", "show", "--key", "order-4", "--workflow", "orders").out())
+                    .contains(failed.id().value());
+            Run missing = sas("tasks", "show", "no-such-task");
+            assertThat(missing.exit()).isEqualTo(1);
+            assertThat(missing.err()).contains("no task no-such-task");
+            assertThat(sas("tasks", "show", "--key", "order-4").exit()).as("--key needs --workflow").isEqualTo(2);
+        }
+    }
+
+    @Nested
+    class Actions {
+
+        @Test
+        void resubmit_runs_an_error_task_again_and_refuses_one_in_another_state() {
+            blocked.set(false);
+            Run r = sas("tasks", "resubmit", failed.id().value());
+
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("resubmitted, now PENDING");
+            Drain.untilIdle(runtime);
+            assertThat(failed.info().status()).isEqualTo(TaskStatus.PROCESSED);
+            assertThat(runtime.client().events(failed.id())).extracting(TaskEvent::type)
+                    .contains(TaskEvent.Type.RESUBMITTED);
+
+            Run again = sas("tasks", "resubmit", failed.id().value());
+            assertThat(again.exit()).isEqualTo(1);
+            assertThat(again.err()).contains("not resubmitted").contains("PROCESSED");
+        }
+
+        @Test
+        void resubmit_all_errors_of_a_workflow() throws Exception {
+            blocked.set(false);
+            JsonNode r = sas("tasks", "resubmit", "--all-errors", "--workflow", "orders", "--json").json();
+
+            assertThat(r.get("resubmitted").asInt()).isEqualTo(2);
+            Drain.untilIdle(runtime);
+            assertThat(List.of(failed, failed2)).allSatisfy(h -> assertThat(h.info().status())
+                    .isEqualTo(TaskStatus.PROCESSED));
+            assertThat(sas("tasks", "resubmit", "--all-errors").exit()).as("needs --workflow").isEqualTo(2);
+        }
+
+        @Test
+        void cancel_compensates_an_error_task_and_refuses_a_finished_one() throws Exception {
+            Run r = sas("tasks", "cancel", failed.id().value());
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("cancel requested");
+            Drain.untilIdle(runtime);
+            assertThat(failed.info().status()).isEqualTo(TaskStatus.CANCELLED);
+
+            Run finished = sas("tasks", "cancel", done.get(0).id().value(), "--json");
+            assertThat(finished.exit()).isEqualTo(1);
+            assertThat(finished.json().get(0).get("cancelRequested").asBoolean()).isFalse();
+            assertThat(finished.err()).contains("not cancelled");
+        }
+    }
+
+    @Nested
+    class Stats {
+
+        @Test
+        void counts_tasks_per_workflow_and_state() throws Exception {
+            Run r = sas("stats");
+            assertThat(r.exit()).as(r.err()).isZero();
+            List<String> lines = r.out().lines().toList();
+            assertThat(lines.get(0)).startsWith("WORKFLOW").contains("PROCESSED", "ERROR", "TOTAL");
+            assertThat(lines).anySatisfy(l -> assertThat(l.split("\\s+")).startsWith("orders", "0", "0", "0", "3",
+                    "2"));
+            assertThat(lines.get(lines.size() - 1)).startsWith("(all)").endsWith("6");
+
+            JsonNode json = sas("stats", "--json").json();
+            assertThat(json.get("total").asInt()).isEqualTo(6);
+            assertThat(json.get("workflows").get("orders").get("ERROR").asInt()).isEqualTo(2);
+            assertThat(json.get("workflows").get("refunds").get("PROCESSED").asInt()).isEqualTo(1);
+        }
+    }
+
+    @Nested
+    class Failures {
+
+        @Test
+        void a_database_without_the_tables_or_that_cannot_be_reached_exits_3_with_the_reason() {
+            StringWriter err = new StringWriter();
+            int exit = SasCli.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(err, true))
+                    .execute("stats", "--url", url, "--table-prefix", "nothing_here_");
+            assertThat(exit).isEqualTo(3);
+            assertThat(err.toString()).startsWith("error: ");
+
+            StringWriter err2 = new StringWriter();
+            int unreachable = SasCli.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(err2, true))
+                    .execute("stats", "--url", "jdbc:nosuchdb://127.0.0.1:1/x");
+            assertThat(unreachable).isEqualTo(3);
+            assertThat(err2.toString()).contains("cannot open the SAS database");
+        }
+
+        @Test
+        void no_url_is_a_usage_error() {
+            org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("SAS_JDBC_URL") == null,
+                    "SAS_JDBC_URL is set in this environment: it supplies the URL");
+            StringWriter err = new StringWriter();
+            int exit = SasCli.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(err, true))
+                    .execute("tasks", "list");
+            assertThat(exit).isEqualTo(2);
+            assertThat(err.toString()).contains("--url");
+        }
+    }
+
+    static String letters(int n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            sb.append((char) ('a' + ThreadLocalRandom.current().nextInt(26)));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,300 @@
+package dev.sas.console;
+
+import com.sun.net.httpserver.HttpHandler;
+import dev.sas.console.internal.ActionGuard;
+import dev.sas.console.internal.Api;
+import dev.sas.console.internal.Assets;
+import dev.sas.console.internal.ExchangeHandler;
+import dev.sas.console.internal.Json;
+import dev.sas.core.SasClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The operator console: a web page and its JSON API over a {@link SasClient}. It shows tasks by
+ * state and workflow with their counts, finds them by business key or id, and shows one task's
+ * steps, errors and event timeline; with an action token configured an operator can resubmit and
+ * cancel tasks and resubmit every {@code ERROR} task of a workflow. Plain HTML, CSS and JavaScript
+ * from this jar: nothing to build, no framework, no external requests.
+ *
+ * <pre>{@code
+ * SasConsole console = SasConsole.builder()
+ *         .client(client)
+ *         .actionToken(System.getenv("SAS_CONSOLE_TOKEN")) // without one the console is read-only
+ *         .build();
+ * try (ConsoleServer server = console.serve(8089)) {          // 127.0.0.1:8089
+ *     System.out.println("console at " + server.url());
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Three ways to serve it: {@link #serve(int)} starts the JDK's HTTP server on a port of your
+ * choice; {@link #httpHandler()} mounts it under a path of a {@code com.sun.net.httpserver.HttpServer}
+ * you run; {@link #handle(ConsoleRequest)} answers one request from any other server (a servlet,
+ * a Spring controller), which copies the response back.
+ *
+ * <p><b>Security.</b> Reading needs nothing: serve the console on a loopback or internal address
+ * (the default of {@link #serve(int)} is 127.0.0.1), or mount it behind your own authentication.
+ * Actions need the token in the {@code X-SAS-Console-Token} header of a POST, compared in constant
+ * time, and are refused when the browser reports another origin; the console sets no cookie, so
+ * a page of another site has nothing to forge a request with. Step outputs (payloads) are shown
+ * only with {@link Builder#showPayloads(boolean)}. Every response carries a strict
+ * Content-Security-Policy and {@code frame-ancestors 'none'}.
+ *
+ * <p>Immutable and thread-safe; it holds no resources (a {@link ConsoleServer} does).
+ */
+public final class SasConsole {
+
+    /** The shortest action token accepted: 16 characters. */
+    public static final int MIN_TOKEN_LENGTH = 16;
+    /** The default title. */
+    public static final String DEFAULT_TITLE = "SAS";
+    /** The header that carries the operator's token on an action. */
+    public static final String TOKEN_HEADER = ActionGuard.TOKEN_HEADER;
+
+    private static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+            + " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+    private final Config config;
+    private final Api api;
+    private final Assets assets;
+
+    /**
+     * The console's settings, as built. The token itself is not kept here.
+     *
+     * @param client where tasks are read and acted on
+     * @param actionsEnabled whether an action token was configured
+     * @param showPayloads whether step outputs are shown
+     * @param title the page's title
+     * @param allowedOrigins origins besides the console's own that may send actions
+     */
+    public record Config(SasClient client, boolean actionsEnabled, boolean showPayloads, String title,
+            List<String> allowedOrigins) {
+    }
+
+    private SasConsole(Builder b) {
+        this.config = new Config(b.client, b.token != null, b.showPayloads, b.title, List.copyOf(b.allowedOrigins));
+        ActionGuard guard = new ActionGuard(b.token, config.allowedOrigins());
+        this.api = new Api(b.client, guard, b.showPayloads, b.title);
+        this.assets = new Assets();
+    }
+
+    /** A new builder. Not thread-safe. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The settings this console was built with. */
+    public Config config() {
+        return config;
+    }
+
+    /**
+     * Answers one request: the page ({@code /}), its files, or the API ({@code /api/...}).
+     *
+     * @throws NullPointerException if {@code request} is null
+     */
+    public ConsoleResponse handle(ConsoleRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Content-Security-Policy", CSP);
+        headers.put("X-Content-Type-Options", "nosniff");
+        headers.put("X-Frame-Options", "DENY");
+        headers.put("Referrer-Policy", "no-referrer");
+        headers.put("Cross-Origin-Opener-Policy", "same-origin");
+        headers.put("Cross-Origin-Resource-Policy", "same-origin");
+        String path = request.path();
+        if (path.startsWith("/api/")) {
+            Api.Answer answer = api.handle(request);
+            headers.put("Content-Type", "application/json; charset=utf-8");
+            headers.put("Cache-Control", "no-store");
+            if (answer.status() == 405) {
+                headers.put("Allow", path.matches("/api/(tasks/[^/]+|workflows/[^/]+)/[^/]+") ? "POST" : "GET, HEAD");
+            }
+            return new ConsoleResponse(answer.status(), headers,
+                    Json.write(answer.body()).getBytes(StandardCharsets.UTF_8));
+        }
+        Assets.Asset asset = assets.get(path);
+        if (asset == null) {
+            headers.put("Content-Type", "text/plain; charset=utf-8");
+            return new ConsoleResponse(404, headers, "not found\n".getBytes(StandardCharsets.UTF_8));
+        }
+        if (!request.method().equals("GET") && !request.method().equals("HEAD")) {
+            headers.put("Content-Type", "text/plain; charset=utf-8");
+            headers.put("Allow", "GET, HEAD");
+            return new ConsoleResponse(405, headers, "only GET here\n".getBytes(StandardCharsets.UTF_8));
+        }
+        headers.put("Content-Type", asset.contentType());
+        headers.put("Cache-Control", "no-cache");
+        return new ConsoleResponse(200, headers, asset.bytes());
+    }
+
+    /**
+     * A handler for a {@code com.sun.net.httpserver.HttpServer} you run: mount it at any path
+     * ({@code server.createContext("/sas", console.httpHandler())}); a request for the path without
+     * its trailing slash is redirected to it.
+     */
+    public HttpHandler httpHandler() {
+        return new ExchangeHandler(this::handle);
+    }
+
+    /**
+     * Serves the console on {@code 127.0.0.1:port} with the JDK's HTTP server, on its own threads.
+     *
+     * @param port the port; 0 picks a free one ({@link ConsoleServer#url()} tells which)
+     * @throws IllegalArgumentException if the port is out of range
+     * @throws UncheckedIOException if the port cannot be bound
+     */
+    public ConsoleServer serve(int port) {
+        return serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), checkPort(port)));
+    }
+
+    /**
+     * Serves the console on {@code address} with the JDK's HTTP server, on its own threads. Bind to
+     * a non-loopback address only on a network where everyone who reaches it may read tasks.
+     *
+     * @throws NullPointerException if {@code address} is null
+     * @throws UncheckedIOException if the address cannot be bound
+     */
+    public ConsoleServer serve(InetSocketAddress address) {
+        Objects.requireNonNull(address, "address must not be null");
+        try {
+            return ConsoleServer.start(address, httpHandler());
+        } catch (IOException e) {
+            throw new UncheckedIOException("the console cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static int checkPort(int port) {
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 0 to 65535, was " + port);
+        }
+        return port;
+    }
+
+    @Override
+    public String toString() {
+        return "SasConsole{actions=" + config.actionsEnabled() + ", payloads=" + config.showPayloads() + '}';
+    }
+
+    /**
+     * Builds a {@link SasConsole}. Not thread-safe; {@link #build()} copies, so reusing the builder
+     * never changes a console already built.
+     */
+    public static final class Builder {
+        private SasClient client;
+        private String token;
+        private boolean showPayloads;
+        private String title = DEFAULT_TITLE;
+        private final List<String> allowedOrigins = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Where tasks are read and acted on. Required. A runtime's own is {@code runtime.client()}.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder client(SasClient client) {
+            this.client = Objects.requireNonNull(client, "client must not be null");
+            return this;
+        }
+
+        /**
+         * The token an operator enters to resubmit and cancel. Without one (the default, or null
+         * here) the console is read-only. Use a long random value (32 characters or more) kept out
+         * of the source, e.g. from an environment variable; it is never logged or shown.
+         *
+         * @param token the token, or null for a read-only console
+         * @throws IllegalArgumentException if shorter than {@value SasConsole#MIN_TOKEN_LENGTH}
+         *     characters, or it has whitespace or control characters (it travels in a header)
+         */
+        public Builder actionToken(String token) {
+            if (token != null) {
+                if (token.length() < MIN_TOKEN_LENGTH) {
+                    throw new IllegalArgumentException("actionToken must be at least " + MIN_TOKEN_LENGTH
+                            + " characters, was " + token.length() + "; use a long random value");
+                }
+                if (!token.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+                    throw new IllegalArgumentException("actionToken must be printable ASCII without spaces (it is"
+                            + " sent in an HTTP header)");
+                }
+            }
+            this.token = token;
+            return this;
+        }
+
+        /**
+         * Whether step outputs are shown (default false: the console shows only that a step has an
+         * output). Outputs are business data; turn this on only where everyone who can read the
+         * console may see them. Task inputs are never shown.
+         */
+        public Builder showPayloads(boolean showPayloads) {
+            this.showPayloads = showPayloads;
+            return this;
+        }
+
+        /**
+         * The title in the page's header, e.g. the application's name. Default {@value SasConsole#DEFAULT_TITLE}.
+         *
+         * @throws NullPointerException if null
+         * @throws IllegalArgumentException if blank or longer than 80 characters
+         */
+        public Builder title(String title) {
+            Objects.requireNonNull(title, "title must not be null");
+            if (title.isBlank() || title.length() > 80) {
+                throw new IllegalArgumentException("title must be 1 to 80 characters and not blank, was '" + title
+                        + "'");
+            }
+            this.title = title;
+            return this;
+        }
+
+        /**
+         * An origin besides the console's own from which actions are accepted, for a reverse
+         * proxy that changes the {@code Host} header: {@code https://ops.example.com}.
+         *
+         * @throws NullPointerException if null
+         * @throws IllegalArgumentException if not of the form {@code scheme://host[:port]}
+         */
+        public Builder allowedOrigin(String origin) {
+            Objects.requireNonNull(origin, "origin must not be null");
+            URI uri;
+            try {
+                uri = URI.create(origin);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("allowedOrigin must be scheme://host[:port], was '" + origin + "'", e);
+            }
+            if (uri.getScheme() == null || uri.getHost() == null || (uri.getRawPath() != null
+                    && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null) {
+                throw new IllegalArgumentException("allowedOrigin must be scheme://host[:port] without a path, was '"
+                        + origin + "'");
+            }
+            allowedOrigins.add(origin.toLowerCase(Locale.ROOT));
+            return this;
+        }
+
+        /**
+         * The console.
+         *
+         * @throws IllegalStateException if no client was given
+         */
+        public SasConsole build() {
+            if (client == null) {
+                throw new IllegalStateException("client is required: call client(...) before build()");
+            }
+            return new SasConsole(this);
+        }
+    }
+}

@@ -1,0 +1,366 @@
+package dev.sas.console.internal;
+
+import dev.sas.console.ConsoleRequest;
+import dev.sas.core.SasClient;
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskNotFoundException;
+import dev.sas.core.TaskQuery;
+import dev.sas.core.TaskStateException;
+import dev.sas.core.TaskStatus;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * The console's JSON API over a {@link SasClient}: reads for anyone who reaches the console,
+ * actions only past the {@link ActionGuard}. Thread-safe (the client is).
+ *
+ * <pre>
+ * GET  api/info                                  title, whether actions and payloads are on
+ * GET  api/overview                              counts per state, and per workflow and state
+ * GET  api/tasks?status=&amp;workflow=&amp;limit=&amp;afterCreatedAt=&amp;afterId=   a page, oldest first
+ * GET  api/search?q=&amp;workflow=                   by business key (in every workflow) or task id
+ * GET  api/tasks/{id}                            a task, its steps and events
+ * POST api/tasks/{id}/resubmit                   resubmit an ERROR or COMPENSATION_FAILED task
+ * POST api/tasks/{id}/cancel                     cancel a task
+ * POST api/workflows/{name}/resubmit-errors      resubmit every ERROR task of a workflow
+ * </pre>
+ */
+public final class Api {
+    private static final Logger log = LoggerFactory.getLogger("dev.sas.console.SasConsole");
+    /** Page size of the task list when the request names none. */
+    static final int DEFAULT_PAGE = 50;
+    /** Largest page the API serves. */
+    static final int MAX_PAGE = 500;
+
+    private final SasClient client;
+    private final ActionGuard guard;
+    private final boolean payloads;
+    private final String title;
+
+    /**
+     * @param client where tasks are read and acted on
+     * @param guard decides which requests may act
+     * @param payloads whether step outputs are shown
+     * @param title the console's title
+     */
+    public Api(SasClient client, ActionGuard guard, boolean payloads, String title) {
+        this.client = client;
+        this.guard = guard;
+        this.payloads = payloads;
+        this.title = title;
+    }
+
+    /**
+     * Answers {@code request}, whose path starts with {@code /api/}.
+     *
+     * @return the status and the JSON body
+     */
+    public Answer handle(ConsoleRequest request) {
+        List<String> parts = segments(request.path().substring("/api/".length()));
+        try {
+            return route(request, parts);
+        } catch (TaskNotFoundException e) {
+            return Answer.error(404, e.getMessage());
+        } catch (TaskStateException e) {
+            return Answer.error(409, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            return Answer.error(400, e.getMessage());
+        } catch (StateStoreException e) {
+            log.warn("console: the state store failed answering {} {}: {}", request.method(), request.path(),
+                    e.getMessage());
+            return Answer.error(503, "the state store failed: " + e.getMessage());
+        } catch (RuntimeException e) {
+            log.warn("console: unexpected error answering {} {}", request.method(), request.path(), e);
+            return Answer.error(500, "unexpected error: " + e);
+        }
+    }
+
+    private Answer route(ConsoleRequest request, List<String> p) {
+        String method = request.method();
+        if (p.size() == 1 && p.get(0).equals("info")) {
+            return read(method, this::info);
+        }
+        if (p.size() == 1 && p.get(0).equals("overview")) {
+            return read(method, this::overview);
+        }
+        if (p.size() == 1 && p.get(0).equals("tasks")) {
+            return read(method, () -> list(query(request.query())));
+        }
+        if (p.size() == 1 && p.get(0).equals("search")) {
+            return read(method, () -> search(query(request.query())));
+        }
+        if (p.size() == 2 && p.get(0).equals("tasks")) {
+            return read(method, () -> task(TaskId.of(p.get(1))));
+        }
+        if (p.size() == 3 && p.get(0).equals("tasks") && (p.get(2).equals("resubmit") || p.get(2).equals("cancel"))) {
+            ActionGuard.Refusal refused = guard.check(request);
+            if (refused != null) {
+                return refusal(request, refused);
+            }
+            TaskId id = TaskId.of(p.get(1));
+            return p.get(2).equals("resubmit") ? resubmit(id, request) : cancel(id, request);
+        }
+        if (p.size() == 3 && p.get(0).equals("workflows") && p.get(2).equals("resubmit-errors")) {
+            ActionGuard.Refusal refused = guard.check(request);
+            if (refused != null) {
+                return refusal(request, refused);
+            }
+            return resubmitErrors(p.get(1), request);
+        }
+        return Answer.error(404, "no such API: " + request.path());
+    }
+
+    private static Answer read(String method, java.util.function.Supplier<Object> body) {
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            return Answer.error(405, "only GET here");
+        }
+        return new Answer(200, body.get());
+    }
+
+    private Answer refusal(ConsoleRequest request, ActionGuard.Refusal refused) {
+        if (refused.status() == 403) {
+            log.warn("console: action {} from {} refused: {}", request.path(), who(request), refused.reason());
+        }
+        return Answer.error(refused.status(), refused.reason());
+    }
+
+    private Object info() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("title", title);
+        m.put("actions", guard.enabled());
+        m.put("payloads", payloads);
+        m.put("tokenHeader", ActionGuard.TOKEN_HEADER);
+        m.put("statuses", List.of(TaskStatus.values()));
+        return m;
+    }
+
+    private Object overview() {
+        Map<String, Map<TaskStatus, Long>> byWorkflow = client.countByWorkflow();
+        Map<TaskStatus, Long> total = new LinkedHashMap<>();
+        for (TaskStatus s : TaskStatus.values()) {
+            total.put(s, 0L);
+        }
+        List<Object> workflows = new ArrayList<>();
+        byWorkflow.forEach((name, counts) -> {
+            Map<String, Object> w = new LinkedHashMap<>();
+            w.put("name", name);
+            w.put("counts", counts);
+            w.put("total", counts.values().stream().mapToLong(Long::longValue).sum());
+            workflows.add(w);
+            counts.forEach((s, n) -> total.merge(s, n, Long::sum));
+        });
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("counts", total);
+        m.put("total", total.values().stream().mapToLong(Long::longValue).sum());
+        m.put("workflows", workflows);
+        return m;
+    }
+
+    private Object list(Map<String, String> q) {
+        int limit = q.containsKey("limit") ? parseInt("limit", q.get("limit")) : DEFAULT_PAGE;
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new IllegalArgumentException("limit must be 1 to " + MAX_PAGE + ", was " + limit);
+        }
+        TaskStatus status = q.containsKey("status") ? status(q.get("status")) : null;
+        String workflow = blankToNull(q.get("workflow"));
+        Instant afterCreatedAt = null;
+        TaskId afterId = null;
+        if (q.containsKey("afterCreatedAt") || q.containsKey("afterId")) {
+            try {
+                afterCreatedAt = Instant.parse(q.getOrDefault("afterCreatedAt", ""));
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException("afterCreatedAt must be an ISO-8601 instant, was '"
+                        + q.get("afterCreatedAt") + "'", e);
+            }
+            afterId = TaskId.of(q.getOrDefault("afterId", ""));
+        }
+        // one more than asked, to know whether there is a next page
+        TaskQuery query = new TaskQuery(status, workflow, limit + 1, afterCreatedAt, afterId);
+        List<TaskInfo> found = client.list(query);
+        List<Object> tasks = new ArrayList<>();
+        for (TaskInfo t : found.subList(0, Math.min(limit, found.size()))) {
+            tasks.add(TaskJson.summary(t));
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tasks", tasks);
+        if (found.size() > limit) {
+            TaskInfo last = found.get(limit - 1);
+            Map<String, Object> next = new LinkedHashMap<>();
+            next.put("afterCreatedAt", last.createdAt());
+            next.put("afterId", last.taskId().value());
+            m.put("next", next);
+        } else {
+            m.put("next", null);
+        }
+        return m;
+    }
+
+    /** Exact business key in one workflow or every workflow with tasks; or a task id. */
+    private Object search(Map<String, String> q) {
+        String text = blankToNull(q.get("q"));
+        if (text == null) {
+            throw new IllegalArgumentException("q (a business key or task id) is required");
+        }
+        String workflow = blankToNull(q.get("workflow"));
+        List<String> workflows = workflow != null ? List.of(workflow) : List.copyOf(client.countByWorkflow().keySet());
+        List<Object> tasks = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (String w : workflows) {
+            client.find(w, text).ifPresent(t -> {
+                if (seen.add(t.taskId().value())) {
+                    tasks.add(TaskJson.summary(t));
+                }
+            });
+        }
+        if (text.length() <= TaskId.MAX_LENGTH) {
+            client.find(TaskId.of(text)).ifPresent(t -> {
+                if ((workflow == null || workflow.equals(t.workflow())) && seen.add(t.taskId().value())) {
+                    tasks.add(TaskJson.summary(t));
+                }
+            });
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tasks", tasks);
+        m.put("next", null);
+        return m;
+    }
+
+    private Object task(TaskId id) {
+        TaskInfo info = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));
+        List<TaskEvent> events = client.events(id);
+        return TaskJson.detail(info, events, payloads, guard.enabled());
+    }
+
+    private Answer resubmit(TaskId id, ConsoleRequest request) {
+        MDC.put("sas.taskId", id.value());
+        try {
+            client.resubmit(id);
+            log.info("console: task {} resubmitted by the operator at {}", id, who(request));
+        } finally {
+            MDC.remove("sas.taskId");
+        }
+        return new Answer(200, outcome(true, "resubmitted", id));
+    }
+
+    private Answer cancel(TaskId id, ConsoleRequest request) {
+        boolean requested;
+        MDC.put("sas.taskId", id.value());
+        try {
+            requested = client.cancel(id);
+            log.info("console: cancel of task {} by the operator at {}: {}", id, who(request),
+                    requested ? "requested" : "refused (finished, COMPENSATION_FAILED, or being cancelled)");
+        } finally {
+            MDC.remove("sas.taskId");
+        }
+        if (!requested) {
+            return Answer.error(409, "task " + id + " cannot be cancelled: it has finished, is COMPENSATION_FAILED"
+                    + " (resubmit it), or a cancel is already being carried out");
+        }
+        return new Answer(200, outcome(true, "cancel requested", id));
+    }
+
+    private Answer resubmitErrors(String workflow, ConsoleRequest request) {
+        int n = client.resubmitAll(workflow);
+        log.info("console: {} ERROR tasks of workflow {} resubmitted by the operator at {}", n, workflow, who(request));
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("ok", true);
+        m.put("resubmitted", n);
+        m.put("message", n + " ERROR task" + (n == 1 ? "" : "s") + " of " + workflow + " resubmitted");
+        return new Answer(200, m);
+    }
+
+    private Map<String, Object> outcome(boolean ok, String what, TaskId id) {
+        TaskInfo now = client.find(id).orElse(null);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("ok", ok);
+        m.put("message", now == null ? "task " + id + ": " + what
+                : now.businessKey() + " (" + now.workflow() + "): " + what);
+        m.put("status", now == null ? null : now.status());
+        return m;
+    }
+
+    private static String who(ConsoleRequest request) {
+        return request.remoteAddress() == null ? "an unknown address" : request.remoteAddress();
+    }
+
+    private static TaskStatus status(String s) {
+        try {
+            return TaskStatus.valueOf(s);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("status must be one of " + List.of(TaskStatus.values()) + ", was '" + s
+                    + "'", e);
+        }
+    }
+
+    private static int parseInt(String name, String s) {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a number, was '" + s + "'", e);
+        }
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
+    }
+
+    /** The decoded segments of {@code path}. */
+    static List<String> segments(String path) {
+        List<String> out = new ArrayList<>();
+        for (String s : path.split("/")) {
+            if (!s.isEmpty()) {
+                out.add(decode(s));
+            }
+        }
+        return out;
+    }
+
+    /** The decoded parameters of a query string; the first value of each name. */
+    static Map<String, String> query(String raw) {
+        Map<String, String> out = new HashMap<>();
+        if (raw == null || raw.isEmpty()) {
+            return out;
+        }
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            out.putIfAbsent(name, value);
+        }
+        return out;
+    }
+
+    /** Percent-decodes a path segment ('+' stays '+'). */
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * An API answer.
+     *
+     * @param status the HTTP status
+     * @param body what to write as JSON
+     */
+    public record Answer(int status, Object body) {
+
+        static Answer error(int status, String message) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("ok", false);
+            m.put("error", message);
+            return new Answer(status, m);
+        }
+    }
+}
