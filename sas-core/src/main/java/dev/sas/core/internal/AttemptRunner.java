@@ -92,7 +92,7 @@ final class AttemptRunner {
 
     /** Starts a task the claim loop just claimed. */
     void onClaimed(ClaimedTask c) {
-        TaskLog.run(c.taskId(), c.currentStep(), () -> claimed(c));
+        TaskLog.run(c.taskId(), c.workflow(), c.currentStep(), c.attempt(), () -> claimed(c));
     }
 
     private void claimed(ClaimedTask c) {
@@ -168,7 +168,7 @@ final class AttemptRunner {
     }
 
     private void startAttempt(TaskRun run) {
-        TaskLog.run(run.taskId, run.currentStep, () -> attempt(run));
+        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> attempt(run));
     }
 
     private void attempt(TaskRun run) {
@@ -187,9 +187,9 @@ final class AttemptRunner {
         a.thread = Thread.currentThread();
         try {
             if (a.compensating) {
-                stage = def.compensate(a, agentExecutors).thenApply(done -> null);
+                stage = def.compensate(a, withTaskLog(agentExecutors)).thenApply(done -> null);
             } else {
-                stage = def.invoke(a, agentExecutors);
+                stage = def.invoke(a, withTaskLog(agentExecutors));
             }
         } catch (Throwable e) {
             stage = CompletableFuture.failedFuture(e);
@@ -202,6 +202,11 @@ final class AttemptRunner {
             }
         }
         stage.whenComplete((out, err) -> onResult(a, out, err));
+    }
+
+    /** Agent executors that carry the caller's logging context (task, workflow, step, attempt) to the agent's thread. */
+    private static Function<String, Executor> withTaskLog(Function<String, Executor> executors) {
+        return name -> TaskLog.propagating(executors.apply(name));
     }
 
     private void scheduleDeadline(Attempt a, Duration delay) {
@@ -225,7 +230,7 @@ final class AttemptRunner {
     }
 
     private void onDeadline(Attempt a) {
-        TaskLog.run(a.taskId(), a.stepIndex(), () -> deadline(a));
+        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> deadline(a));
     }
 
     private void deadline(Attempt a) {
@@ -250,7 +255,7 @@ final class AttemptRunner {
     }
 
     private void onResult(Attempt a, String output, Throwable error) {
-        TaskLog.run(a.taskId(), a.stepIndex(), () -> result(a, output, error));
+        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> result(a, output, error));
     }
 
     private void result(Attempt a, String output, Throwable error) {
@@ -337,7 +342,7 @@ final class AttemptRunner {
     /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
         Transition t = d.transition();
-        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.currentStep, () -> {
+        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     applied(run, d, stepCompleted, at);
