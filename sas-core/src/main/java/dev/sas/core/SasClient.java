@@ -98,7 +98,9 @@ public final class SasClient {
      * Submits a task: one run of {@code workflow} for {@code input}. A second submit with the same
      * business key for the same workflow returns a handle to the first task and changes nothing
      * ({@link TaskHandle#created()} is then false). The task is durable when this returns (or,
-     * with {@link SubmitOptions.Builder#transaction}, when the host commits). Threads submitting
+     * with {@link SubmitOptions.Builder#transaction}, or in the host transaction the store finds
+     * the calling thread in ({@link dev.sas.core.spi.StateStore#hostTransaction()}, e.g. Spring's),
+     * when the host commits). Threads submitting
      * at the same time share store transactions (group commit): each returns once its own task is
      * durable, and many request threads get close to {@link #submitAll} throughput.
      *
@@ -114,9 +116,10 @@ public final class SasClient {
         Objects.requireNonNull(options, "options must not be null");
         NewTask task = newTask(workflow, businessKey, input, options, now());
         TaskEvent received = received(task);
-        SubmitResult result = options.transaction() == null ? submitGroup.submit(task, received)
-                : store.submit(task, received, options.transaction());
-        afterSubmit(List.of(task), List.of(received), List.of(result), options);
+        Object transaction = transaction(options);
+        SubmitResult result = transaction == null ? submitGroup.submit(task, received)
+                : store.submit(task, received, transaction);
+        afterSubmit(List.of(task), List.of(received), List.of(result), options, transaction != null);
         return new TaskHandle(this, result.taskId(), result.created());
     }
 
@@ -152,8 +155,9 @@ public final class SasClient {
         if (tasks.isEmpty()) {
             return List.of();
         }
-        List<SubmitResult> results = store.submitAll(tasks, received, options.transaction());
-        afterSubmit(tasks, received, results, options);
+        Object transaction = transaction(options);
+        List<SubmitResult> results = store.submitAll(tasks, received, transaction);
+        afterSubmit(tasks, received, results, options, transaction != null);
         List<TaskHandle> handles = new ArrayList<>(results.size());
         for (SubmitResult r : results) {
             handles.add(new TaskHandle(this, r.taskId(), r.created()));
@@ -217,8 +221,13 @@ public final class SasClient {
     }
 
     /** Logs each submission and hands the RECEIVED events of the tasks that were created to the hooks. */
+    /** The options' transaction, else the one the store finds the calling thread in, else null. */
+    private Object transaction(SubmitOptions options) {
+        return options.transaction() != null ? options.transaction() : store.hostTransaction();
+    }
+
     private void afterSubmit(List<NewTask> tasks, List<TaskEvent> received, List<SubmitResult> results,
-            SubmitOptions options) {
+            SubmitOptions options, boolean inHostTransaction) {
         List<TaskEvent> created = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             NewTask t = tasks.get(i);
@@ -232,7 +241,7 @@ public final class SasClient {
             }
         }
         if (!created.isEmpty()) {
-            hooks.submitted(created, options.replyTo(), options.delay().isZero(), options.transaction() != null);
+            hooks.submitted(created, options.replyTo(), options.delay().isZero(), inHostTransaction);
         }
     }
 

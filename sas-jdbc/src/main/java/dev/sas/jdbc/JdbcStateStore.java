@@ -37,6 +37,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -90,12 +91,14 @@ public final class JdbcStateStore implements StateStore {
     private final JdbcStore store;
     private final OwnedPool ownedPool;
     private final String description;
+    private final Supplier<?> hostTransaction;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcStateStore(JdbcStore store, OwnedPool ownedPool, String description) {
+    private JdbcStateStore(JdbcStore store, OwnedPool ownedPool, String description, Supplier<?> hostTransaction) {
         this.store = store;
         this.ownedPool = ownedPool;
         this.description = description;
+        this.hostTransaction = hostTransaction;
     }
 
     /** A new builder. The builder is not thread-safe; the stores it builds are. */
@@ -122,6 +125,27 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
         return store.submit(task, received, transaction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>What the {@link Builder#hostTransaction} supplier returns, or null without one.
+     *
+     * @throws IllegalArgumentException if the supplier returns something other than a
+     *     {@link java.sql.Connection}, a Jdbi {@link org.jdbi.v3.core.Handle} or null
+     */
+    @Override
+    public Object hostTransaction() {
+        if (hostTransaction == null) {
+            return null;
+        }
+        Object t = hostTransaction.get();
+        if (t != null && !(t instanceof java.sql.Connection) && !(t instanceof org.jdbi.v3.core.Handle)) {
+            throw new IllegalArgumentException("the hostTransaction supplier returned a " + t.getClass().getName()
+                    + "; it must return a java.sql.Connection, an org.jdbi.v3.core.Handle, or null");
+        }
+        return t;
     }
 
     /**
@@ -351,6 +375,7 @@ public final class JdbcStateStore implements StateStore {
         private String poolName;
         private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private boolean createSchema = true;
+        private Supplier<?> hostTransaction;
         private Duration connectTimeout;
         private Duration socketTimeout;
         private Duration statementTimeout;
@@ -520,6 +545,21 @@ public final class JdbcStateStore implements StateStore {
         }
 
         /**
+         * How to find the host transaction the submitting thread is in, which a submission that
+         * names none then joins: a supplier called on that thread that returns the transaction's
+         * {@link java.sql.Connection} (or a Jdbi {@code Handle}), or null when the thread is in
+         * none. The connection must come from the same database as the store's. The Spring Boot
+         * starter sets it to the connection of the current Spring transaction on the
+         * application's data source.
+         *
+         * @throws NullPointerException if {@code hostTransaction} is null
+         */
+        public Builder hostTransaction(Supplier<?> hostTransaction) {
+            this.hostTransaction = Objects.requireNonNull(hostTransaction, "hostTransaction must not be null");
+            return this;
+        }
+
+        /**
          * Whether {@link #build()} creates and upgrades the tables (default true). Turn it off
          * when Flyway or Liquibase applies the scripts shipped in this jar.
          */
@@ -595,7 +635,8 @@ public final class JdbcStateStore implements StateStore {
                         createSchema ? "managed" : "not managed",
                         pool == null ? "" : ", pool " + pool.name() + " max " + pool.maxPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description);
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description,
+                        hostTransaction);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 closeQuietly(pool, e);
                 if (e instanceof IllegalStateException ise) {
