@@ -1,0 +1,201 @@
+package dev.sas.spring.boot;
+
+import dev.sas.core.AlertSink;
+import dev.sas.core.RuntimeBuilder;
+import dev.sas.core.SasClient;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.TaskListener;
+import dev.sas.core.Workflow;
+import dev.sas.core.spi.StateStore;
+import dev.sas.jdbc.JdbcStateStore;
+import dev.sas.micrometer.SasMicrometer;
+import dev.sas.spring.boot.internal.SasLifecycle;
+import dev.sas.spring.boot.internal.SpringTransactions;
+import io.micrometer.core.instrument.MeterRegistry;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Configures SAS on the application's {@link DataSource}: a {@link JdbcStateStore} (bean
+ * {@code sasStateStore}), a {@link SasRuntime} registering every {@link Workflow} bean (only when
+ * there is one: a node without workflows gets just the client), a {@link SasClient}, and the
+ * runtime's start and stop with the context. A plain {@code client.submit(...)} inside a Spring
+ * transaction on that data source joins it ({@code sas.submit.join-transaction}), and the node's
+ * scheduler is woken right after the commit. Every bean backs off when the application defines
+ * its own. With Spring Boot Actuator, a health indicator {@code sas}; with {@code sas-micrometer}
+ * and a {@code MeterRegistry}, SAS's meters.
+ */
+@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = {
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
+@ConditionalOnClass({SasRuntime.class, JdbcStateStore.class})
+@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnProperty(prefix = "sas", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(SasProperties.class)
+public class SasAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(SasAutoConfiguration.class);
+
+    /** Creates the auto-configuration; Spring calls it. */
+    public SasAutoConfiguration() {
+    }
+
+    /**
+     * How submissions find the caller's Spring transaction.
+     *
+     * @param dataSource the application's data source
+     * @return the finder
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    SpringTransactions sasSpringTransactions(DataSource dataSource) {
+        return new SpringTransactions(dataSource);
+    }
+
+    /**
+     * The store on the application's data source; SAS never closes the data source.
+     *
+     * @param dataSource the application's data source
+     * @param properties the {@code sas.*} properties
+     * @param transactions how a submission finds the caller's transaction
+     * @return the store
+     */
+    @Bean
+    @ConditionalOnMissingBean(StateStore.class)
+    JdbcStateStore sasStateStore(DataSource dataSource, SasProperties properties, SpringTransactions transactions) {
+        JdbcStateStore.Builder b = JdbcStateStore.builder().dataSource(dataSource)
+                .tablePrefix(properties.getTablePrefix())
+                .createSchema(properties.isCreateSchema());
+        if (properties.getSubmit().isJoinTransaction()) {
+            b.hostTransaction(transactions);
+        }
+        return b.build();
+    }
+
+    /**
+     * The runtime, with every {@link Workflow} bean, {@link TaskListener} bean, the
+     * {@link AlertSink} bean if there is one, then every {@link SasRuntimeCustomizer}. Started and
+     * stopped by {@link #sasLifecycle}.
+     *
+     * @param store the store
+     * @param properties the {@code sas.*} properties
+     * @param workflows the workflow beans
+     * @param listeners the listener beans
+     * @param alertSink the alert sink bean, if any
+     * @param customizers the customizer beans
+     * @param transactions woken after commits
+     * @return the runtime, not started
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(Workflow.class)
+    SasRuntime sasRuntime(StateStore store, SasProperties properties, ObjectProvider<Workflow<?>> workflows,
+            ObjectProvider<TaskListener> listeners, ObjectProvider<AlertSink> alertSink,
+            ObjectProvider<SasRuntimeCustomizer> customizers, ObjectProvider<SpringTransactions> transactions) {
+        RuntimeBuilder b = SasRuntime.builder().stateStore(store)
+                .schedulerEnabled(properties.getScheduler().isEnabled())
+                .schedulerThreads(properties.getScheduler().getThreads())
+                .claimBatchSize(properties.getScheduler().getClaimBatchSize())
+                .maxInFlight(properties.getScheduler().getMaxInFlight())
+                .pollInterval(properties.getScheduler().getPollInterval())
+                .supervisorEnabled(properties.getSupervisor().isEnabled())
+                .supervisorInterval(properties.getSupervisor().getInterval())
+                .agentThreads(properties.getAgentThreads())
+                .shutdownGrace(properties.getShutdownGrace())
+                .retention(properties.getRetention())
+                .maxPayloadBytes(properties.getMaxPayloadBytes());
+        if (properties.getInstanceId() != null) {
+            b.instanceId(properties.getInstanceId());
+        }
+        workflows.orderedStream().forEach(b::workflow);
+        listeners.orderedStream().forEach(b::onEvent);
+        alertSink.ifUnique(b::alertSink);
+        customizers.orderedStream().forEach(c -> c.customize(b));
+        SasRuntime runtime = b.build();
+        transactions.ifAvailable(t -> t.wake(runtime));
+        log.info("SAS runtime {} configured with workflows {}", runtime.instanceId(),
+                runtime.config().workflows().stream().map(w -> w.name() + " v" + w.version()).toList());
+        return runtime;
+    }
+
+    /**
+     * Starts the runtime with the context and closes it when the context stops.
+     *
+     * @param runtime the runtime
+     * @return the lifecycle
+     */
+    @Bean
+    @ConditionalOnBean(SasRuntime.class)
+    SasLifecycle sasLifecycle(SasRuntime runtime) {
+        return new SasLifecycle(runtime);
+    }
+
+    /**
+     * The client: the runtime's when there is one, else one on the store (a node that submits and
+     * reads but runs nothing).
+     *
+     * @param runtime the runtime, if any
+     * @param store the store
+     * @param properties the {@code sas.*} properties
+     * @return the client
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    SasClient sasClient(ObjectProvider<SasRuntime> runtime, StateStore store, SasProperties properties) {
+        SasRuntime r = runtime.getIfUnique();
+        return r != null ? r.client()
+                : SasClient.builder().stateStore(store).maxPayloadBytes(properties.getMaxPayloadBytes()).build();
+    }
+
+    /** The {@code sas} health indicator, with Spring Boot Actuator. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    @ConditionalOnBean(SasRuntime.class)
+    @ConditionalOnProperty(prefix = "management.health.sas", name = "enabled", matchIfMissing = true)
+    static class Health {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "sasHealthIndicator")
+        SasHealthIndicator sasHealthIndicator(SasRuntime runtime, SasProperties properties) {
+            return new SasHealthIndicator(runtime, properties.getHealth().getMaxClaimAge());
+        }
+    }
+
+    /** SAS's meters, with {@code sas-micrometer} and a {@code MeterRegistry}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({SasMicrometer.class, MeterRegistry.class})
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnProperty(prefix = "sas.metrics", name = "enabled", matchIfMissing = true)
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        SasMicrometer sasMicrometer(MeterRegistry registry, SasProperties properties) {
+            return SasMicrometer.builder(registry).storeRefresh(properties.getMetrics().getStoreRefresh()).build();
+        }
+
+        @Bean
+        SasRuntimeCustomizer sasMicrometerListener(SasMicrometer micrometer) {
+            return b -> b.onEvent(micrometer.listener());
+        }
+
+        @Bean
+        SmartInitializingSingleton sasMicrometerBinding(SasMicrometer micrometer, ObjectProvider<SasRuntime> runtime) {
+            return () -> runtime.ifUnique(micrometer::bind);
+        }
+    }
+}
