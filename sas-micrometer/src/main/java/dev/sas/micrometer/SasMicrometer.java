@@ -75,7 +75,8 @@ public final class SasMicrometer {
     /**
      * Registers {@code runtime}'s counters ({@link SasMetrics}), its gauges (tasks in flight, clock
      * skew, supervisor leadership) and its store's gauges. The meters hold the runtime weakly and
-     * report nothing once it is garbage; they are not removed when it closes.
+     * report nothing once it is garbage (the store's gauges keep the store); they are not removed
+     * when it closes.
      *
      * @return {@code runtime}
      * @throws NullPointerException if {@code runtime} is null
@@ -109,16 +110,21 @@ public final class SasMicrometer {
                 .description("1 while this runtime holds the supervisor lease").tags(tags).register(registry);
 
         Clock clock = runtime.config().clock();
-        StoreGauges store = new StoreGauges(runtime.config().stateStore(), clock,
-                () -> runtime.metrics().clockSkewMillis(), storeRefresh);
+        // held by its gauges (strong references): nothing else keeps it
+        java.lang.ref.WeakReference<SasRuntime> weak = new java.lang.ref.WeakReference<>(runtime);
+        StoreGauges store = new StoreGauges(runtime.config().stateStore(), clock, () -> {
+            SasRuntime r = weak.get();
+            return r == null ? 0 : r.metrics().clockSkewMillis();
+        }, storeRefresh);
         for (TaskStatus status : TaskStatus.values()) {
             Gauge.builder(PREFIX + ".tasks", store, s -> s.count(status))
                     .description("tasks in the store by state (all nodes), read at most once per store refresh")
-                    .tags(tags).tag("state", status.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
+                    .tags(tags).tag("state", status.name().toLowerCase(java.util.Locale.ROOT))
+                    .strongReference(true).register(registry);
         }
         TimeGauge.builder(PREFIX + ".tasks.oldest.due.age", store, TimeUnit.MILLISECONDS, StoreGauges::oldestDueAgeMillis)
                 .description("how long the oldest due, unclaimed task has waited (0 when none), all nodes")
-                .tags(tags).register(registry);
+                .tags(tags).strongReference(true).register(registry);
         return runtime;
     }
 

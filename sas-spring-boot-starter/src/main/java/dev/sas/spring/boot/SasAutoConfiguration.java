@@ -8,16 +8,12 @@ import dev.sas.core.TaskListener;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
 import dev.sas.jdbc.JdbcStateStore;
-import dev.sas.micrometer.SasMicrometer;
 import dev.sas.spring.boot.internal.SasLifecycle;
 import dev.sas.spring.boot.internal.SpringTransactions;
-import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -27,7 +23,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Configures SAS on the application's {@link DataSource}: a {@link JdbcStateStore} (bean
@@ -36,12 +31,10 @@ import org.springframework.context.annotation.Configuration;
  * runtime's start and stop with the context. A plain {@code client.submit(...)} inside a Spring
  * transaction on that data source joins it ({@code sas.submit.join-transaction}), and the node's
  * scheduler is woken right after the commit. Every bean backs off when the application defines
- * its own. With Spring Boot Actuator, a health indicator {@code sas}; with {@code sas-micrometer}
- * and a {@code MeterRegistry}, SAS's meters.
+ * its own. {@link SasHealthAutoConfiguration} and {@link SasMetricsAutoConfiguration} add a health
+ * indicator and meters.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = {
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
+@AutoConfiguration(after = DataSourceAutoConfiguration.class)
 @ConditionalOnClass({SasRuntime.class, JdbcStateStore.class})
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(prefix = "sas", name = "enabled", matchIfMissing = true)
@@ -139,7 +132,8 @@ public class SasAutoConfiguration {
      * @return the lifecycle
      */
     @Bean
-    @ConditionalOnBean(SasRuntime.class)
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(Workflow.class)
     SasLifecycle sasLifecycle(SasRuntime runtime) {
         return new SasLifecycle(runtime);
     }
@@ -159,43 +153,5 @@ public class SasAutoConfiguration {
         SasRuntime r = runtime.getIfUnique();
         return r != null ? r.client()
                 : SasClient.builder().stateStore(store).maxPayloadBytes(properties.getMaxPayloadBytes()).build();
-    }
-
-    /** The {@code sas} health indicator, with Spring Boot Actuator. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(HealthIndicator.class)
-    @ConditionalOnBean(SasRuntime.class)
-    @ConditionalOnProperty(prefix = "management.health.sas", name = "enabled", matchIfMissing = true)
-    static class Health {
-
-        @Bean
-        @ConditionalOnMissingBean(name = "sasHealthIndicator")
-        SasHealthIndicator sasHealthIndicator(SasRuntime runtime, SasProperties properties) {
-            return new SasHealthIndicator(runtime, properties.getHealth().getMaxClaimAge());
-        }
-    }
-
-    /** SAS's meters, with {@code sas-micrometer} and a {@code MeterRegistry}. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass({SasMicrometer.class, MeterRegistry.class})
-    @ConditionalOnBean(MeterRegistry.class)
-    @ConditionalOnProperty(prefix = "sas.metrics", name = "enabled", matchIfMissing = true)
-    static class Metrics {
-
-        @Bean
-        @ConditionalOnMissingBean
-        SasMicrometer sasMicrometer(MeterRegistry registry, SasProperties properties) {
-            return SasMicrometer.builder(registry).storeRefresh(properties.getMetrics().getStoreRefresh()).build();
-        }
-
-        @Bean
-        SasRuntimeCustomizer sasMicrometerListener(SasMicrometer micrometer) {
-            return b -> b.onEvent(micrometer.listener());
-        }
-
-        @Bean
-        SmartInitializingSingleton sasMicrometerBinding(SasMicrometer micrometer, ObjectProvider<SasRuntime> runtime) {
-            return () -> runtime.ifUnique(micrometer::bind);
-        }
     }
 }
