@@ -43,10 +43,15 @@ class SasMicrometerTest {
     @Test
     void a_run_leaves_counters_step_timers_and_outcomes_per_workflow_in_the_registry() {
         Workflow<String> wf = orders();
-        SasMicrometer metrics = SasMicrometer.builder(registry).tags(Tags.of("app", "shop")).build();
         InMemoryStateStore store = new InMemoryStateStore();
-        try (SasRuntime runtime = metrics.bind(SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
-                .onEvent(metrics.listener()).build())) {
+        // tag::bind[]
+        SasMicrometer metrics = SasMicrometer.builder(registry).tags(Tags.of("app", "shop")).build();
+        SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
+                .onEvent(metrics.listener())
+                .build();
+        metrics.bind(runtime);
+        // end::bind[]
+        try (runtime) {
             runtime.client().submit(wf, "o-1", "ok-1");
             runtime.client().submit(wf, "o-2", "ok-2");
             runtime.client().submit(wf, "o-3", "bad-3");

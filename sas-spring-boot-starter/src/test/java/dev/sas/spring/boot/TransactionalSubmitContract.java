@@ -30,12 +30,14 @@ abstract class TransactionalSubmitContract {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class ShopApplication {
+        // tag::workflow-bean[]
         @Bean
         Workflow<String> confirmOrder() {
             return Workflow.builder("confirm-order", Codec.string())
                     .step("confirm", s -> s.execute(ctx -> "confirmed " + ctx.input()))
                     .build();
         }
+        // end::workflow-bean[]
 
         @Bean
         Orders orders(JdbcTemplate jdbc, SasClient sas, Workflow<String> confirmOrder,
@@ -58,7 +60,7 @@ abstract class TransactionalSubmitContract {
             this.table = table;
         }
 
-        // [docs:transactional-submit]
+        // tag::transactional-submit[]
         @Transactional
         public TaskId place(String orderId, boolean failAfterSubmit) {
             jdbc.update("INSERT INTO " + table + " (id) VALUES (?)", orderId);
@@ -68,7 +70,7 @@ abstract class TransactionalSubmitContract {
             }
             return task;
         }
-        // [docs:transactional-submit]
+        // end::transactional-submit[]
     }
 
     @Autowired
