@@ -59,8 +59,15 @@ public final class SasClient {
      *     submission and due times; alone it measures local waits
      * @param databaseClock whether submission and due times follow the store's clock
      * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
+     * @param tracing captures the submitter's trace context to store with each task
      */
-    public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
+    public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
+            Tracing tracing) {
+
+        /** Settings without tracing. */
+        public Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
+            this(stateStore, clock, databaseClock, maxPayloadBytes, Tracing.none());
+        }
     }
 
     SasClient(Config config, DatabaseClock clock, List<Workflow<?>> workflows, ClientHooks hooks) {
@@ -211,8 +218,26 @@ public final class SasClient {
         }
         remember(workflow);
         StepDefinition<I> first = workflow.steps().get(0);
-        return new NewTask(TaskId.random(), workflow.name(), workflow.version(), businessKey, options.priority(),
-                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()));
+        TaskId id = TaskId.random();
+        return new NewTask(id, workflow.name(), workflow.version(), businessKey, options.priority(),
+                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()),
+                traceContext(workflow.name(), id));
+    }
+
+    /** The submitting thread's trace context; a tracing failure leaves the task untraced, never fails the submit. */
+    private String traceContext(String workflow, TaskId id) {
+        try {
+            String context = config.tracing().capture(workflow, id);
+            if (context != null && context.length() > NewTask.MAX_TRACE_CONTEXT_LENGTH) {
+                log.warn("task {}: trace context of {} characters not stored (at most {})", id, context.length(),
+                        NewTask.MAX_TRACE_CONTEXT_LENGTH);
+                return null;
+            }
+            return context;
+        } catch (RuntimeException e) {
+            log.warn("task {}: capturing the trace context failed; the task is not traced ({})", id, e.toString());
+            return null;
+        }
     }
 
     private static TaskEvent received(NewTask t) {
@@ -440,6 +465,7 @@ public final class SasClient {
         private boolean databaseClock = true;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private final List<Workflow<?>> workflows = new ArrayList<>();
+        private Tracing tracing = Tracing.none();
 
         private Builder() {
         }
@@ -501,6 +527,18 @@ public final class SasClient {
         }
 
         /**
+         * Stores each submitter's trace context with its task, so the steps continue its trace
+         * (e.g. {@code OpenTelemetryTracing} from {@code sas-opentelemetry}). Default
+         * {@link Tracing#none()}.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
+            return this;
+        }
+
+        /**
          * The client.
          *
          * @throws IllegalStateException if no state store was given
@@ -509,7 +547,7 @@ public final class SasClient {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
-            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes),
+            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing),
                     DatabaseClock.of(clock, store, databaseClock, "client", millis -> { }), List.copyOf(workflows),
                     ClientHooks.NONE);
         }

@@ -123,7 +123,8 @@ public final class SasRuntime implements AutoCloseable {
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
-                config.maxPayloadBytes()), clock, config.workflows(), new Hooks());
+                config.maxPayloadBytes(), config.tracing()), clock, config.workflows(), new Hooks());
+        scheduler.tracing(config.tracing());
     }
 
     /** Hands what this runtime's own client does to its listeners and its scheduler. */

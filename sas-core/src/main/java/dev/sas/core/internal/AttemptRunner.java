@@ -5,6 +5,7 @@ import dev.sas.core.NonRetryableException;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.Tracing;
 import dev.sas.core.Workflow;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
@@ -31,6 +32,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +61,7 @@ final class AttemptRunner {
     private volatile Executor stepExecutor = Runnable::run;
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
     private volatile ScheduledExecutorService timer;
+    private volatile Tracing tracing = Tracing.none();
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop) {
@@ -70,6 +73,10 @@ final class AttemptRunner {
         this.metrics = metrics;
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
+    }
+
+    void tracing(Tracing tracing) {
+        this.tracing = tracing;
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -183,14 +190,16 @@ final class AttemptRunner {
         Attempt a = new Attempt(run, clock);
         StepDefinition<Object> def = run.workflow.steps().get(a.step);
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
+        a.trace = startTrace(a);
+        AtomicReference<CompletionStage<String>> invoked = new AtomicReference<>();
         CompletionStage<String> stage;
         a.thread = Thread.currentThread();
         try {
-            if (a.compensating) {
-                stage = def.compensate(a, withTaskLog(agentExecutors)).thenApply(done -> null);
-            } else {
-                stage = def.invoke(a, withTaskLog(agentExecutors));
-            }
+            Function<String, Executor> agents = withTaskLog(agentExecutors, a.trace);
+            a.trace.run(() -> invoked.set(a.compensating
+                    ? def.compensate(a, agents).thenApply(done -> null)
+                    : def.invoke(a, agents)));
+            stage = invoked.get();
         } catch (Throwable e) {
             stage = CompletableFuture.failedFuture(e);
         } finally {
@@ -204,9 +213,32 @@ final class AttemptRunner {
         stage.whenComplete((out, err) -> onResult(a, out, err));
     }
 
-    /** Agent executors that carry the caller's logging context (task, workflow, step, attempt) to the agent's thread. */
-    private static Function<String, Executor> withTaskLog(Function<String, Executor> executors) {
-        return name -> TaskLog.propagating(executors.apply(name));
+    /**
+     * Agent executors that carry the caller's logging context (task, workflow, step, attempt) and
+     * the attempt's trace to the agent's thread.
+     */
+    private static Function<String, Executor> withTaskLog(Function<String, Executor> executors,
+            Tracing.StepTrace trace) {
+        return name -> trace.wrap(TaskLog.propagating(executors.apply(name)));
+    }
+
+    /** The attempt's trace; a tracing failure leaves the attempt untraced. */
+    private Tracing.StepTrace startTrace(Attempt a) {
+        try {
+            Tracing.StepTrace t = tracing.startStep(a, a.run.traceContext);
+            return t != null ? t : Tracing.none().startStep(a, null);
+        } catch (Throwable e) {
+            log.warn("{}: starting its trace failed; the attempt is not traced ({})", a, e.toString());
+            return Tracing.none().startStep(a, null);
+        }
+    }
+
+    private static void endTrace(Attempt a, Throwable error) {
+        try {
+            a.trace.end(error);
+        } catch (Throwable e) {
+            log.warn("{}: ending its trace failed ({})", a, e.toString());
+        }
     }
 
     private void scheduleDeadline(Attempt a, Duration delay) {
@@ -242,6 +274,7 @@ final class AttemptRunner {
         if (!a.finish()) {
             return;
         }
+        endTrace(a, new java.util.concurrent.TimeoutException("no result by its deadline " + a.completeBy));
         metrics.deadlinesMissed.increment();
         log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
         // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
@@ -269,6 +302,7 @@ final class AttemptRunner {
         if (a.timer != null) {
             a.timer.cancel(false);
         }
+        endTrace(a, error == null ? null : unwrap(error));
         if (abandoning) {
             log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
             loop.release();
