@@ -5,6 +5,7 @@ import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskListener;
+import dev.sas.core.Tracing;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
 import dev.sas.jdbc.JdbcStateStore;
@@ -81,7 +82,7 @@ public class SasAutoConfiguration {
 
     /**
      * The runtime, with every {@link Workflow} bean, {@link TaskListener} bean, the
-     * {@link AlertSink} bean if there is one, then every {@link SasRuntimeCustomizer}. Started and
+     * {@link AlertSink} and {@link Tracing} beans if there are, then every {@link SasRuntimeCustomizer}. Started and
      * stopped by {@link #sasLifecycle}.
      *
      * @param store the store
@@ -89,6 +90,7 @@ public class SasAutoConfiguration {
      * @param workflows the workflow beans
      * @param listeners the listener beans
      * @param alertSink the alert sink bean, if any
+     * @param tracing the tracing bean, if any
      * @param customizers the customizer beans
      * @param transactions woken after commits
      * @return the runtime, not started
@@ -98,7 +100,8 @@ public class SasAutoConfiguration {
     @ConditionalOnBean(Workflow.class)
     SasRuntime sasRuntime(StateStore store, SasProperties properties, ObjectProvider<Workflow<?>> workflows,
             ObjectProvider<TaskListener> listeners, ObjectProvider<AlertSink> alertSink,
-            ObjectProvider<SasRuntimeCustomizer> customizers, ObjectProvider<SpringTransactions> transactions) {
+            ObjectProvider<SasRuntimeCustomizer> customizers, ObjectProvider<SpringTransactions> transactions,
+            ObjectProvider<Tracing> tracing) {
         RuntimeBuilder b = SasRuntime.builder().stateStore(store)
                 .schedulerEnabled(properties.getScheduler().isEnabled())
                 .schedulerThreads(properties.getScheduler().getThreads())
@@ -117,6 +120,7 @@ public class SasAutoConfiguration {
         workflows.orderedStream().forEach(b::workflow);
         listeners.orderedStream().forEach(b::onEvent);
         alertSink.ifUnique(b::alertSink);
+        tracing.ifUnique(b::tracing);
         customizers.orderedStream().forEach(c -> c.customize(b));
         SasRuntime runtime = b.build();
         transactions.ifAvailable(t -> t.wake(runtime));
@@ -145,13 +149,19 @@ public class SasAutoConfiguration {
      * @param runtime the runtime, if any
      * @param store the store
      * @param properties the {@code sas.*} properties
+     * @param tracing the tracing bean, if any
      * @return the client
      */
     @Bean
     @ConditionalOnMissingBean
-    SasClient sasClient(ObjectProvider<SasRuntime> runtime, StateStore store, SasProperties properties) {
+    SasClient sasClient(ObjectProvider<SasRuntime> runtime, StateStore store, SasProperties properties,
+            ObjectProvider<Tracing> tracing) {
         SasRuntime r = runtime.getIfUnique();
-        return r != null ? r.client()
-                : SasClient.builder().stateStore(store).maxPayloadBytes(properties.getMaxPayloadBytes()).build();
+        if (r != null) {
+            return r.client();
+        }
+        SasClient.Builder b = SasClient.builder().stateStore(store).maxPayloadBytes(properties.getMaxPayloadBytes());
+        tracing.ifUnique(b::tracing);
+        return b.build();
     }
 }

@@ -33,6 +33,7 @@ public class SasProperties {
     private final Supervisor supervisor = new Supervisor();
     private final Health health = new Health();
     private final Metrics metrics = new Metrics();
+    private final Tracing tracing = new Tracing();
 
     /** @return whether the starter configures SAS */
     public boolean isEnabled() {
@@ -137,6 +138,27 @@ public class SasProperties {
     /** @return the metrics settings */
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    /** @return the tracing settings */
+    public Tracing getTracing() {
+        return tracing;
+    }
+
+    /** {@code sas.tracing.*}: OpenTelemetry tracing (with {@code sas-opentelemetry} and an OpenTelemetry bean). */
+    public static class Tracing {
+        /** Whether tasks carry the submitter's trace to their steps and agent calls. */
+        private boolean enabled = true;
+
+        /** @return whether tracing is on */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether tracing is on */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     /** {@code sas.submit.*}: how submissions meet the application's transactions. */

@@ -37,7 +37,8 @@ class SasAutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
                     DataSourceTransactionManagerAutoConfiguration.class, SasAutoConfiguration.class,
-                    SasHealthAutoConfiguration.class, SasMetricsAutoConfiguration.class))
+                    SasHealthAutoConfiguration.class, SasMetricsAutoConfiguration.class,
+                    SasTracingAutoConfiguration.class))
             .withPropertyValues("spring.datasource.url=jdbc:h2:mem:sb" + ThreadLocalRandom.current().nextInt(1 << 30)
                     + ";DB_CLOSE_DELAY=-1", "sas.table-prefix=sbt_");
 
@@ -194,6 +195,38 @@ class SasAutoConfigurationTest {
                 .withClassLoader(new FilteredClassLoader(SasMicrometer.class))
                 .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SasRuntime.class)
                         .doesNotHaveBean(SasMicrometer.class));
+    }
+
+    @Test
+    void with_an_open_telemetry_bean_tasks_are_traced() {
+        io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter spans =
+                io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.create();
+        runner.withUserConfiguration(Workflows.class)
+                .withBean(io.opentelemetry.api.OpenTelemetry.class, () -> io.opentelemetry.sdk.OpenTelemetrySdk.builder()
+                        .setTracerProvider(io.opentelemetry.sdk.trace.SdkTracerProvider.builder().addSpanProcessor(
+                                io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(spans)).build())
+                        .build())
+                .run(ctx -> {
+                    assertThat(ctx).hasSingleBean(dev.sas.core.Tracing.class);
+                    @SuppressWarnings("unchecked")
+                    Workflow<String> greet = ctx.getBean("greet", Workflow.class);
+                    ctx.getBean(SasClient.class).submit(greet, "t-1", "x").await(Duration.ofSeconds(30));
+                    await().atMost(Duration.ofSeconds(30)).until(() -> spans.getFinishedSpanItems().stream()
+                            .anyMatch(s -> s.getName().equals("sas.step greet hello")));
+                    var submit = spans.getFinishedSpanItems().stream()
+                            .filter(s -> s.getName().equals("sas.submit greet")).findFirst().orElseThrow();
+                    assertThat(spans.getFinishedSpanItems()).filteredOn(s -> s.getName().equals("sas.step greet hello"))
+                            .allSatisfy(s -> assertThat(s.getTraceId()).isEqualTo(submit.getTraceId()));
+                });
+    }
+
+    @Test
+    void without_sas_opentelemetry_there_is_no_tracing_and_the_rest_works() {
+        runner.withUserConfiguration(Workflows.class)
+                .withBean(io.opentelemetry.api.OpenTelemetry.class, io.opentelemetry.api.OpenTelemetry::noop)
+                .withClassLoader(new FilteredClassLoader(dev.sas.opentelemetry.OpenTelemetryTracing.class))
+                .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SasRuntime.class)
+                        .doesNotHaveBean(dev.sas.core.Tracing.class));
     }
 
     @Test
