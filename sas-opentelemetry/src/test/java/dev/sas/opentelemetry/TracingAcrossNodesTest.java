@@ -80,18 +80,19 @@ class TracingAcrossNodesTest {
 
         try (JdbcStateStore storeA = JdbcStateStore.builder().url(url).build();
              JdbcStateStore storeB = JdbcStateStore.builder().url(url).build();
-             SasRuntime worker = SasRuntime.builder().stateStore(storeB).workflow(orders)
-                     .tracing(OpenTelemetryTracing.create(nodeB)).pollInterval(Duration.ofMillis(50)).build()) {
+             SasRuntime worker = worker(storeB, orders)) {
+            // tag::web-tier[]
             SasClient webTier = SasClient.builder().stateStore(storeA).tracing(OpenTelemetryTracing.create(nodeA))
                     .build();
 
             Span request = nodeA.getTracer("shop").spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
             TaskId task;
             try (Scope ignored = request.makeCurrent()) {
-                task = webTier.submit(orders, "order-1", "order-1").id();
+                task = webTier.submit(orders, "order-1", "order-1").id(); // stores the request's trace context
             } finally {
                 request.end();
             }
+            // end::web-tier[]
             String traceId = request.getSpanContext().getTraceId();
 
             worker.start();
@@ -122,6 +123,16 @@ class TracingAcrossNodesTest {
                     .containsEntry("agent sas-agent-payments-N 1", traceId)
                     .containsEntry("agent sas-agent-payments-N 2", traceId);
         }
+    }
+
+    private SasRuntime worker(JdbcStateStore store, Workflow<String> orders) {
+        // tag::worker[]
+        SasRuntime worker = SasRuntime.builder().stateStore(store).workflow(orders)
+                .tracing(OpenTelemetryTracing.create(nodeB)) // the worker node's OpenTelemetry
+                .pollInterval(Duration.ofMillis(50))
+                .build();
+        // end::worker[]
+        return worker;
     }
 
     @Test

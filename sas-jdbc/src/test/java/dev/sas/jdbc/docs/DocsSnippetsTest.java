@@ -20,6 +20,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class DocsSnippetsTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final String TRACING_TEST =
+            "sas-opentelemetry/src/test/java/dev/sas/opentelemetry/TracingAcrossNodesTest.java";
     private static final String STARTER_TESTS = "sas-spring-boot-starter/src/test/java/dev/sas/spring/boot/";
 
     static Stream<Arguments> snippets() {
@@ -38,7 +40,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/spring-boot.md", STARTER_TESTS + "TransactionalSubmitContract.java",
                         "transactional-submit"),
                 Arguments.of("docs/observability.md", "sas-micrometer/src/test/java/dev/sas/micrometer/SasMicrometerTest.java",
-                        "bind"));
+                        "bind"),
+                Arguments.of("docs/observability.md", TRACING_TEST, "web-tier"),
+                Arguments.of("docs/observability.md", TRACING_TEST, "worker"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
