@@ -114,8 +114,9 @@ public final class Supervisor {
                 List<Decision> again = new ArrayList<>(cancelled.size());
                 for (int i : cancelled) {
                     ExpiredTask e = expired.get(i);
-                    log.info("task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
-                            e.taskId(), e.currentStep());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
+                            e.taskId(), e.currentStep()));
                     again.add(TaskStateMachine.decide(snapshot(e).withCancelRequested(),
                             decisions.get(i).ifCancelRequested(), now));
                 }
@@ -139,16 +140,18 @@ public final class Supervisor {
                         case CANCELLED -> metrics.compensated.increment();
                         default -> { }
                     }
-                    log.info("task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
-                            e.lockedBy(), e.completeBy(), t.status());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
+                            e.lockedBy(), e.completeBy(), t.status()));
                     if (t.nextAttemptAt() != null && (firstDue == null || t.nextAttemptAt().isBefore(firstDue))) {
                         firstDue = t.nextAttemptAt();
                     }
                     events.publish(t.events(), e.replyTo());
                     d.alerts().forEach(events::alert);
                 } else {
-                    log.info("task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
-                            e.currentStep());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
+                            e.currentStep()));
                 }
             }
             recovered += applied;
