@@ -167,6 +167,39 @@ class SasAutoConfigurationTest {
     }
 
     @Test
+    void the_health_is_down_while_claims_fail_for_longer_than_the_max_claim_age_and_up_again_after() {
+        java.util.concurrent.atomic.AtomicBoolean databaseDown = new java.util.concurrent.atomic.AtomicBoolean();
+        InMemoryStateStore memory = new InMemoryStateStore();
+        StateStore store = (StateStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("claim") && databaseDown.get()) {
+                        throw new dev.sas.core.StateStoreException("database unreachable");
+                    }
+                    try {
+                        return method.invoke(memory, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        dev.sas.testing.ManualClock clock = new dev.sas.testing.ManualClock();
+        try (SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(new Workflows().greet())
+                .pollInterval(Duration.ofMillis(20)).build().start()) {
+            SasHealthIndicator health = new SasHealthIndicator(runtime, Duration.ofMinutes(1));
+            await().atMost(Duration.ofSeconds(30)).until(() -> runtime.status().lastClaimPoll() != null);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+
+            databaseDown.set(true);
+            clock.tick(Duration.ofMinutes(2));
+            await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.DOWN));
+            assertThat(String.valueOf(health.health().getDetails().get("reason")))
+                    .contains("no successful claim query").contains("sas.health.max-claim-age");
+
+            databaseDown.set(false);
+            await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+        }
+    }
+
+    @Test
     void without_actuator_there_is_no_health_indicator_and_the_rest_works() {
         runner.withUserConfiguration(Workflows.class).withClassLoader(new FilteredClassLoader(HealthIndicator.class))
                 .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SasRuntime.class)
