@@ -36,6 +36,7 @@ public final class RuntimeBuilder {
     private Duration retentionInterval = SasRuntime.DEFAULT_RETENTION_INTERVAL;
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
+    private Tracing tracing = Tracing.none();
     private Clock clock = Clock.systemUTC();
     private boolean databaseClock = true;
     private Executor stepExecutor;
@@ -357,6 +358,18 @@ public final class RuntimeBuilder {
     }
 
     /**
+     * Carries each task's trace from its submission to its steps and agent calls (e.g.
+     * {@code OpenTelemetryTracing} from {@code sas-opentelemetry}); used by this runtime's client at
+     * submit and by its scheduler around every step attempt. Default {@link Tracing#none()}.
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder tracing(Tracing tracing) {
+        this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
+        return this;
+    }
+
+    /**
      * Where alerts go. Default: an ERROR log line on logger {@code dev.sas.alerts}.
      *
      * @throws NullPointerException if null
@@ -399,7 +412,7 @@ public final class RuntimeBuilder {
                 : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
-                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace));
+                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace, tracing));
     }
 
     private static int positive(String name, int value) {

@@ -42,6 +42,7 @@ import java.util.concurrent.Executor;
  * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
  * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
  *     version before the supervisor parks it
+ * @param tracing carries the submitter's trace to the steps ({@link Tracing#none()} by default)
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -70,7 +71,8 @@ public record RuntimeConfig(
         Map<String, TaskListener> replyChannels,
         AlertSink alertSink,
         int eventQueueCapacity,
-        Duration unrunnableGrace) {
+        Duration unrunnableGrace,
+        Tracing tracing) {
 
     /** Copies every collection. */
     public RuntimeConfig {
@@ -97,7 +99,8 @@ public record RuntimeConfig(
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", retentionBatchSize="
                 + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond
                 + ", retentionInterval=" + retentionInterval + ", shutdownGrace=" + shutdownGrace
-                + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace + ", clock=" + clock
+                + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace
+                + ", tracing=" + tracing + ", clock=" + clock
                 + (databaseClock ? " (offset to the store's clock)" : " (trusted; the store's clock is not read)");
     }
 }

@@ -60,8 +60,15 @@ public final class SasClient {
      *     submission and due times; alone it measures local waits
      * @param databaseClock whether submission and due times follow the store's clock
      * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
+     * @param tracing captures the submitter's trace context to store with each task
      */
-    public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
+    public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
+            Tracing tracing) {
+
+        /** Settings without tracing. */
+        public Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
+            this(stateStore, clock, databaseClock, maxPayloadBytes, Tracing.none());
+        }
     }
 
     SasClient(Config config, DatabaseClock clock, List<Workflow<?>> workflows, ClientHooks hooks) {
@@ -99,7 +106,9 @@ public final class SasClient {
      * Submits a task: one run of {@code workflow} for {@code input}. A second submit with the same
      * business key for the same workflow returns a handle to the first task and changes nothing
      * ({@link TaskHandle#created()} is then false). The task is durable when this returns (or,
-     * with {@link SubmitOptions.Builder#transaction}, when the host commits). Threads submitting
+     * with {@link SubmitOptions.Builder#transaction}, or in the host transaction the store finds
+     * the calling thread in ({@link dev.sas.core.spi.StateStore#hostTransaction()}, e.g. Spring's),
+     * when the host commits). Threads submitting
      * at the same time share store transactions (group commit): each returns once its own task is
      * durable, and many request threads get close to {@link #submitAll} throughput.
      *
@@ -115,9 +124,10 @@ public final class SasClient {
         Objects.requireNonNull(options, "options must not be null");
         NewTask task = newTask(workflow, businessKey, input, options, now());
         TaskEvent received = received(task);
-        SubmitResult result = options.transaction() == null ? submitGroup.submit(task, received)
-                : store.submit(task, received, options.transaction());
-        afterSubmit(List.of(task), List.of(received), List.of(result), options);
+        Object transaction = transaction(options);
+        SubmitResult result = transaction == null ? submitGroup.submit(task, received)
+                : store.submit(task, received, transaction);
+        afterSubmit(List.of(task), List.of(received), List.of(result), options, transaction != null);
         return new TaskHandle(this, result.taskId(), result.created());
     }
 
@@ -153,8 +163,9 @@ public final class SasClient {
         if (tasks.isEmpty()) {
             return List.of();
         }
-        List<SubmitResult> results = store.submitAll(tasks, received, options.transaction());
-        afterSubmit(tasks, received, results, options);
+        Object transaction = transaction(options);
+        List<SubmitResult> results = store.submitAll(tasks, received, transaction);
+        afterSubmit(tasks, received, results, options, transaction != null);
         List<TaskHandle> handles = new ArrayList<>(results.size());
         for (SubmitResult r : results) {
             handles.add(new TaskHandle(this, r.taskId(), r.created()));
@@ -208,8 +219,26 @@ public final class SasClient {
         }
         remember(workflow);
         StepDefinition<I> first = workflow.steps().get(0);
-        return new NewTask(TaskId.random(), workflow.name(), workflow.version(), businessKey, options.priority(),
-                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()));
+        TaskId id = TaskId.random();
+        return new NewTask(id, workflow.name(), workflow.version(), businessKey, options.priority(),
+                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()),
+                traceContext(workflow.name(), id));
+    }
+
+    /** The submitting thread's trace context; a tracing failure leaves the task untraced, never fails the submit. */
+    private String traceContext(String workflow, TaskId id) {
+        try {
+            String context = config.tracing().capture(workflow, id);
+            if (context != null && context.length() > NewTask.MAX_TRACE_CONTEXT_LENGTH) {
+                log.warn("task {}: trace context of {} characters not stored (at most {})", id, context.length(),
+                        NewTask.MAX_TRACE_CONTEXT_LENGTH);
+                return null;
+            }
+            return context;
+        } catch (RuntimeException e) {
+            log.warn("task {}: capturing the trace context failed; the task is not traced ({})", id, e.toString());
+            return null;
+        }
     }
 
     private static TaskEvent received(NewTask t) {
@@ -218,8 +247,13 @@ public final class SasClient {
     }
 
     /** Logs each submission and hands the RECEIVED events of the tasks that were created to the hooks. */
+    /** The options' transaction, else the one the store finds the calling thread in, else null. */
+    private Object transaction(SubmitOptions options) {
+        return options.transaction() != null ? options.transaction() : store.hostTransaction();
+    }
+
     private void afterSubmit(List<NewTask> tasks, List<TaskEvent> received, List<SubmitResult> results,
-            SubmitOptions options) {
+            SubmitOptions options, boolean inHostTransaction) {
         List<TaskEvent> created = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             NewTask t = tasks.get(i);
@@ -233,7 +267,7 @@ public final class SasClient {
             }
         }
         if (!created.isEmpty()) {
-            hooks.submitted(created, options.replyTo(), options.delay().isZero(), options.transaction() != null);
+            hooks.submitted(created, options.replyTo(), options.delay().isZero(), inHostTransaction);
         }
     }
 
@@ -451,6 +485,7 @@ public final class SasClient {
         private boolean databaseClock = true;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private final List<Workflow<?>> workflows = new ArrayList<>();
+        private Tracing tracing = Tracing.none();
 
         private Builder() {
         }
@@ -512,6 +547,18 @@ public final class SasClient {
         }
 
         /**
+         * Stores each submitter's trace context with its task, so the steps continue its trace
+         * (e.g. {@code OpenTelemetryTracing} from {@code sas-opentelemetry}). Default
+         * {@link Tracing#none()}.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder tracing(Tracing tracing) {
+            this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
+            return this;
+        }
+
+        /**
          * The client.
          *
          * @throws IllegalStateException if no state store was given
@@ -520,7 +567,7 @@ public final class SasClient {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
-            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes),
+            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing),
                     DatabaseClock.of(clock, store, databaseClock, "client", millis -> { }), List.copyOf(workflows),
                     ClientHooks.NONE);
         }

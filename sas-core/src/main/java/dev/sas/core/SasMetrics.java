@@ -25,6 +25,9 @@ package dev.sas.core;
  *     and lease on the store's time, so skew is corrected; it is reported so that operators fix
  *     the node's clock. Zero when the store has no clock of its own or the runtime trusts its local
  *     clock
+ * @param submitted new tasks submitted through this runtime's {@link SasRuntime#client() client}
+ *     (duplicates of existing tasks not counted; in a host transaction counted when the submit
+ *     returns, so a rollback does not take it back)
  */
 public record SasMetrics(
         long claimed,
@@ -41,5 +44,6 @@ public record SasMetrics(
         long listenerFailures,
         long eventsDropped,
         long internalErrors,
-        long clockSkewMillis) {
+        long clockSkewMillis,
+        long submitted) {
 }

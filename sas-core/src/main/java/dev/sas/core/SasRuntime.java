@@ -123,13 +123,15 @@ public final class SasRuntime implements AutoCloseable {
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
-                config.maxPayloadBytes()), clock, config.workflows(), new Hooks());
+                config.maxPayloadBytes(), config.tracing()), clock, config.workflows(), new Hooks());
+        scheduler.tracing(config.tracing());
     }
 
     /** Hands what this runtime's own client does to its listeners and its scheduler. */
     private final class Hooks implements ClientHooks {
         @Override
         public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
+            metrics.submitted(received.size());
             if (!inHostTransaction) {
                 // Inside a host transaction the task may still roll back: its RECEIVED event is in
                 // the event log once committed, but listeners hear first of it at its claim.
@@ -405,6 +407,16 @@ public final class SasRuntime implements AutoCloseable {
     /** Counters since this runtime was built. */
     public SasMetrics metrics() {
         return metrics.snapshot();
+    }
+
+    /**
+     * What this runtime is doing now, for health checks: whether it runs, whether it holds the
+     * supervisor lease, when its scheduler last reached the store, and its clock skew.
+     */
+    public RuntimeStatus status() {
+        return new RuntimeStatus(instanceId, started.get() && !closed.get(), config.schedulerEnabled(),
+                config.supervisorEnabled(), supervisor.isLeader(), metrics.lastClaimPoll(), scheduler.inFlight(),
+                config.maxInFlight(), metrics.snapshot().clockSkewMillis());
     }
 
     /** Tasks this runtime holds right now. */

@@ -1,6 +1,5 @@
 package dev.sas.jdbc;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -17,14 +16,18 @@ import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
+import dev.sas.jdbc.internal.ClassPath;
 import dev.sas.jdbc.internal.Dialect;
 import dev.sas.jdbc.internal.Dialects;
+import dev.sas.jdbc.internal.Isolation;
 import dev.sas.jdbc.internal.JdbcStore;
+import dev.sas.jdbc.internal.OwnedPool;
 import dev.sas.jdbc.internal.Pools;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
 import dev.sas.jdbc.internal.Timeouts;
 import dev.sas.jdbc.internal.Urls;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -34,6 +37,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -41,8 +45,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A durable {@link StateStore} in a JDBC database: H2 (embedded, the default), PostgreSQL, or
- * MariaDB/MySQL, detected from the connection. Every instant is stored as UTC epoch milliseconds,
+ * A durable {@link StateStore} in a JDBC database: PostgreSQL, MariaDB/MySQL or H2, detected from
+ * the connection. Every instant is stored as UTC epoch milliseconds,
  * so neither the JVM's nor the server's time zone matters.
  *
  * <pre>{@code
@@ -51,6 +55,11 @@ import org.slf4j.LoggerFactory;
  *         .username("app").password(secret)
  *         .build();
  * }</pre>
+ *
+ * <p>The store needs the JDBC driver of its database and, when it builds its own pool from
+ * {@link Builder#url}, HikariCP ({@code com.zaxxer:HikariCP}); both are optional dependencies of
+ * this module, so the application declares the ones it uses. {@link Builder#build()} names a
+ * missing one.
  *
  * <p>Thread-safe. {@link #close()} closes the connection pool if this store created it (from
  * {@link Builder#url}), never a data source the host passed in.
@@ -79,21 +88,23 @@ public final class JdbcStateStore implements StateStore {
      * session belongs to a node frozen or cut off in the middle of a write.
      */
     public static final Duration DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(5);
-    /** The embedded H2 database used when neither a data source nor a URL is set. */
-    public static final String DEFAULT_URL = "jdbc:h2:file:./sas-data/sas;LOCK_TIMEOUT=10000";
+    /** Settings appended to the URL of an {@linkplain Builder#embeddedH2 embedded H2} database. */
+    public static final String EMBEDDED_H2_SETTINGS = ";LOCK_TIMEOUT=10000";
 
     private static final Logger log = LoggerFactory.getLogger(JdbcStateStore.class);
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final JdbcStore store;
-    private final HikariDataSource ownedPool;
+    private final OwnedPool ownedPool;
     private final String description;
+    private final Supplier<?> hostTransaction;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcStateStore(JdbcStore store, HikariDataSource ownedPool, String description) {
+    private JdbcStateStore(JdbcStore store, OwnedPool ownedPool, String description, Supplier<?> hostTransaction) {
         this.store = store;
         this.ownedPool = ownedPool;
         this.description = description;
+        this.hostTransaction = hostTransaction;
     }
 
     /** A new builder. The builder is not thread-safe; the stores it builds are. */
@@ -120,6 +131,27 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
         return store.submit(task, received, transaction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>What the {@link Builder#hostTransaction} supplier returns, or null without one.
+     *
+     * @throws IllegalArgumentException if the supplier returns something other than a
+     *     {@link java.sql.Connection}, a Jdbi {@link org.jdbi.v3.core.Handle} or null
+     */
+    @Override
+    public Object hostTransaction() {
+        if (hostTransaction == null) {
+            return null;
+        }
+        Object t = hostTransaction.get();
+        if (t != null && !(t instanceof java.sql.Connection) && !(t instanceof org.jdbi.v3.core.Handle)) {
+            throw new IllegalArgumentException("the hostTransaction supplier returned a " + t.getClass().getName()
+                    + "; it must return a java.sql.Connection, an org.jdbi.v3.core.Handle, or null");
+        }
+        return t;
     }
 
     /**
@@ -330,7 +362,11 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true) && ownedPool != null) {
-            ownedPool.close();
+            try {
+                ownedPool.close();
+            } catch (RuntimeException e) {
+                log.warn("closing the SAS store's pool failed: {}", e.toString());
+            }
         }
     }
 
@@ -341,20 +377,23 @@ public final class JdbcStateStore implements StateStore {
     }
 
     /**
-     * Configures and builds a {@link JdbcStateStore}. Set either {@link #dataSource} or
-     * {@link #url}; with neither, the store uses an embedded H2 database in {@code ./sas-data}.
-     * Not thread-safe.
+     * Configures and builds a {@link JdbcStateStore}. Set exactly one of {@link #dataSource} (the
+     * application's pool), {@link #url} (a pool the store builds) or {@link #embeddedH2} (a local
+     * file for one node). There is no default database: a node that shares no database with the
+     * others would run alone without anyone noticing. Not thread-safe.
      */
     public static final class Builder {
 
         private DataSource dataSource;
         private String url;
+        private Path embeddedH2;
         private String username;
         private String password;
         private Integer maxPoolSize;
         private String poolName;
         private String tablePrefix = DEFAULT_TABLE_PREFIX;
         private boolean createSchema = true;
+        private Supplier<?> hostTransaction;
         private Duration connectTimeout;
         private Duration socketTimeout;
         private Duration statementTimeout;
@@ -377,6 +416,8 @@ public final class JdbcStateStore implements StateStore {
 
         /**
          * Connects to this JDBC URL through a HikariCP pool that the store creates and closes.
+         * Needs HikariCP ({@code com.zaxxer:HikariCP}) and the database's JDBC driver on the
+         * class path.
          *
          * @throws NullPointerException if {@code url} is null
          * @throws IllegalArgumentException if {@code url} does not start with {@code jdbc:}
@@ -387,6 +428,19 @@ public final class JdbcStateStore implements StateStore {
                 throw new IllegalArgumentException("url must start with 'jdbc:', was '" + Urls.redact(url) + "'");
             }
             this.url = url;
+            return this;
+        }
+
+        /**
+         * Keeps the state in an embedded H2 database in {@code file} (H2 adds {@code .mv.db}),
+         * through a pool the store creates and closes. For one node, a demo or a test: no other
+         * process shares the file, so there is no takeover between nodes. Needs H2
+         * ({@code com.h2database:h2}) and HikariCP on the class path.
+         *
+         * @throws NullPointerException if {@code file} is null
+         */
+        public Builder embeddedH2(Path file) {
+            this.embeddedH2 = Objects.requireNonNull(file, "file must not be null");
             return this;
         }
 
@@ -527,6 +581,21 @@ public final class JdbcStateStore implements StateStore {
         }
 
         /**
+         * How to find the host transaction the submitting thread is in, which a submission that
+         * names none then joins: a supplier called on that thread that returns the transaction's
+         * {@link java.sql.Connection} (or a Jdbi {@code Handle}), or null when the thread is in
+         * none. The connection must come from the same database as the store's. The Spring Boot
+         * starter sets it to the connection of the current Spring transaction on the
+         * application's data source.
+         *
+         * @throws NullPointerException if {@code hostTransaction} is null
+         */
+        public Builder hostTransaction(Supplier<?> hostTransaction) {
+            this.hostTransaction = Objects.requireNonNull(hostTransaction, "hostTransaction must not be null");
+            return this;
+        }
+
+        /**
          * Whether {@link #build()} creates and upgrades the tables (default true). Turn it off
          * when Flyway or Liquibase applies the scripts shipped in this jar.
          */
@@ -539,14 +608,22 @@ public final class JdbcStateStore implements StateStore {
          * Connects, detects the database, applies the schema if {@link #createSchema} is on, and
          * returns the store.
          *
-         * @throws IllegalStateException if settings contradict each other (e.g. both a data source
-         *     and a URL), or the database is not H2, PostgreSQL or MariaDB/MySQL
+         * @throws IllegalStateException if no database is set, settings contradict each other (e.g.
+         *     both a data source and a URL), a library the settings need is not on the class path
+         *     (the message names it), or the database is not H2, PostgreSQL or MariaDB/MySQL
          * @throws StateStoreException if the database cannot be reached or refuses the schema;
          *     the message names the URL without its password
          */
         public JdbcStateStore build() {
-            if (dataSource != null && url != null) {
-                throw new IllegalStateException("dataSource and url are both set; set only one of them");
+            int databases = (dataSource != null ? 1 : 0) + (url != null ? 1 : 0) + (embeddedH2 != null ? 1 : 0);
+            if (databases == 0) {
+                throw new IllegalStateException("no database: set dataSource(...) to use your application's pool,"
+                        + " url(...) for a pool the store builds, or embeddedH2(file) for a local H2 file (one node"
+                        + " only: no other node shares it)");
+            }
+            if (databases > 1) {
+                throw new IllegalStateException("more than one of dataSource, url and embeddedH2 is set; set only one"
+                        + " of them");
             }
             if (dataSource != null && (username != null || password != null || maxPoolSize != null || poolName != null
                     || connectTimeout != null || socketTimeout != null || statementTimeout != null
@@ -564,16 +641,19 @@ public final class JdbcStateStore implements StateStore {
                         + timeouts.statement() + "), or a statement still running on the server loses its connection");
             }
             Tables tables = new Tables(tablePrefix);
-            HikariDataSource pool = null;
+            OwnedPool pool = null;
             DataSource ds = dataSource;
             String where;
             if (ds == null) {
-                String jdbcUrl = url != null ? url : DEFAULT_URL;
+                String jdbcUrl = url != null ? url
+                        : "jdbc:h2:file:" + embeddedH2.toAbsolutePath().normalize() + EMBEDDED_H2_SETTINGS;
                 where = Urls.redact(jdbcUrl);
-                pool = Pools.create(jdbcUrl, where, username, password,
+                ClassPath.requireHikari(url != null ? "url" : "embeddedH2");
+                ClassPath.requireDriver(jdbcUrl, where);
+                pool = Pools.own(jdbcUrl, where, username, password,
                         maxPoolSize != null ? maxPoolSize : DEFAULT_MAX_POOL_SIZE,
                         poolName != null ? poolName : "sas-" + POOLS.incrementAndGet(), CONNECTION_TIMEOUT, timeouts);
-                ds = pool;
+                ds = pool.dataSource();
             } else {
                 where = "the given data source " + dataSource.getClass().getName();
             }
@@ -591,22 +671,29 @@ public final class JdbcStateStore implements StateStore {
                 String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
                 log.info("SAS state store on {} (schema {}{}; time-outs {})", description,
                         createSchema ? "managed" : "not managed",
-                        pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize(),
+                        pool == null ? "" : ", pool " + pool.name() + " max " + pool.maxPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description);
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description,
+                        hostTransaction);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
-                if (pool != null) {
-                    pool.close();
-                }
+                closeQuietly(pool, e);
                 if (e instanceof IllegalStateException ise) {
                     throw ise;
                 }
                 throw new StateStoreException("cannot set up the SAS store on " + where + ": " + rootMessage(e), e);
             } catch (RuntimeException e) {
-                if (pool != null) {
-                    pool.close();
-                }
+                closeQuietly(pool, e);
                 throw e;
+            }
+        }
+
+        private static void closeQuietly(OwnedPool pool, Throwable failure) {
+            if (pool != null) {
+                try {
+                    pool.close();
+                } catch (RuntimeException e) {
+                    failure.addSuppressed(e);
+                }
             }
         }
 
@@ -628,8 +715,8 @@ public final class JdbcStateStore implements StateStore {
                         + " while it uses it and back afterwards (one extra statement each way). Configure the"
                         + " pool at READ COMMITTED (HikariCP: transactionIsolation=TRANSACTION_READ_COMMITTED)"
                         + " to save them; at REPEATABLE READ claims take gap locks and run 1.4-1.7x slower on"
-                        + " MariaDB", Pools.isolationName(facts.isolation()));
-                jdbi.installPlugin(Pools.readCommitted(facts.isolation()));
+                        + " MariaDB", Isolation.isolationName(facts.isolation()));
+                jdbi.installPlugin(Isolation.readCommitted(facts.isolation()));
             }
             if (server && facts.networkTimeoutMs() == 0) {
                 log.warn("the data source handed to SAS has no socket (network) time-out: a half-open"

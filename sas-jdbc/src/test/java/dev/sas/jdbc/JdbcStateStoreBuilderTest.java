@@ -49,6 +49,43 @@ class JdbcStateStoreBuilderTest {
     }
 
     @Test
+    void a_store_without_a_database_is_refused_rather_than_given_a_private_h2_file() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().tablePrefix("nodb_").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no database")
+                .hasMessageContaining("dataSource(...)")
+                .hasMessageContaining("url(...)")
+                .hasMessageContaining("embeddedH2(file)");
+    }
+
+    @Test
+    void embedded_h2_with_a_url_contradicts() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().embeddedH2(java.nio.file.Path.of("target/x"))
+                .url("jdbc:h2:mem:x").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("embeddedH2")
+                .hasMessageContaining("url");
+    }
+
+    @Test
+    void embedded_h2_keeps_its_state_in_the_named_file_across_stores(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        java.nio.file.Path file = dir.resolve("state");
+        try (JdbcStateStore store = JdbcStateStore.builder().embeddedH2(file).build()) {
+            assertThat(store.toString()).contains("h2").contains(file.toAbsolutePath().toString());
+            assertThat(store.countByStatus()).isEmpty();
+        }
+        assertThat(dir.resolve("state.mv.db")).exists();
+    }
+
+    @Test
+    void a_url_no_driver_accepts_names_the_dependency_to_add() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().url("jdbc:oracle:thin:@127.0.0.1:1:x").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no JDBC driver")
+                .hasMessageContaining("jdbc:oracle:thin");
+    }
+
+    @Test
     void unreachable_database_fails_with_a_message_naming_the_url_without_the_password() {
         String url = "jdbc:postgresql://127.0.0.1:1/test?user=sas&password=s3cret-pw&ssl=false";
         assertThatThrownBy(() -> JdbcStateStore.builder().url(url).build())

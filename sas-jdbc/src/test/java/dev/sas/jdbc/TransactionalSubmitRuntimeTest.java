@@ -53,4 +53,52 @@ class TransactionalSubmitRuntimeTest {
             assertThat(sas.client().events(committed)).extracting(TaskEvent::type).first().isEqualTo(TaskEvent.Type.RECEIVED);
         }
     }
+
+    @Test
+    void a_plain_submit_joins_the_transaction_the_host_transaction_supplier_finds_on_the_calling_thread()
+            throws Exception {
+        String url = "jdbc:h2:mem:txambient-" + TestDb.randomLetters(8) + ";DB_CLOSE_DELAY=-1";
+        ThreadLocal<Connection> current = new ThreadLocal<>();
+        Workflow<String> wf = Workflow.builder("orders", Codec.string())
+                .step("confirm", s -> s.execute(ctx -> "ok"))
+                .build();
+        try (JdbcStateStore store = JdbcStateStore.builder().url(url).hostTransaction(current::get).build();
+             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofHours(1))
+                     .build().start();
+             Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            current.set(c);
+            TaskId rolledBack = sas.client().submit(wf, "order-1", "x").id();
+            List<TaskId> batch = sas.client().submitAll(wf, java.util.Map.of("order-2", "y")).stream()
+                    .map(dev.sas.core.TaskHandle::id).toList();
+            assertThat(sas.client().find(rolledBack)).as("invisible outside the host transaction").isEmpty();
+            c.rollback();
+            TaskId committed = sas.client().submit(wf, "order-3", "z").id();
+            c.commit();
+            current.remove();
+            TaskId own = sas.client().submit(wf, "order-4", "w").id();
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> sas.client().find(committed)
+                    .map(i -> i.status() == TaskStatus.PROCESSED).orElse(false));
+            await().atMost(Duration.ofSeconds(10)).until(() -> sas.client().find(own)
+                    .map(i -> i.status() == TaskStatus.PROCESSED).orElse(false));
+            assertThat(sas.client().find(rolledBack)).isEmpty();
+            assertThat(sas.client().find(batch.get(0))).isEmpty();
+        }
+    }
+
+    @Test
+    void a_host_transaction_supplier_returning_another_type_is_named_in_the_error() {
+        String url = "jdbc:h2:mem:txwrong-" + TestDb.randomLetters(8) + ";DB_CLOSE_DELAY=-1";
+        Workflow<String> wf = Workflow.builder("orders", Codec.string())
+                .step("confirm", s -> s.execute(ctx -> "ok"))
+                .build();
+        try (JdbcStateStore store = JdbcStateStore.builder().url(url).hostTransaction(() -> "not a connection").build()) {
+            dev.sas.core.SasClient client = dev.sas.core.SasClient.builder().stateStore(store).workflow(wf).build();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> client.submit(wf, "k", "x"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("java.lang.String")
+                    .hasMessageContaining("hostTransaction");
+        }
+    }
 }

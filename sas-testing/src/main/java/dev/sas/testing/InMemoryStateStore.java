@@ -92,6 +92,7 @@ public final class InMemoryStateStore implements StateStore {
         Instant updatedAt;
         String input;
         String replyTo;
+        String traceContext;
         String lastError;
         long lastTransition;
         final TreeMap<Integer, StepRow> steps = new TreeMap<>();
@@ -180,6 +181,7 @@ public final class InMemoryStateStore implements StateStore {
         r.updatedAt = task.createdAt();
         r.input = task.input();
         r.replyTo = task.replyTo();
+        r.traceContext = task.traceContext();
         r.events.add(received);
         tasks.put(r.taskId, r);
         byBusinessKey.put(key, r.taskId);
@@ -226,7 +228,7 @@ public final class InMemoryStateStore implements StateStore {
                 }
                 claimed.add(new ClaimedTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
                         r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.input,
-                        r.replyTo, r.createdAt, outputs));
+                        r.replyTo, r.createdAt, outputs, r.traceContext));
             }
             return claimed;
         }

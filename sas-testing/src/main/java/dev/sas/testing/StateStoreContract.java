@@ -194,6 +194,19 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
+    void the_trace_context_stored_at_submission_comes_back_with_every_claim() {
+        String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\nvendor=x";
+        TaskId traced = TaskId.random();
+        store.submit(new NewTask(traced, "wf", 1, "traced", 0, "in", null, "first", TIMEOUT, T0, T0, traceparent),
+                received(traced, "traced", T0), null);
+        TaskId plain = submit("untraced");
+        List<ClaimedTask> claimed = claim("node-a", 10, T0.plusSeconds(1));
+        assertThat(claimed).extracting(ClaimedTask::traceContext).containsExactlyInAnyOrder(traceparent, null);
+        assertThat(claimed).filteredOn(c -> c.taskId().equals(plain)).singleElement()
+                .extracting(ClaimedTask::traceContext).isNull();
+    }
+
+    @Test
     void duplicate_business_key_returns_the_first_task_and_writes_nothing() {
         TaskId first = submit("dup");
         TaskId second = TaskId.random();

@@ -3,6 +3,7 @@ package dev.sas.core.internal;
 import dev.sas.core.StepContext;
 import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
+import dev.sas.core.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +27,7 @@ final class Attempt implements StepContext<Object> {
     private final AtomicBoolean finished = new AtomicBoolean();
     volatile Thread thread;
     volatile Future<?> timer;
+    volatile Tracing.StepTrace trace = Tracing.none().startStep(null, null);
 
     Attempt(TaskRun run, Clock clock) {
         this.run = run;

@@ -5,6 +5,7 @@ import dev.sas.core.NonRetryableException;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.Tracing;
 import dev.sas.core.Workflow;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
@@ -31,6 +32,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +61,7 @@ final class AttemptRunner {
     private volatile Executor stepExecutor = Runnable::run;
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
     private volatile ScheduledExecutorService timer;
+    private volatile Tracing tracing = Tracing.none();
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop) {
@@ -70,6 +73,10 @@ final class AttemptRunner {
         this.metrics = metrics;
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
+    }
+
+    void tracing(Tracing tracing) {
+        this.tracing = tracing;
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -92,7 +99,7 @@ final class AttemptRunner {
 
     /** Starts a task the claim loop just claimed. */
     void onClaimed(ClaimedTask c) {
-        TaskLog.run(c.taskId(), c.currentStep(), () -> claimed(c));
+        TaskLog.run(c.taskId(), c.workflow(), c.currentStep(), c.attempt(), () -> claimed(c));
     }
 
     private void claimed(ClaimedTask c) {
@@ -168,7 +175,7 @@ final class AttemptRunner {
     }
 
     private void startAttempt(TaskRun run) {
-        TaskLog.run(run.taskId, run.currentStep, () -> attempt(run));
+        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> attempt(run));
     }
 
     private void attempt(TaskRun run) {
@@ -183,14 +190,16 @@ final class AttemptRunner {
         Attempt a = new Attempt(run, clock);
         StepDefinition<Object> def = run.workflow.steps().get(a.step);
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
+        a.trace = startTrace(a);
+        AtomicReference<CompletionStage<String>> invoked = new AtomicReference<>();
         CompletionStage<String> stage;
         a.thread = Thread.currentThread();
         try {
-            if (a.compensating) {
-                stage = def.compensate(a, agentExecutors).thenApply(done -> null);
-            } else {
-                stage = def.invoke(a, agentExecutors);
-            }
+            Function<String, Executor> agents = withTaskLog(agentExecutors, a.trace);
+            a.trace.run(() -> invoked.set(a.compensating
+                    ? def.compensate(a, agents).thenApply(done -> null)
+                    : def.invoke(a, agents)));
+            stage = invoked.get();
         } catch (Throwable e) {
             stage = CompletableFuture.failedFuture(e);
         } finally {
@@ -202,6 +211,34 @@ final class AttemptRunner {
             }
         }
         stage.whenComplete((out, err) -> onResult(a, out, err));
+    }
+
+    /**
+     * Agent executors that carry the caller's logging context (task, workflow, step, attempt) and
+     * the attempt's trace to the agent's thread.
+     */
+    private static Function<String, Executor> withTaskLog(Function<String, Executor> executors,
+            Tracing.StepTrace trace) {
+        return name -> trace.wrap(TaskLog.propagating(executors.apply(name)));
+    }
+
+    /** The attempt's trace; a tracing failure leaves the attempt untraced. */
+    private Tracing.StepTrace startTrace(Attempt a) {
+        try {
+            Tracing.StepTrace t = tracing.startStep(a, a.run.traceContext);
+            return t != null ? t : Tracing.none().startStep(a, null);
+        } catch (Throwable e) {
+            log.warn("{}: starting its trace failed; the attempt is not traced ({})", a, e.toString());
+            return Tracing.none().startStep(a, null);
+        }
+    }
+
+    private static void endTrace(Attempt a, Throwable error) {
+        try {
+            a.trace.end(error);
+        } catch (Throwable e) {
+            log.warn("{}: ending its trace failed ({})", a, e.toString());
+        }
     }
 
     private void scheduleDeadline(Attempt a, Duration delay) {
@@ -225,7 +262,7 @@ final class AttemptRunner {
     }
 
     private void onDeadline(Attempt a) {
-        TaskLog.run(a.taskId(), a.stepIndex(), () -> deadline(a));
+        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> deadline(a));
     }
 
     private void deadline(Attempt a) {
@@ -237,6 +274,7 @@ final class AttemptRunner {
         if (!a.finish()) {
             return;
         }
+        endTrace(a, new java.util.concurrent.TimeoutException("no result by its deadline " + a.completeBy));
         metrics.deadlinesMissed.increment();
         log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
         // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
@@ -250,7 +288,7 @@ final class AttemptRunner {
     }
 
     private void onResult(Attempt a, String output, Throwable error) {
-        TaskLog.run(a.taskId(), a.stepIndex(), () -> result(a, output, error));
+        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> result(a, output, error));
     }
 
     private void result(Attempt a, String output, Throwable error) {
@@ -264,6 +302,7 @@ final class AttemptRunner {
         if (a.timer != null) {
             a.timer.cancel(false);
         }
+        endTrace(a, error == null ? null : unwrap(error));
         if (abandoning) {
             log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
             loop.release();
@@ -337,7 +376,7 @@ final class AttemptRunner {
     /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
         Transition t = d.transition();
-        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.currentStep, () -> {
+        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     applied(run, d, stepCompleted, at);

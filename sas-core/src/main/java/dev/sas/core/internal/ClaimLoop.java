@@ -207,6 +207,7 @@ final class ClaimLoop {
         }
         clock.ensureFresh();
         List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
+        metrics.claimPolled(clock.instant());
         if (claimed.isEmpty()) {
             return 0;
         }

@@ -19,7 +19,9 @@ public final class Metrics {
     final LongAdder listenerFailures = new LongAdder();
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
+    final LongAdder submitted = new LongAdder();
     private volatile long clockSkewMillis;
+    private volatile java.time.Instant lastClaimPoll;
 
     /** Counts a failed store operation. */
     public void storeFailure() {
@@ -36,11 +38,26 @@ public final class Metrics {
         clockSkewMillis = millis;
     }
 
+    /** Counts tasks submitted through the runtime's client. */
+    public void submitted(int tasks) {
+        submitted.add(tasks);
+    }
+
+    /** Records that a claim query succeeded at {@code at} (whether or not it found tasks). */
+    void claimPolled(java.time.Instant at) {
+        lastClaimPoll = at;
+    }
+
+    /** When a claim query last succeeded, or null if none has. */
+    public java.time.Instant lastClaimPoll() {
+        return lastClaimPoll;
+    }
+
     /** A snapshot. */
     public SasMetrics snapshot() {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum(), clockSkewMillis);
+                internalErrors.sum(), clockSkewMillis, submitted.sum());
     }
 }

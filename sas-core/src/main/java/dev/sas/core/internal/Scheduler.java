@@ -33,6 +33,11 @@ public final class Scheduler {
         runner.onClaimed(claimed);
     }
 
+    /** Traces every step attempt with {@code tracing}; call before the first claim. */
+    public void tracing(dev.sas.core.Tracing tracing) {
+        runner.tracing(tracing);
+    }
+
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */
     public void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         runner.start(stepExecutor, agentExecutors, timer);

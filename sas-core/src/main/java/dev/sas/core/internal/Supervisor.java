@@ -114,8 +114,9 @@ public final class Supervisor {
                 List<Decision> again = new ArrayList<>(cancelled.size());
                 for (int i : cancelled) {
                     ExpiredTask e = expired.get(i);
-                    log.info("task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
-                            e.taskId(), e.currentStep());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: cancel requested while its expired claim was being recovered; honouring it",
+                            e.taskId(), e.currentStep()));
                     again.add(TaskStateMachine.decide(snapshot(e).withCancelRequested(),
                             decisions.get(i).ifCancelRequested(), now));
                 }
@@ -139,8 +140,9 @@ public final class Supervisor {
                         case CANCELLED -> metrics.compensated.increment();
                         default -> { }
                     }
-                    log.info("task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
-                            e.lockedBy(), e.completeBy(), t.status());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
+                            e.lockedBy(), e.completeBy(), t.status()));
                     if (t.nextAttemptAt() != null && (firstDue == null || t.nextAttemptAt().isBefore(firstDue))) {
                         firstDue = t.nextAttemptAt();
                     }
@@ -151,8 +153,9 @@ public final class Supervisor {
                             + " transaction (a node frozen or cut off in the middle of a write)", e.taskId(),
                             e.currentStep());
                 } else {
-                    log.info("task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
-                            e.currentStep());
+                    TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
+                            "task {} step {}: recovery skipped, the claim changed meanwhile", e.taskId(),
+                            e.currentStep()));
                 }
             }
             recovered += applied;

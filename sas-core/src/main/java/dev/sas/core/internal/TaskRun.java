@@ -26,6 +26,7 @@ final class TaskRun {
     Instant completeBy;
     boolean cancelRequested;
     final List<String> outputs;
+    final String traceContext;
 
     @SuppressWarnings("unchecked")
     TaskRun(ClaimedTask c, Workflow<?> workflow, Object input) {
@@ -42,6 +43,7 @@ final class TaskRun {
         this.completeBy = c.completeBy();
         this.cancelRequested = c.cancelRequested();
         this.outputs = new ArrayList<>(c.outputs());
+        this.traceContext = c.traceContext();
     }
 
     boolean compensating() {

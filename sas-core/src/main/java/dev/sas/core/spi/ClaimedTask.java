@@ -26,6 +26,7 @@ import java.util.List;
  * @param replyTo reply channel, or null
  * @param createdAt submission time
  * @param outputs recorded outputs of completed steps by index (null where none or not completed)
+ * @param traceContext the trace context stored at submission ({@link NewTask#traceContext()}), or null
  */
 public record ClaimedTask(
         TaskId taskId,
@@ -42,10 +43,19 @@ public record ClaimedTask(
         String input,
         String replyTo,
         Instant createdAt,
-        List<String> outputs) {
+        List<String> outputs,
+        String traceContext) {
 
     /** Copies {@code outputs}, which may contain nulls. */
     public ClaimedTask {
         outputs = outputs == null ? List.of() : Collections.unmodifiableList(new java.util.ArrayList<>(outputs));
+    }
+
+    /** A claim without a trace context. */
+    public ClaimedTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
+            long lease, int currentStep, int attempt, int failureCount, Instant completeBy, boolean cancelRequested,
+            String input, String replyTo, Instant createdAt, List<String> outputs) {
+        this(taskId, workflow, workflowVersion, businessKey, status, lease, currentStep, attempt, failureCount,
+                completeBy, cancelRequested, input, replyTo, createdAt, outputs, null);
     }
 }

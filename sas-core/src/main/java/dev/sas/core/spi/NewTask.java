@@ -19,6 +19,8 @@ import java.util.Objects;
  * @param firstStepTimeout deadline of one attempt at step 0
  * @param createdAt submission time
  * @param dueAt when the task may first be claimed
+ * @param traceContext the submitter's trace context to restore around the task's steps (see
+ *     {@link dev.sas.core.Tracing}), at most {@value #MAX_TRACE_CONTEXT_LENGTH} characters, or null
  */
 public record NewTask(
         TaskId taskId,
@@ -31,7 +33,11 @@ public record NewTask(
         String firstStepName,
         Duration firstStepTimeout,
         Instant createdAt,
-        Instant dueAt) {
+        Instant dueAt,
+        String traceContext) {
+
+    /** Longest trace context a store keeps. */
+    public static final int MAX_TRACE_CONTEXT_LENGTH = 512;
 
     /** @throws NullPointerException if a required field is null */
     public NewTask {
@@ -43,5 +49,16 @@ public record NewTask(
         Objects.requireNonNull(firstStepTimeout, "firstStepTimeout");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(dueAt, "dueAt");
+        if (traceContext != null && traceContext.length() > MAX_TRACE_CONTEXT_LENGTH) {
+            throw new IllegalArgumentException("traceContext must be at most " + MAX_TRACE_CONTEXT_LENGTH
+                    + " characters, was " + traceContext.length());
+        }
+    }
+
+    /** A task without a trace context. */
+    public NewTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, int priority, String input,
+            String replyTo, String firstStepName, Duration firstStepTimeout, Instant createdAt, Instant dueAt) {
+        this(taskId, workflow, workflowVersion, businessKey, priority, input, replyTo, firstStepName, firstStepTimeout,
+                createdAt, dueAt, null);
     }
 }

@@ -248,6 +248,18 @@ public interface StateStore extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * The host transaction the calling thread is in, which a submission that names none
+     * ({@link dev.sas.core.SubmitOptions#transaction()} null) joins; null when there is none. A
+     * store that can find the caller's transaction by itself (for example from a transaction
+     * manager's thread-bound state) returns it here, so that a plain {@code submit} inside the
+     * host's transaction commits or rolls back with it. Called on the submitting thread. The
+     * default returns null: every such submission commits on its own.
+     */
+    default Object hostTransaction() {
+        return null;
+    }
+
     /** Releases resources the store owns (not a host's data source). Idempotent. */
     @Override
     default void close() {

@@ -23,7 +23,8 @@ record ClaimRow(
         boolean cancelRequested,
         String input,
         String replyTo,
-        long createdAt) {
+        long createdAt,
+        String traceContext) {
 
     /** Claim order: highest priority first, then longest due. */
     static final java.util.Comparator<ClaimRow> CLAIM_ORDER = java.util.Comparator
@@ -32,7 +33,7 @@ record ClaimRow(
     /** Columns a dialect selects (or returns) to build a ClaimRow with {@link #map}. */
     static final String COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority, lease,"
             + " current_step, current_step_name, attempt, failure_count, complete_by, next_attempt_at,"
-            + " cancel_requested, input, reply_to, created_at";
+            + " cancel_requested, input, reply_to, created_at, trace_context";
 
     static ClaimRow map(java.sql.ResultSet rs) throws java.sql.SQLException {
         return new ClaimRow(rs.getString("task_id"), rs.getString("workflow"), rs.getInt("workflow_version"),
@@ -40,7 +41,7 @@ record ClaimRow(
                 rs.getLong("lease"), rs.getInt("current_step"), rs.getString("current_step_name"),
                 rs.getInt("attempt"), rs.getInt("failure_count"), rs.getLong("complete_by"),
                 rs.getLong("next_attempt_at"), rs.getBoolean("cancel_requested"), rs.getString("input"),
-                rs.getString("reply_to"), rs.getLong("created_at"));
+                rs.getString("reply_to"), rs.getLong("created_at"), rs.getString("trace_context"));
     }
 
     /** Claim order: priority descending, then due time. */

@@ -47,9 +47,9 @@ public interface Dialect {
     }
 
     /**
-     * Inserts {@code rows} PENDING task rows in one statement, 12 parameters per row (task_id,
+     * Inserts {@code rows} PENDING task rows in one statement, 13 parameters per row (task_id,
      * workflow, workflow_version, business_key, priority, next_attempt_at, current_step_name,
-     * step_timeout_ms, created_at, updated_at, input, reply_to). On a row whose workflow and
+     * step_timeout_ms, created_at, updated_at, input, reply_to, trace_context). On a row whose workflow and
      * business key exist it either skips the row (then {@link #insertTasksReturnsIds} is true and
      * the statement returns the ids it inserted) or fails as a whole with a duplicate-key error that
      * {@link #isDuplicateKey} recognises and that does not abort the surrounding transaction: a
@@ -68,9 +68,9 @@ public interface Dialect {
     static String plainInsertTasksSql(Tables t, int rows) {
         return "INSERT INTO " + t.task() + " (task_id, workflow, workflow_version, business_key, state, priority,"
                 + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt,"
-                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to) VALUES "
+                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to, trace_context) VALUES "
                 + String.join(", ", java.util.Collections.nCopies(rows,
-                        "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?)"));
+                        "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
     }
 
     /**

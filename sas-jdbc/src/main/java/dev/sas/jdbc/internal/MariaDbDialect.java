@@ -100,7 +100,7 @@ final class MariaDbDialect implements Dialect {
                             r.status() == dev.sas.core.TaskStatus.PENDING ? dev.sas.core.TaskStatus.PROCESSING : r.status(),
                             r.priority(), r.lease() + 1, r.currentStep(), r.currentStepName(), r.attempt() + 1,
                             r.failureCount(), now + timeout, r.nextAttemptAt(), r.cancelRequested(), r.input(),
-                            r.replyTo(), r.createdAt());
+                            r.replyTo(), r.createdAt(), r.traceContext());
                 })
                 .list();
     }

@@ -3,13 +3,9 @@ package dev.sas.jdbc.internal;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.core.StateStoreException;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.spi.JdbiPlugin;
 
 /** Creates the HikariCP pool a store owns when it is built from a URL. Not API. */
 public final class Pools {
@@ -60,34 +56,15 @@ public final class Pools {
     }
 
     /**
-     * For a data source the host hands in whose connections are not at READ COMMITTED (MariaDB's
-     * default is REPEATABLE READ, whose gap locks make claims 1.4–1.7× slower): puts each
-     * connection at READ COMMITTED while SAS uses it and back to {@code hostLevel} when SAS returns
-     * it, so the host's own use of its pool is unchanged. Costs one statement per use each way;
-     * configuring the pool at READ COMMITTED avoids it.
+     * A pool as {@link #create} builds it, as an {@link OwnedPool} (which names no HikariCP type).
+     *
+     * @throws StateStoreException if the pool cannot connect; the message never contains the password
      */
-    public static JdbiPlugin readCommitted(int hostLevel) {
-        return new JdbiPlugin() {
-            @Override
-            public Handle customizeHandle(Handle handle) throws SQLException {
-                Connection c = handle.getConnection();
-                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-                handle.addCleanable(() -> c.setTransactionIsolation(hostLevel));
-                return handle;
-            }
-        };
-    }
-
-    /** The JDBC name of an isolation level, for messages. */
-    public static String isolationName(int level) {
-        return switch (level) {
-            case Connection.TRANSACTION_NONE -> "NONE";
-            case Connection.TRANSACTION_READ_UNCOMMITTED -> "READ UNCOMMITTED";
-            case Connection.TRANSACTION_READ_COMMITTED -> "READ COMMITTED";
-            case Connection.TRANSACTION_REPEATABLE_READ -> "REPEATABLE READ";
-            case Connection.TRANSACTION_SERIALIZABLE -> "SERIALIZABLE";
-            default -> "level " + level;
-        };
+    public static OwnedPool own(String jdbcUrl, String redacted, String username, String password,
+            int maxPoolSize, String poolName, Duration connectionTimeout, Timeouts timeouts) {
+        HikariDataSource pool = create(jdbcUrl, redacted, username, password, maxPoolSize, poolName,
+                connectionTimeout, timeouts);
+        return new OwnedPool(pool, pool.getPoolName(), pool.getMaximumPoolSize());
     }
 
     private static String rootMessage(Throwable e) {

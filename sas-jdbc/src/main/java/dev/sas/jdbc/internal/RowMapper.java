@@ -67,7 +67,7 @@ final class RowMapper {
         return new ClaimedTask(TaskId.of(r.taskId()), r.workflow(), r.workflowVersion(), r.businessKey(),
                 r.status(), r.lease(), r.currentStep(), r.attempt(), r.failureCount(),
                 Instant.ofEpochMilli(r.completeBy()), r.cancelRequested(), r.input(), r.replyTo(),
-                Instant.ofEpochMilli(r.createdAt()), outputs);
+                Instant.ofEpochMilli(r.createdAt()), outputs, r.traceContext());
     }
 
     static Long longOrNull(ResultSet rs, int column) throws SQLException {

@@ -28,7 +28,7 @@ public final class SchemaManager {
     /** Every schema version, in order. */
     static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"),
             new Script(3, "claim_order"), new Script(4, "transition_id"), new Script(5, "parked"),
-            new Script(8, "lean_events"));
+            new Script(8, "lean_events"), new Script(10, "trace_context"));
 
     /** One script. */
     record Script(int version, String name) {

@@ -20,6 +20,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class DocsSnippetsTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final String TRACING_TEST =
+            "sas-opentelemetry/src/test/java/dev/sas/opentelemetry/TracingAcrossNodesTest.java";
+    private static final String STARTER_TESTS = "sas-spring-boot-starter/src/test/java/dev/sas/spring/boot/";
 
     static Stream<Arguments> snippets() {
         String jdbcDocs = "sas-jdbc/src/test/java/dev/sas/jdbc/docs/";
@@ -32,7 +35,14 @@ class DocsSnippetsTest {
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
-                        "workflow"));
+                        "workflow"),
+                Arguments.of("docs/spring-boot.md", STARTER_TESTS + "TransactionalSubmitContract.java", "workflow-bean"),
+                Arguments.of("docs/spring-boot.md", STARTER_TESTS + "TransactionalSubmitContract.java",
+                        "transactional-submit"),
+                Arguments.of("docs/observability.md", "sas-micrometer/src/test/java/dev/sas/micrometer/SasMicrometerTest.java",
+                        "bind"),
+                Arguments.of("docs/observability.md", TRACING_TEST, "web-tier"),
+                Arguments.of("docs/observability.md", TRACING_TEST, "worker"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")

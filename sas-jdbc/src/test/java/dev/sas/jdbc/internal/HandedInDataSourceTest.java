@@ -27,7 +27,7 @@ class HandedInDataSourceTest {
             }
             assertThat(hostLevel).as("MariaDB's default").isEqualTo(Connection.TRANSACTION_REPEATABLE_READ);
 
-            Jdbi jdbi = Jdbi.create(host).installPlugin(Pools.readCommitted(hostLevel));
+            Jdbi jdbi = Jdbi.create(host).installPlugin(Isolation.readCommitted(hostLevel));
             String inSas = jdbi.withHandle(h -> h.createQuery("SELECT @@tx_isolation").mapTo(String.class).one());
             assertThat(inSas).isEqualTo("READ-COMMITTED");
             try (Connection c = host.getConnection()) {

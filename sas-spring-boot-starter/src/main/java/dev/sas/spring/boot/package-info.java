@@ -1,0 +1,9 @@
+/**
+ * The Spring Boot starter: {@link dev.sas.spring.boot.SasAutoConfiguration} builds a SAS store,
+ * runtime and client on the application's {@code DataSource}, from {@code sas.*}
+ * ({@link dev.sas.spring.boot.SasProperties}) and the application's {@code Workflow} beans, starts and
+ * stops the runtime with the context, lets a plain {@code submit} join the caller's Spring
+ * transaction, and adds a health indicator and Micrometer meters when Actuator and
+ * {@code sas-micrometer} are present.
+ */
+package dev.sas.spring.boot;
