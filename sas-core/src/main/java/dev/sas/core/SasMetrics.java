@@ -25,6 +25,13 @@ package dev.sas.core;
  *     and lease on the store's time, so skew is corrected; it is reported so that operators fix
  *     the node's clock. Zero when the store has no clock of its own or the runtime trusts its local
  *     clock
+ * @param repliesDelivered reply-channel messages this node's channels delivered and acknowledged
+ *     (a message delivered again after a failure counts again)
+ * @param replyFailures reply-channel batches whose handler failed (delivered again after a backoff)
+ *     and store failures while consuming a channel
+ * @param replyChannelUnknown events this node recorded for tasks whose reply channel no node has
+ *     registered: they wait in the store's outbox until a node registers it (each logged at WARN, at
+ *     most every 10 s)
  */
 public record SasMetrics(
         long claimed,
@@ -41,5 +48,8 @@ public record SasMetrics(
         long listenerFailures,
         long eventsDropped,
         long internalErrors,
-        long clockSkewMillis) {
+        long clockSkewMillis,
+        long repliesDelivered,
+        long replyFailures,
+        long replyChannelUnknown) {
 }

@@ -19,6 +19,9 @@ public final class Metrics {
     final LongAdder listenerFailures = new LongAdder();
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
+    final LongAdder repliesDelivered = new LongAdder();
+    final LongAdder replyFailures = new LongAdder();
+    final LongAdder replyChannelUnknown = new LongAdder();
     private volatile long clockSkewMillis;
 
     /** Counts a failed store operation. */
@@ -41,6 +44,7 @@ public final class Metrics {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum(), clockSkewMillis);
+                internalErrors.sum(), clockSkewMillis, repliesDelivered.sum(), replyFailures.sum(),
+                replyChannelUnknown.sum());
     }
 }

@@ -141,15 +141,19 @@ final class Submits {
             from = to;
         }
         List<TaskEvent> events = new ArrayList<>();
+        Map<TaskId, String> replyTo = new HashMap<>();
         List<SubmitResult> results = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             boolean isNew = leader[i] == i && created[i];
             if (isNew) {
                 events.add(received.get(i));
+                if (tasks.get(i).replyTo() != null) {
+                    replyTo.put(tasks.get(i).taskId(), tasks.get(i).replyTo());
+                }
             }
             results.add(new SubmitResult(resultIds[leader[i]], isNew));
         }
-        Rows.insertEvents(c, db.t(), events);
+        Rows.insertEvents(c, db.t(), events, replyTo);
         return results;
     }
 
