@@ -2,6 +2,7 @@ package dev.sas.core.internal;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * How long a polling loop waits before it looks again: {@code busy} while it found work within the
@@ -16,7 +17,8 @@ public final class AdaptivePoll {
     private final long idleNanos;
     private final long busyNanos;
     private final BooleanSupplier pushed;
-    private long lastWorkNanos = System.nanoTime() - BUSY_WINDOW.toNanos() - 1;
+    private final LongSupplier nanoTime;
+    private long lastWorkNanos;
     private long currentNanos;
 
     /**
@@ -25,15 +27,22 @@ public final class AdaptivePoll {
      * @param pushed whether wake-up hints arrive now
      */
     public AdaptivePoll(Duration idle, Duration busy, BooleanSupplier pushed) {
+        this(idle, busy, pushed, System::nanoTime);
+    }
+
+    /** As above, reading time from {@code nanoTime} (tests). */
+    AdaptivePoll(Duration idle, Duration busy, BooleanSupplier pushed, LongSupplier nanoTime) {
         this.idleNanos = idle.toNanos();
         this.busyNanos = Math.min(busy.toNanos(), idleNanos);
         this.pushed = pushed;
+        this.nanoTime = nanoTime;
         this.currentNanos = idleNanos;
+        this.lastWorkNanos = nanoTime.getAsLong() - BUSY_WINDOW.toNanos() - 1;
     }
 
     /** The wait before the next look, in milliseconds (at least 1), after a look that found work or not. */
     public long nextWaitMillis(boolean foundWork) {
-        long now = System.nanoTime();
+        long now = nanoTime.getAsLong();
         if (foundWork) {
             lastWorkNanos = now;
         }
