@@ -34,7 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * Options: {@code --db} (postgres, mariadb, or both; default: those whose {@code SAS_TEST_*_URL} is
  * set, else both on the local defaults), {@code --rate N} per second (200), {@code --seconds S}
- * measured (30), {@code --warmup-seconds S} (5).
+ * measured (30), {@code --warmup-seconds S} (5). {@code --idle-load} instead measures what an idle
+ * runtime with default settings sends to the database: statements and commits per second, without
+ * and with one reply channel, over {@code --seconds}.
  */
 public final class CrossNodeLatency {
 
@@ -62,6 +64,7 @@ public final class CrossNodeLatency {
         int rate = 200;
         int seconds = 30;
         int warmup = 5;
+        boolean idleLoad = false;
         List<String> dbs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -69,6 +72,7 @@ public final class CrossNodeLatency {
                 case "--seconds" -> seconds = Integer.parseInt(args[++i]);
                 case "--warmup-seconds" -> warmup = Integer.parseInt(args[++i]);
                 case "--db" -> dbs.addAll(List.of(args[++i].toLowerCase(Locale.ROOT).split(",")));
+                case "--idle-load" -> idleLoad = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -84,17 +88,56 @@ public final class CrossNodeLatency {
                 dbs.addAll(List.of("postgres", "mariadb"));
             }
         }
+        if (idleLoad) {
+            System.out.printf("idle database load of one runtime (default settings), over %d s%n", seconds);
+            System.out.println("| database | reply channels | statements/s | commits/s |");
+            System.out.println("|---|---:|---:|---:|");
+            for (String db : dbs) {
+                idleLoad(db.trim(), url(db.trim(), env), seconds);
+            }
+            return;
+        }
         System.out.printf("cross-node submit->start latency: A submits %d tasks/s for %d s (after %d s warm-up), B runs"
                 + " them with default settings%n", rate, seconds, warmup);
         System.out.println("| database | wake-up | tasks | p50 ms | p90 ms | p99 ms | max ms |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|");
         for (String db : dbs) {
-            String url = switch (db.trim()) {
-                case "postgres" -> env.getOrDefault("SAS_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-                case "mariadb" -> env.getOrDefault("SAS_TEST_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/test?user=root");
-                default -> throw new IllegalArgumentException("--db takes postgres and/or mariadb, was " + db);
-            };
-            run(db.trim(), url, rate, seconds, warmup);
+            run(db.trim(), url(db.trim(), env), rate, seconds, warmup);
+        }
+    }
+
+    private static String url(String db, Map<String, String> env) {
+        return switch (db) {
+            case "postgres" -> env.getOrDefault("SAS_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+            case "mariadb" -> env.getOrDefault("SAS_TEST_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/test?user=root");
+            default -> throw new IllegalArgumentException("--db takes postgres and/or mariadb, was " + db);
+        };
+    }
+
+    /** Statements and commits per second of an idle runtime, without and with a reply channel. */
+    private static void idleLoad(String db, String url, int seconds) throws Exception {
+        for (int channels = 0; channels <= 1; channels++) {
+            String prefix = "idle" + UUID.randomUUID().toString().replace("-", "").substring(0, 8) + "_";
+            try (com.zaxxer.hikari.HikariDataSource pool = new Target(db, url).pool("idle-load")) {
+                CountingDataSource counting = new CountingDataSource(pool);
+                try (JdbcStateStore store = JdbcStateStore.builder().dataSource(counting.dataSource()).tablePrefix(prefix)
+                        .build()) {
+                    dev.sas.core.RuntimeBuilder b = SasRuntime.builder().stateStore(store).workflow(workflow(Clock.systemUTC()));
+                    if (channels > 0) {
+                        b.replyChannel("idle-replies", e -> { });
+                    }
+                    try (SasRuntime sas = b.build().start()) {
+                        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(3));
+                        CountingDataSource.Counts before = counting.counts();
+                        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(seconds));
+                        CountingDataSource.Counts d = counting.counts().minus(before);
+                        System.out.printf("| %s | %d | %s | %s |%n", db, channels, Stats.fmt((double) d.statements() / seconds),
+                                Stats.fmt((double) d.commits() / seconds));
+                    }
+                }
+            } finally {
+                drop(url, prefix);
+            }
         }
     }
 

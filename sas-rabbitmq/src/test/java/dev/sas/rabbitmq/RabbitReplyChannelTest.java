@@ -77,7 +77,14 @@ class RabbitReplyChannelTest {
 
     @Test
     void each_status_becomes_one_confirmed_persistent_message_carrying_the_task_and_delivery_ids() throws Exception {
-        SasRuntime runtime = runtime(RabbitReplyChannel.builder("orders-replies", rabbit).routingKey(queue).build());
+        // tag::rabbit[]
+        ReplyChannel replies = RabbitReplyChannel.builder("orders-replies", rabbit)
+                .routingKey(queue)              // default exchange: the durable queue of this name, declared if missing
+                .build();
+        SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
+                .replyChannel(replies)          // this node publishes the channel's messages
+                .build();
+        // end::rabbit[]
         TaskId id = runtime.client().submit(wf, "order-1", "ann",
                 SubmitOptions.builder().replyTo("orders-replies").build()).id();
         Drain.untilIdle(runtime);

@@ -32,7 +32,11 @@ class DocsSnippetsTest {
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
-                        "workflow"));
+                        "workflow"),
+                Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "web-tier"),
+                Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "runtime"),
+                Arguments.of("docs/reply-channels.md",
+                        "sas-rabbitmq/src/test/java/dev/sas/rabbitmq/RabbitReplyChannelTest.java", "rabbit"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
