@@ -126,13 +126,16 @@ public final class CrossNodeLatency {
                     if (channels > 0) {
                         b.replyChannel("idle-replies", e -> { });
                     }
-                    try (SasRuntime sas = b.build().start()) {
+                    SasRuntime sas = b.build().start();
+                    try {
                         LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(3));
                         CountingDataSource.Counts before = counting.counts();
                         LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(seconds));
                         CountingDataSource.Counts d = counting.counts().minus(before);
                         System.out.printf("| %s | %d | %s | %s |%n", db, channels, Stats.fmt((double) d.statements() / seconds),
                                 Stats.fmt((double) d.commits() / seconds));
+                    } finally {
+                        sas.close();
                     }
                 }
             } finally {

@@ -269,12 +269,16 @@ public final class XNodeRun implements AutoCloseable {
 
     /** Kills every node, drops the run's tables and queue. */
     @Override
-    public void close() throws Exception {
+    public void close() throws java.sql.SQLException {
         for (Process p : all) {
             p.destroyForcibly();
         }
         for (Process p : all) {
-            p.waitFor(10, TimeUnit.SECONDS);
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
              java.sql.Statement st = c.createStatement()) {
@@ -293,7 +297,7 @@ public final class XNodeRun implements AutoCloseable {
                 try (RabbitConnection rabbit = RabbitConnection.builder().uri(rabbitUri).build();
                      Channel ch = rabbit.openChannel()) {
                     ch.queueDelete(queue);
-                } catch (IOException | RuntimeException e) {
+                } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
                     log("could not delete queue " + queue + ": " + e);
                 }
             }
