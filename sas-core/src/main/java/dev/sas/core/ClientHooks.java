@@ -23,4 +23,9 @@ interface ClientHooks {
 
     /** An operator resubmitted or cancelled a task. */
     void operatorAction(TaskEvent event);
+
+    /** True if this node consumes the reply channel {@code name} itself (known before it registered it in the store). */
+    default boolean consumesReplyChannel(String name) {
+        return false;
+    }
 }

@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -42,7 +43,8 @@ public final class RuntimeBuilder {
     private Executor stepExecutor;
     private final Map<String, Executor> agentExecutors = new HashMap<>();
     private final List<TaskListener> listeners = new ArrayList<>();
-    private final Map<String, TaskListener> replyChannels = new HashMap<>();
+    private final Map<String, ReplyChannel> replyChannels = new LinkedHashMap<>();
+    private Duration busyPollInterval;
     private AlertSink alertSink = alert -> LoggerFactory.getLogger("dev.sas.alerts").error(
             "ALERT task {} ({} / {}) is {} at step {}: {}", alert.taskId(), alert.workflow(), alert.businessKey(),
             alert.status(), alert.stepName(), alert.message());
@@ -150,8 +152,10 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * How often the scheduler looks for work submitted by other instances or coming due.
-     * Local submissions wake it at once.
+     * How often the scheduler looks for work submitted by other instances or coming due, when idle
+     * (see {@link #busyPollInterval(Duration)} for when it is busy). Local submissions wake it at
+     * once; on PostgreSQL so do other instances' submits (a {@code NOTIFY} in their transaction), and
+     * this interval is only the fallback. Default 500 ms.
      *
      * @throws NullPointerException if null
      * @throws IllegalArgumentException if not positive
@@ -342,17 +346,34 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Registers a reply channel: tasks submitted with {@code SubmitOptions.replyTo(name)}
-     * deliver their events here.
+     * Registers a reply channel whose messages go to {@code listener}, one event at a time; see
+     * {@link #replyChannel(ReplyChannel)}. What the listener throws is logged and counted in
+     * {@link SasMetrics#listenerFailures()} and not repeated; use a {@link ReplyHandler} to have
+     * failed messages delivered again.
      *
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the name is invalid or already registered
      */
     public RuntimeBuilder replyChannel(String name, TaskListener listener) {
-        Workflow.checkName("reply channel name", name);
-        Objects.requireNonNull(listener, "reply channel listener must not be null");
-        if (replyChannels.putIfAbsent(name, listener) != null) {
-            throw new IllegalArgumentException("reply channel '" + name + "' is already registered");
+        return replyChannel(ReplyChannel.builder(name).listener(listener).build());
+    }
+
+    /**
+     * Registers a reply channel this runtime consumes: the status messages of every task submitted
+     * with {@code SubmitOptions.replyTo(channel.name())}, recorded by any node, reach the channel's
+     * handler from the store's outbox, in order per task, at least once, with a delivery id, on the
+     * thread {@code sas-reply-<name>}. The channel is registered in the store when the runtime starts
+     * (submits naming it are accepted by every node from then on, and by this runtime's own client at
+     * once); its messages wait in the store while no node consumes it. Of several nodes registering
+     * the same channel one consumes it at a time (see {@link ReplyChannel}).
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if a channel of the same name is already registered
+     */
+    public RuntimeBuilder replyChannel(ReplyChannel channel) {
+        Objects.requireNonNull(channel, "reply channel must not be null");
+        if (replyChannels.putIfAbsent(channel.name(), channel) != null) {
+            throw new IllegalArgumentException("reply channel '" + channel.name() + "' is already registered");
         }
         return this;
     }
@@ -366,6 +387,21 @@ public final class RuntimeBuilder {
      */
     public RuntimeBuilder tracing(Tracing tracing) {
         this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
+        return this;
+    }
+
+    /**
+     * How often the scheduler and reply channels look at the store while recently busy (they found
+     * work within the last 2 s), on a store that pushes no wake-up hints (MariaDB, H2): they then
+     * look twice as seldom after each empty look, up to {@link #pollInterval(Duration)}. On PostgreSQL
+     * a hint from the committing node wakes them and they poll at {@code pollInterval} only as the
+     * fallback. Default 20 ms, or {@code pollInterval} if that is shorter.
+     *
+     * @throws NullPointerException if null
+     * @throws IllegalArgumentException if not positive
+     */
+    public RuntimeBuilder busyPollInterval(Duration interval) {
+        this.busyPollInterval = positive("busyPollInterval", interval);
         return this;
     }
 
@@ -394,8 +430,8 @@ public final class RuntimeBuilder {
     /**
      * The runtime, not yet started.
      *
-     * @throws IllegalStateException if no state store or no workflow was given, or if
-     *     claimBatchSize is larger than maxInFlight
+     * @throws IllegalStateException if no state store or no workflow was given, if
+     *     claimBatchSize is larger than maxInFlight, or busyPollInterval is longer than pollInterval
      */
     public SasRuntime build() {
         if (store == null) {
@@ -408,11 +444,19 @@ public final class RuntimeBuilder {
             throw new IllegalStateException("claimBatchSize (" + claimBatchSize + ") must not exceed maxInFlight ("
                     + maxInFlight + ")");
         }
+        if (busyPollInterval != null && busyPollInterval.compareTo(pollInterval) > 0) {
+            throw new IllegalStateException("busyPollInterval (" + busyPollInterval + ") must not exceed pollInterval ("
+                    + pollInterval + ")");
+        }
+        Duration busy = busyPollInterval != null ? busyPollInterval
+                : SasRuntime.DEFAULT_BUSY_POLL_INTERVAL.compareTo(pollInterval) < 0 ? SasRuntime.DEFAULT_BUSY_POLL_INTERVAL
+                : pollInterval;
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
-                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace, tracing));
+                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace,
+                tracing, busy));
     }
 
     private static int positive(String name, int value) {

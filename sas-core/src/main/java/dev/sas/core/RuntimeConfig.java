@@ -37,12 +37,14 @@ import java.util.concurrent.Executor;
  * @param stepExecutor the host's executor for steps, or null for {@code sas-scheduler-N} threads
  * @param agentExecutors the host's executors per agent name
  * @param listeners listeners for every event this runtime records
- * @param replyChannels reply channels by name
+ * @param replyChannels the reply channels this runtime consumes, by name
  * @param alertSink where alerts go
  * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
  * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
  *     version before the supervisor parks it
  * @param tracing carries the submitter's trace to the steps ({@link Tracing#none()} by default)
+ * @param busyPollInterval how often the scheduler and reply channels look at a store without
+ *     wake-up hints while recently busy
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -68,18 +70,19 @@ public record RuntimeConfig(
         Executor stepExecutor,
         Map<String, Executor> agentExecutors,
         List<TaskListener> listeners,
-        Map<String, TaskListener> replyChannels,
+        Map<String, ReplyChannel> replyChannels,
         AlertSink alertSink,
         int eventQueueCapacity,
         Duration unrunnableGrace,
-        Tracing tracing) {
+        Tracing tracing,
+        Duration busyPollInterval) {
 
     /** Copies every collection. */
     public RuntimeConfig {
         workflows = List.copyOf(workflows);
         agentExecutors = Map.copyOf(agentExecutors);
         listeners = List.copyOf(listeners);
-        replyChannels = Map.copyOf(replyChannels);
+        replyChannels = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(replyChannels));
     }
 
     /** The supervisor lease: three intervals, at least {@link SasRuntime#MIN_SUPERVISOR_LEASE}. */
@@ -94,7 +97,8 @@ public record RuntimeConfig(
                 + ", schedulerEnabled=" + schedulerEnabled
                 + ", schedulerThreads=" + (stepExecutor != null ? "host executor" : schedulerThreads)
                 + ", claimBatchSize=" + claimBatchSize + ", maxInFlight=" + maxInFlight + ", writerThreads="
-                + writerThreads + ", pollInterval=" + pollInterval + ", supervisorEnabled=" + supervisorEnabled
+                + writerThreads + ", pollInterval=" + pollInterval + ", busyPollInterval=" + busyPollInterval
+                + ", replyChannels=" + replyChannels.keySet() + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", retentionBatchSize="
                 + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond

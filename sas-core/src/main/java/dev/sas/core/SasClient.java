@@ -3,7 +3,9 @@ package dev.sas.core;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.internal.SubmitGroup;
+import dev.sas.core.internal.Waiters;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -50,7 +52,9 @@ public final class SasClient {
     private final PayloadLimit payloadLimit;
     private final SubmitGroup submitGroup;
     private final Map<String, Workflow<?>> known = new ConcurrentHashMap<>();
+    private final java.util.Set<String> registeredReplyChannels = ConcurrentHashMap.newKeySet();
     private final ClientHooks hooks;
+    private final Waiters waiters;
 
     /**
      * The client's settings, as built. Immutable.
@@ -78,7 +82,13 @@ public final class SasClient {
         this.payloadLimit = new PayloadLimit(config.maxPayloadBytes());
         this.submitGroup = new SubmitGroup(store);
         this.hooks = hooks;
+        this.waiters = new Waiters(store.signals().orElse(null));
         workflows.forEach(this::remember);
+    }
+
+    /** The threads of this client waiting for tasks, and what wakes them. */
+    Waiters waiters() {
+        return waiters;
     }
 
     /** A new builder. Not thread-safe. */
@@ -117,11 +127,13 @@ public final class SasClient {
      * @throws IllegalArgumentException if the business key is blank, too long, or holds an unpaired
      *     UTF-16 surrogate or a NUL character (a database would alter or refuse it), or the input
      *     cannot be encoded, encodes to a blank string or to text holding such a character, or is
-     *     larger than {@code maxPayloadBytes}
+     *     larger than {@code maxPayloadBytes}, or the options name a reply channel that no node has
+     *     registered ({@link RuntimeBuilder#replyChannel(ReplyChannel)}, {@link ReplyConsumer})
      * @throws StateStoreException if the store failed; the task may then not exist
      */
     public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null");
+        checkReplyChannel(options.replyTo());
         NewTask task = newTask(workflow, businessKey, input, options, now());
         TaskEvent received = received(task);
         Object transaction = transaction(options);
@@ -152,6 +164,7 @@ public final class SasClient {
             SubmitOptions options) {
         Objects.requireNonNull(inputsByBusinessKey, "inputsByBusinessKey must not be null");
         Objects.requireNonNull(options, "options must not be null");
+        checkReplyChannel(options.replyTo());
         Instant now = now();
         List<NewTask> tasks = new ArrayList<>(inputsByBusinessKey.size());
         List<TaskEvent> received = new ArrayList<>(inputsByBusinessKey.size());
@@ -171,6 +184,27 @@ public final class SasClient {
             handles.add(new TaskHandle(this, r.taskId(), r.created()));
         }
         return handles;
+    }
+
+    /**
+     * Refuses a reply channel no node consumes: its messages would wait in the outbox and the
+     * application would never hear of its task. Channels found registered are remembered; an unknown
+     * one is looked up in the store on every submit naming it (until it is registered).
+     */
+    private void checkReplyChannel(String channel) {
+        if (channel == null || registeredReplyChannels.contains(channel) || hooks.consumesReplyChannel(channel)) {
+            return;
+        }
+        ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalArgumentException("replyTo '"
+                + channel + "': the store " + store + " keeps no reply channels; use a store that does"
+                + " (JdbcStateStore, InMemoryStateStore) or submit without replyTo"));
+        registeredReplyChannels.addAll(outbox.channels());
+        if (!registeredReplyChannels.contains(channel)) {
+            throw new IllegalArgumentException("reply channel '" + channel + "' is not registered: no runtime"
+                    + " (RuntimeBuilder.replyChannel) or ReplyConsumer has registered it with this store, so nobody"
+                    + " would receive its messages. Register the channel first (on the node that consumes it), or"
+                    + " submit without replyTo");
+        }
     }
 
     /**

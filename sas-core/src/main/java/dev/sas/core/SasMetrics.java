@@ -28,6 +28,13 @@ package dev.sas.core;
  * @param submitted new tasks submitted through this runtime's {@link SasRuntime#client() client}
  *     (duplicates of existing tasks not counted; in a host transaction counted when the submit
  *     returns, so a rollback does not take it back)
+ * @param repliesDelivered reply-channel messages this node's channels delivered and acknowledged
+ *     (a message delivered again after a failure counts again)
+ * @param replyFailures reply-channel batches whose handler failed (delivered again after a backoff)
+ *     and store failures while consuming a channel
+ * @param replyChannelUnknown events this node recorded for tasks whose reply channel no node has
+ *     registered: they wait in the store's outbox until a node registers it (each logged at WARN, at
+ *     most every 10 s)
  */
 public record SasMetrics(
         long claimed,
@@ -45,5 +52,8 @@ public record SasMetrics(
         long eventsDropped,
         long internalErrors,
         long clockSkewMillis,
-        long submitted) {
+        long submitted,
+        long repliesDelivered,
+        long replyFailures,
+        long replyChannelUnknown) {
 }

@@ -1,18 +1,24 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.AdaptivePoll;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.EventBus;
 import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.NamedThreadFactory;
 import dev.sas.core.internal.Recorder;
 import dev.sas.core.internal.Registry;
+import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.ReplyRouting;
 import dev.sas.core.internal.Retention;
 import dev.sas.core.internal.Scheduler;
 import dev.sas.core.internal.Supervisor;
+import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StoreSignals;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,6 +67,8 @@ public final class SasRuntime implements AutoCloseable {
     public static final int DEFAULT_AGENT_THREADS = 8;
     /** Default poll interval for work from other instances: 500 ms. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    /** Default poll interval while recently busy, on a store without wake-up hints: 20 ms. */
+    public static final Duration DEFAULT_BUSY_POLL_INTERVAL = Duration.ofMillis(20);
     /** Default supervisor interval: 1 s. */
     public static final Duration DEFAULT_SUPERVISOR_INTERVAL = Duration.ofSeconds(1);
     /** Default grace period for running steps at shutdown: 10 s. */
@@ -95,6 +103,9 @@ public final class SasRuntime implements AutoCloseable {
     private final Supervisor supervisor;
     private final Retention retention;
     private final SasClient client;
+    private final StoreSignals signals;
+    private final Map<String, ReplyPump> replyPumps = new LinkedHashMap<>();
+    private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final List<ExecutorService> owned = new ArrayList<>();
@@ -111,11 +122,22 @@ public final class SasRuntime implements AutoCloseable {
         this.instanceId = config.instanceId();
         this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
                 metrics::clockSkew);
-        this.events = new EventBus(config.listeners(), config.replyChannels(), config.alertSink(), metrics,
-                config.eventQueueCapacity());
+        this.signals = store.signals().orElse(null);
+        ReplyOutbox outbox = store.replyOutbox().orElse(null);
+        if (outbox == null && !config.replyChannels().isEmpty()) {
+            throw new IllegalStateException("reply channels " + config.replyChannels().keySet() + " are registered,"
+                    + " but the store " + store + " keeps no reply channels; use a store that does (JdbcStateStore,"
+                    + " InMemoryStateStore)");
+        }
+        for (ReplyChannel channel : config.replyChannels().values()) {
+            replyPumps.put(channel.name(), new ReplyPump(channel, outbox, clock, instanceId, metrics, poll(config)));
+        }
+        this.events = new EventBus(config.listeners(), new ReplyRouting(replyPumps, outbox, metrics),
+                this::finished, config.alertSink(), metrics, config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
-                config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval());
+                config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval(),
+                poll(config));
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
                 500, scheduler::wakeUpAt,
                 config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());
@@ -127,8 +149,23 @@ public final class SasRuntime implements AutoCloseable {
         scheduler.tracing(config.tracing());
     }
 
+    /** A task reached a terminal state here: the handles waiting for it on this node return. */
+    private void finished(TaskId taskId) {
+        client.waiters().finished(taskId);
+    }
+
+    /** A poll for one loop: short while recently busy, unless the store pushes wake-up hints. */
+    private AdaptivePoll poll(RuntimeConfig c) {
+        return new AdaptivePoll(c.pollInterval(), c.busyPollInterval(), () -> signals != null && signals.connected());
+    }
+
     /** Hands what this runtime's own client does to its listeners and its scheduler. */
     private final class Hooks implements ClientHooks {
+        @Override
+        public boolean consumesReplyChannel(String name) {
+            return replyPumps.containsKey(name);
+        }
+
         @Override
         public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
             metrics.submitted(received.size());
@@ -213,6 +250,7 @@ public final class SasRuntime implements AutoCloseable {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
+        startReplies();
         long supervisorMs = config.supervisorInterval().toMillis();
         if (config.supervisorEnabled()) {
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-supervisor", false));
@@ -226,6 +264,44 @@ public final class SasRuntime implements AutoCloseable {
         }
         log.info("SAS runtime {} started: store={}, {}, time={}", instanceId, store, config.summary(), clock);
         return this;
+    }
+
+    /** Registers and starts the reply channels, and listens for the store's wake-up hints. */
+    private void startReplies() {
+        for (ReplyPump pump : replyPumps.values()) {
+            try {
+                pump.register();
+            } catch (RuntimeException e) {
+                metrics.storeFailure();
+                log.warn("instance {}: cannot register reply channel {} yet ({}); it registers when it can reach"
+                        + " the store", instanceId, pump.channel(), e.getMessage());
+            }
+            pump.start();
+        }
+        if (signals == null) {
+            return;
+        }
+        if (config.schedulerEnabled()) {
+            subscriptions.add(signals.subscribe(StoreSignals.Topic.TASKS_DUE, due -> {
+                if (due == null || due.isEmpty()) {
+                    scheduler.wakeUp();
+                } else {
+                    scheduler.wakeUpAt(java.time.Instant.ofEpochMilli(Long.parseLong(due)));
+                }
+            }));
+        }
+        if (!replyPumps.isEmpty()) {
+            subscriptions.add(signals.subscribe(StoreSignals.Topic.REPLIES, channel -> {
+                if (channel == null) {
+                    replyPumps.values().forEach(ReplyPump::wake);
+                } else {
+                    ReplyPump pump = replyPumps.get(channel);
+                    if (pump != null) {
+                        pump.wake();
+                    }
+                }
+            }));
+        }
     }
 
     private void superviseQuietly() {
@@ -339,6 +415,15 @@ public final class SasRuntime implements AutoCloseable {
         }
         Duration drain = config.shutdownGrace().compareTo(MAX_EVENT_DRAIN) > 0 ? MAX_EVENT_DRAIN
                 : config.shutdownGrace().compareTo(MIN_EVENT_DRAIN) < 0 ? MIN_EVENT_DRAIN : config.shutdownGrace();
+        subscriptions.forEach(StoreSignals.Subscription::close);
+        for (ReplyPump pump : replyPumps.values()) {
+            try {
+                // what it has not delivered stays in the store: the next node consuming the channel delivers it
+                pump.stop(drain);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
         try {
             events.close(drain);
         } catch (InterruptedException e) {
@@ -397,9 +482,34 @@ public final class SasRuntime implements AutoCloseable {
         return retention.runOnce();
     }
 
+    /**
+     * Delivers one batch of each reply channel of this runtime on the calling thread (taking the
+     * channel's lease if free). For tests and manual driving.
+     *
+     * @return how many messages were delivered
+     * @throws IllegalStateException if the runtime was started or closed
+     * @throws SasException if a channel's handler threw (its batch stays pending)
+     */
+    public int runRepliesOnce() {
+        requireManual();
+        int delivered = 0;
+        for (ReplyPump pump : replyPumps.values()) {
+            try {
+                delivered += Math.max(0, pump.runOnce());
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new SasException("reply channel " + pump.channel() + ": its handler threw; the batch stays"
+                        + " pending: " + e, e);
+            }
+        }
+        return delivered;
+    }
+
     private void requireManual() {
         if (started.get() || closed.get()) {
-            throw new IllegalStateException("runSchedulerOnce/runSupervisorOnce/runRetentionOnce drive a runtime that was not started;"
+            throw new IllegalStateException("runSchedulerOnce/runSupervisorOnce/runRetentionOnce/runRepliesOnce drive a"
+                    + " runtime that was not started;"
                     + " runtime " + instanceId + " is " + (closed.get() ? "closed" : "started"));
         }
     }

@@ -1,9 +1,9 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.Waiters;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A submitted task, as {@link SasClient#submit} returns it: wait for its end with
@@ -14,6 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class TaskHandle {
     private static final long FIRST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long MAX_PAUSE_PUSHED_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final SasClient client;
     private final TaskId taskId;
@@ -50,8 +51,11 @@ public final class TaskHandle {
 
     /**
      * Waits until the task is in a terminal state (PROCESSED, ERROR, COMPENSATED,
-     * COMPENSATION_FAILED or CANCELLED) and returns it. Polls the store, starting after a couple
-     * of milliseconds and backing off to {@code 200 ms}, so it sees tasks run by any node.
+     * COMPENSATION_FAILED or CANCELLED) and returns it, whichever node runs it. Returns as soon as
+     * this node's runtime records the task's end, or, on a store that pushes hints across nodes
+     * (PostgreSQL), as soon as the hint of any node's commit arrives; until then it reads the store
+     * now and then (after a couple of milliseconds, backing off to 200 ms, or to 1 s where the
+     * store pushes), so it also sees tasks finished while hints were lost.
      *
      * @param timeout how long to wait at most
      * @throws NullPointerException if {@code timeout} is null
@@ -67,22 +71,30 @@ public final class TaskHandle {
             throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = FIRST_PAUSE_NANOS;
-        while (true) {
-            TaskInfo info = info();
-            if (info.status().isTerminal()) {
-                return new TaskResult(info);
+        TaskInfo info = info();
+        if (info.status().isTerminal()) {
+            return new TaskResult(info);
+        }
+        try (Waiters.Waiter waiter = client.waiters().register(taskId)) {
+            long maxPause = waiter.pushed() ? MAX_PAUSE_PUSHED_NANOS : MAX_PAUSE_NANOS;
+            long pause = FIRST_PAUSE_NANOS;
+            while (true) {
+                // read again after registering: the task may have ended between the first read and then
+                info = info();
+                if (info.status().isTerminal()) {
+                    return new TaskResult(info);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TaskTimeoutException(taskId, info.status(), timeout);
+                }
+                waiter.await(Math.min(pause, left));
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new SasException("interrupted while waiting for task " + taskId + " (it was "
+                            + info.status() + "); the task goes on running");
+                }
+                pause = Math.min(pause * 2, maxPause);
             }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw new TaskTimeoutException(taskId, info.status(), timeout);
-            }
-            LockSupport.parkNanos(this, Math.min(pause, left));
-            if (Thread.currentThread().isInterrupted()) {
-                throw new SasException("interrupted while waiting for task " + taskId + " (it was " + info.status()
-                        + "); the task goes on running");
-            }
-            pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
         }
     }
 

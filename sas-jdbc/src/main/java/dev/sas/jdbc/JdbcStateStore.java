@@ -11,7 +11,9 @@ import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
+import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -358,14 +360,41 @@ public final class JdbcStateStore implements StateStore {
         return store.currentTime();
     }
 
-    /** Closes the connection pool if this store created it. Idempotent; never throws. */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Tables {@code <prefix>reply_outbox} (messages not yet delivered) and
+     * {@code <prefix>reply_channel} (registered channels, their consumer's lease and position).
+     */
+    @Override
+    public Optional<ReplyOutbox> replyOutbox() {
+        return store.replyOutbox();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL, {@code LISTEN/NOTIFY}: the schema's triggers send a hint with the commit of a
+     * submit, of a task made due again, of the end of a task some node awaits, and of new reply
+     * messages; from the first subscription on, the store holds one connection of its pool to listen
+     * (thread {@code sas-pg-listen}). Empty on H2 and MariaDB.
+     */
+    @Override
+    public Optional<StoreSignals> signals() {
+        return store.signals();
+    }
+
+    /** Stops listening for hints, and closes the connection pool if this store created it. Idempotent; never throws. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true) && ownedPool != null) {
-            try {
-                ownedPool.close();
-            } catch (RuntimeException e) {
-                log.warn("closing the SAS store's pool failed: {}", e.toString());
+        if (closed.compareAndSet(false, true)) {
+            store.close();
+            if (ownedPool != null) {
+                try {
+                    ownedPool.close();
+                } catch (RuntimeException e) {
+                    log.warn("closing the SAS store's pool failed: {}", e.toString());
+                }
             }
         }
     }

@@ -45,6 +45,15 @@ final class Tasks {
                 .end(TaskStatus.PROCESSED);
     }
 
+    /** The claimed step failed and is retried at {@code retryAt}: the task is released, due then. */
+    static Transition retry(ClaimedTask c, Instant retryAt) {
+        return Transition.holder(c).at(c.currentStep(), "first", TIMEOUT).attempt(c.attempt())
+                .failureCount(c.failureCount()).lastError("boom")
+                .events(new TaskEvent(c.taskId(), c.businessKey(), c.workflow(), TaskEvent.Type.STEP_RETRYING,
+                        c.currentStep(), "first", c.attempt(), retryAt, "boom"))
+                .release(TaskStatus.PENDING, retryAt);
+    }
+
     static Transition expire(ClaimedTask c, Instant now) {
         return Transition.expired(c.taskId(), c.lease(), c.status(), c.currentStep()).at(c.currentStep(), "first", TIMEOUT)
                 .attempt(c.attempt()).failureCount(c.failureCount() + 1).lastError("timed out")

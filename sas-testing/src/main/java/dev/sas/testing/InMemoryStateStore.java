@@ -11,6 +11,7 @@ import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
+import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
@@ -48,6 +49,7 @@ public final class InMemoryStateStore implements StateStore {
     private String supervisorHolder;
     private Instant supervisorExpiresAt = Instant.MIN;
     private final Map<String, Advertisement> advertisements = new HashMap<>();
+    private final InMemoryReplies replies = new InMemoryReplies(lock);
     private final Clock clock;
 
     /** An empty store without a clock of its own: each runtime's clock is the authority. */
@@ -182,7 +184,7 @@ public final class InMemoryStateStore implements StateStore {
         r.input = task.input();
         r.replyTo = task.replyTo();
         r.traceContext = task.traceContext();
-        r.events.add(received);
+        addEvents(r, List.of(received));
         tasks.put(r.taskId, r);
         byBusinessKey.put(key, r.taskId);
         return new SubmitResult(r.taskId, true);
@@ -214,9 +216,9 @@ public final class InMemoryStateStore implements StateStore {
                 }
                 r.updatedAt = now;
                 boolean compensating = r.status == TaskStatus.COMPENSATING;
-                r.events.add(new TaskEvent(r.taskId, r.businessKey, r.workflow,
+                addEvents(r, List.of(new TaskEvent(r.taskId, r.businessKey, r.workflow,
                         compensating ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED,
-                        r.currentStep, r.currentStepName, r.attempt, now, null));
+                        r.currentStep, r.currentStepName, r.attempt, now, null)));
                 List<String> outputs = new ArrayList<>();
                 for (StepRow s : r.steps.values()) {
                     if (s.status == StepStatus.COMPLETED) {
@@ -309,7 +311,7 @@ public final class InMemoryStateStore implements StateStore {
                 s.finishedAt = u.finishedAt();
             }
         }
-        r.events.addAll(t.events());
+        addEvents(r, t.events());
         return WriteOutcome.APPLIED;
     }
 
@@ -447,11 +449,27 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
-    private static RecordedEvent record(Row r, TaskEvent.Type type, Instant now, String message) {
+    private RecordedEvent record(Row r, TaskEvent.Type type, Instant now, String message) {
         TaskEvent e = new TaskEvent(r.taskId, r.businessKey, r.workflow, type, r.currentStep, r.currentStepName, 0,
                 now, message);
-        r.events.add(e);
+        addEvents(r, List.of(e));
         return new RecordedEvent(e, r.replyTo);
+    }
+
+    /** Appends events to the task's log and, if it has a reply channel, to the channel's outbox. Under the lock. */
+    private void addEvents(Row r, List<TaskEvent> events) {
+        r.events.addAll(events);
+        if (r.replyTo != null) {
+            for (TaskEvent e : events) {
+                replies.append(r.replyTo, e);
+            }
+        }
+    }
+
+    /** {@inheritDoc} Kept under the store's lock with the events it copies. */
+    @Override
+    public Optional<ReplyOutbox> replyOutbox() {
+        return Optional.of(replies);
     }
 
     private record Advertisement(Set<WorkflowVersion> runnable, Instant expiresAt) {
@@ -539,7 +557,7 @@ public final class InMemoryStateStore implements StateStore {
             r.attempt = 0;
             r.nextAttemptAt = now;
             r.updatedAt = now;
-            r.events.add(event);
+            addEvents(r, List.of(event));
             return true;
         }
     }
@@ -569,7 +587,7 @@ public final class InMemoryStateStore implements StateStore {
             }
             r.cancelRequested = true;
             r.updatedAt = now;
-            r.events.add(event);
+            addEvents(r, List.of(event));
             return true;
         }
     }

@@ -1107,7 +1107,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStatus(), fail.fromStep(),
                 fail.guard(), true, fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(),
                 fail.failureCount(), fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events(),
-                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1);
+                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1, fail.replyTo());
 
         assertThat(store.write(List.of(yielding), later)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
 

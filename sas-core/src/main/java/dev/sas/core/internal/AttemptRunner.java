@@ -146,7 +146,7 @@ final class AttemptRunner {
         Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
                 c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
-        Transition t = d.transition();
+        Transition t = d.transition().withReplyTo(c.replyTo());
         recorder.write(t, c.completeBy(), (result, refusal, at) -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
@@ -375,7 +375,8 @@ final class AttemptRunner {
 
     /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
-        Transition t = d.transition();
+        // the store writes the events to the task's reply channel outbox too
+        Transition t = d.transition().withReplyTo(run.replyTo);
         recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
             try {
                 if (result == Recorder.Result.APPLIED) {

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The scheduler's claiming half: counts the tasks this runtime holds, claims due tasks in batches
- * while there is room, and sleeps until a wake-up or the poll interval. What happens to a claimed
+ * while there is room, and sleeps until a wake-up (a local submit, a store's hint) or the next
+ * poll ({@link AdaptivePoll}: short while recently busy, the poll interval when idle). What happens to a claimed
  * task is the {@link AttemptRunner}'s business; it hands each task back through {@link #release()}.
  * Thread-safe.
  */
@@ -47,6 +48,7 @@ final class ClaimLoop {
     private final int maxInFlight;
     private final int lowWater;
     private final Duration pollInterval;
+    private final AdaptivePoll poll;
     private final Consumer<ClaimedTask> onClaimed;
 
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -61,9 +63,12 @@ final class ClaimLoop {
      *     after it returned normally (a throw releases it here)
      * @param runnable the registered workflow versions: the only ones this loop claims, so a node
      *     without a definition leaves its tasks to a peer that has it (rolling deploys)
+     * @param pollInterval the longest wait between claims
+     * @param poll how long to wait after each claim: short while recently busy, up to
+     *     {@code pollInterval} when idle or when the store pushes wake-up hints
      */
     ClaimLoop(StateStore store, DatabaseClock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
-            int claimBatch, int maxInFlight, Duration pollInterval, Consumer<ClaimedTask> onClaimed) {
+            int claimBatch, int maxInFlight, Duration pollInterval, AdaptivePoll poll, Consumer<ClaimedTask> onClaimed) {
         this.store = store;
         this.clock = clock;
         this.instanceId = instanceId;
@@ -74,6 +79,7 @@ final class ClaimLoop {
         // Claim again once half a batch has drained, not at every release: fewer, fuller claims.
         this.lowWater = maxInFlight - Math.max(1, Math.min(claimBatch, maxInFlight) / 2);
         this.pollInterval = pollInterval;
+        this.poll = poll;
         this.onClaimed = onClaimed;
     }
 
@@ -122,9 +128,9 @@ final class ClaimLoop {
         while (running) {
             try {
                 int held = inFlight.get();
+                int got = 0;
                 if (held <= lowWater || held == 0) {
                     int want = Math.min(claimBatch, maxInFlight - held);
-                    int got;
                     try {
                         got = claim(want);
                         backoffMs = 100;
@@ -141,7 +147,7 @@ final class ClaimLoop {
                         continue;
                     }
                 }
-                boolean woken = wake.tryAcquire(pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+                boolean woken = wake.tryAcquire(poll.nextWaitMillis(got > 0), TimeUnit.MILLISECONDS);
                 wake.drainPermits();
                 if (woken) {
                     coalesce();

@@ -3,21 +3,25 @@ package dev.sas.core.internal;
 import dev.sas.core.Alert;
 import dev.sas.core.AlertSink;
 import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
 import dev.sas.core.TaskListener;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Delivers committed events to listeners and reply channels, and alerts to the sink, on one
- * thread ({@code sas-events}) so that order is kept; inline when no thread was started.
+ * Delivers committed events to listeners, and alerts to the sink, on one thread
+ * ({@code sas-events}) so that order is kept; inline when no thread was started. Reply channels are
+ * not delivered here: the store wrote their messages to its outbox with the transition, and the
+ * channel's pump delivers them from there ({@link ReplyRouting} only wakes it), so a message is
+ * never delivered twice by two paths.
  *
  * <p>Bounded: at most {@code capacity} events and alerts wait for the event thread. When a slow
  * listener lets the queue fill up, new events are dropped for listeners (counted in
@@ -30,7 +34,8 @@ public final class EventBus {
     private static final long DROP_WARN_EVERY_SECONDS = 10;
 
     private final List<TaskListener> listeners;
-    private final Map<String, TaskListener> replyChannels;
+    private final ReplyRouting replies;
+    private final Consumer<TaskId> finished;
     private final AlertSink alertSink;
     private final Metrics metrics;
     private final int capacity;
@@ -39,11 +44,18 @@ public final class EventBus {
     private volatile ExecutorService executor;
     private volatile boolean closed;
 
-    /** A bus delivering inline until {@link #start} is called, queueing at most {@code capacity} events after. */
-    public EventBus(List<TaskListener> listeners, Map<String, TaskListener> replyChannels, AlertSink alertSink,
-            Metrics metrics, int capacity) {
+    /**
+     * A bus delivering inline until {@link #start} is called, queueing at most {@code capacity} events after.
+     *
+     * @param replies what to do with the reply channel of a recorded transition
+     * @param finished told at once (on the publishing thread) of every task that reached a terminal
+     *     state, so waiting handles on this node return without polling; must be quick
+     */
+    public EventBus(List<TaskListener> listeners, ReplyRouting replies, Consumer<TaskId> finished,
+            AlertSink alertSink, Metrics metrics, int capacity) {
         this.listeners = List.copyOf(listeners);
-        this.replyChannels = Map.copyOf(replyChannels);
+        this.replies = replies;
+        this.finished = finished;
         this.alertSink = alertSink;
         this.metrics = metrics;
         this.capacity = capacity;
@@ -54,27 +66,45 @@ public final class EventBus {
         this.executor = executor;
     }
 
-    /** Whether anyone listens for events; when not, callers may skip building them. */
-    public boolean hasListeners() {
-        return !listeners.isEmpty() || !replyChannels.isEmpty();
-    }
-
-    /** Delivers events recorded for one task. */
+    /**
+     * Delivers events recorded (committed) for one task to the listeners; wakes the pump of its reply
+     * channel if it is consumed here, and tells waiting handles when the task finished.
+     */
     public void publish(List<TaskEvent> events, String replyTo) {
-        if (events.isEmpty() || !hasListeners()) {
+        if (events.isEmpty()) {
+            return;
+        }
+        for (TaskEvent e : events) {
+            if (isTerminal(e.type())) {
+                try {
+                    finished.accept(e.taskId());
+                } catch (RuntimeException ex) {
+                    metrics.internalErrors.increment();
+                    log.error("task {}: waking the handles that wait for it failed", e.taskId(), ex);
+                }
+            }
+        }
+        boolean unknownChannel = replyTo != null && !replies.committed(replyTo);
+        if (listeners.isEmpty() && !unknownChannel) {
             return;
         }
         run(events.size(), () -> {
-            TaskListener channel = replyTo == null ? null : replyChannels.get(replyTo);
+            if (unknownChannel) {
+                replies.checkUnknown(replyTo, events);
+            }
             for (TaskEvent e : events) {
                 for (TaskListener l : listeners) {
                     deliver(l, e);
                 }
-                if (channel != null) {
-                    deliver(channel, e);
-                }
             }
         });
+    }
+
+    private static boolean isTerminal(TaskEvent.Type type) {
+        return switch (type) {
+            case PROCESSED, ERROR, COMPENSATED, COMPENSATION_FAILED, CANCELLED -> true;
+            default -> false;
+        };
     }
 
     /** Raises an alert. */

@@ -20,6 +20,9 @@ public final class Metrics {
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
     final LongAdder submitted = new LongAdder();
+    final LongAdder repliesDelivered = new LongAdder();
+    final LongAdder replyFailures = new LongAdder();
+    final LongAdder replyChannelUnknown = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -58,6 +61,7 @@ public final class Metrics {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum(), clockSkewMillis, submitted.sum());
+                internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
+                replyChannelUnknown.sum());
     }
 }

@@ -23,9 +23,9 @@ public final class Scheduler {
     /** A scheduler that runs inline until {@link #start} is called. */
     public Scheduler(StateStore store, Registry registry, DatabaseClock clock, String instanceId, Recorder recorder,
             EventBus events, Metrics metrics, int claimBatch, int maxInFlight, int maxPayloadBytes,
-            Duration pollInterval) {
+            Duration pollInterval, AdaptivePoll poll) {
         this.loop = new ClaimLoop(store, clock, instanceId, registry.runnable(), metrics, claimBatch, maxInFlight,
-                pollInterval, this::run);
+                pollInterval, poll, this::run);
         this.runner = new AttemptRunner(registry, clock, instanceId, recorder, events, metrics, maxPayloadBytes, loop);
     }
 

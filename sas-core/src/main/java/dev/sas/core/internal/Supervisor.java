@@ -101,7 +101,7 @@ public final class Supervisor {
             for (ExpiredTask e : expired) {
                 decisions.add(TaskStateMachine.decide(snapshot(e), new TimedOut(e.lockedBy(), e.completeBy()), now));
             }
-            List<WriteOutcome> outcomes = write(decisions, now);
+            List<WriteOutcome> outcomes = write(decisions, expired, now);
             // A cancel requested after the scan stopped a write that would have ignored it: decide
             // again with the cancel known, so it is honoured rather than recorded and dropped.
             List<Integer> cancelled = new ArrayList<>();
@@ -120,7 +120,7 @@ public final class Supervisor {
                     again.add(TaskStateMachine.decide(snapshot(e).withCancelRequested(),
                             decisions.get(i).ifCancelRequested(), now));
                 }
-                List<WriteOutcome> againOutcomes = write(again, now);
+                List<WriteOutcome> againOutcomes = write(again, cancelled.stream().map(expired::get).toList(), now);
                 for (int k = 0; k < cancelled.size(); k++) {
                     decisions.set(cancelled.get(k), again.get(k));
                     outcomes.set(cancelled.get(k), againOutcomes.get(k));
@@ -187,10 +187,11 @@ public final class Supervisor {
     }
 
     /** Writes the decisions' transitions in one call; alerts wait until the caller sees them applied. */
-    private List<WriteOutcome> write(List<Decision> decisions, Instant now) {
+    private List<WriteOutcome> write(List<Decision> decisions, List<ExpiredTask> expired, Instant now) {
         List<Transition> transitions = new ArrayList<>(decisions.size());
-        for (Decision d : decisions) {
-            transitions.add(d.transition());
+        for (int i = 0; i < decisions.size(); i++) {
+            // the store writes the events to the task's reply channel outbox too
+            transitions.add(decisions.get(i).transition().withReplyTo(expired.get(i).replyTo()));
         }
         return new ArrayList<>(store.write(transitions, now));
     }

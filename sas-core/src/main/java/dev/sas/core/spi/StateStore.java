@@ -260,6 +260,23 @@ public interface StateStore extends AutoCloseable {
         return null;
     }
 
+    /**
+     * The store's reply-channel outbox, if it keeps one: then every event of a task submitted with a
+     * reply channel is also written there, in the same transaction. Empty if the store keeps none
+     * (tasks with a reply channel are then refused at submit).
+     */
+    default Optional<ReplyOutbox> replyOutbox() {
+        return Optional.empty();
+    }
+
+    /**
+     * The wake-up hints this store pushes across nodes, if it can (PostgreSQL). Empty otherwise:
+     * runtimes then poll adaptively.
+     */
+    default Optional<StoreSignals> signals() {
+        return Optional.empty();
+    }
+
     /** Releases resources the store owns (not a host's data source). Idempotent. */
     @Override
     default void close() {

@@ -49,6 +49,10 @@ import java.util.Objects;
  * @param events events to append, in order
  * @param id this transition's identity (never 0), drawn at random by the builders: a replay
  *     carries the same id, a transition computed again (even with the same content) another one
+ * @param replyTo the task's reply channel, or null: the store also writes the events to this
+ *     channel's outbox ({@link ReplyOutbox}). {@link #holder(ClaimedTask)} and
+ *     {@link #expired(ExpiredTask)} take it from the claim; a runtime stamps it on every
+ *     transition it writes ({@link #withReplyTo})
  */
 public record Transition(
         TaskId taskId,
@@ -68,7 +72,8 @@ public record Transition(
         String lastError,
         StepUpdate step,
         List<TaskEvent> events,
-        long id) {
+        long id,
+        String replyTo) {
 
     /**
      * @throws NullPointerException if a required field is null
@@ -96,6 +101,16 @@ public record Transition(
     }
 
     /**
+     * This transition with {@code replyTo} as the task's reply channel: the same id, so a replay
+     * stays a replay.
+     */
+    public Transition withReplyTo(String replyTo) {
+        return Objects.equals(replyTo, this.replyTo) ? this : new Transition(taskId, lease, fromStatus,
+                fromStep, guard, unlessCancelRequested, status, keepLock, currentStep, currentStepName, attempt,
+                failureCount, stepTimeout, nextAttemptAt, lastError, step, events, id, replyTo);
+    }
+
+    /**
      * Starts a transition written by the scheduler that holds the task's claim.
      *
      * @param taskId the task
@@ -115,7 +130,7 @@ public record Transition(
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder holder(ClaimedTask claim) {
-        return holder(claim.taskId(), claim.lease(), claim.status(), claim.currentStep());
+        return holder(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).replyTo(claim.replyTo());
     }
 
     /**
@@ -138,7 +153,7 @@ public record Transition(
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder expired(ExpiredTask claim) {
-        return expired(claim.taskId(), claim.lease(), claim.status(), claim.currentStep());
+        return expired(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).replyTo(claim.replyTo());
     }
 
     /**
@@ -161,6 +176,7 @@ public record Transition(
         private String lastError;
         private StepUpdate step;
         private List<TaskEvent> events = List.of();
+        private String replyTo;
 
         private Builder(TaskId taskId, long lease, TaskStatus fromStatus, int fromStep, Guard guard) {
             this.taskId = Objects.requireNonNull(taskId, "taskId must not be null");
@@ -217,6 +233,12 @@ public record Transition(
         /** The step row to write with the transition, or null for none. */
         public Builder recording(StepUpdate step) {
             this.step = step;
+            return this;
+        }
+
+        /** The task's reply channel, or null (see {@link Transition#replyTo()}). */
+        public Builder replyTo(String replyTo) {
+            this.replyTo = replyTo;
             return this;
         }
 
@@ -279,7 +301,7 @@ public record Transition(
         private Transition build(TaskStatus status, boolean keepLock, Instant nextAttemptAt) {
             return new Transition(taskId, lease, fromStatus, fromStep, guard, unlessCancelRequested, status, keepLock,
                     currentStep, currentStepName, attempt, failureCount, stepTimeout, nextAttemptAt, lastError, step,
-                    events, newId());
+                    events, newId(), replyTo);
         }
     }
 

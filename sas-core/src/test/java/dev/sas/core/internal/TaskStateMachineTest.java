@@ -531,7 +531,7 @@ class TaskStateMachineTest {
 
             assertThat(built).isEqualTo(new Transition(ID, LEASE, TaskStatus.PROCESSING, 2, Transition.Guard.EXPIRED,
                     true, TaskStatus.PENDING, false, 3, "ship", 2, 1, BACKOFF, NOW, "late", null,
-                    List.of(event(2, STEP_TIMED_OUT)), built.id()));
+                    List.of(event(2, STEP_TIMED_OUT)), built.id(), null));
             assertThat(built.id()).isNotZero();
         }
 
@@ -546,18 +546,18 @@ class TaskStateMachineTest {
                     second.fromStep(), second.guard(), second.unlessCancelRequested(), second.status(),
                     second.keepLock(), second.currentStep(), second.currentStepName(), second.attempt(),
                     second.failureCount(), second.stepTimeout(), second.nextAttemptAt(), second.lastError(),
-                    second.step(), second.events(), first.id());
+                    second.step(), second.events(), first.id(), second.replyTo());
             assertThat(secondWithFirstId).isEqualTo(first);
         }
 
         @Test
         void a_transition_names_a_claimed_state_and_a_real_id() {
             assertThatThrownBy(() -> new Transition(ID, LEASE, TaskStatus.PENDING, 0, Transition.Guard.HOLDER, false,
-                    TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 7))
+                    TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 7, null))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fromStatus")
                     .hasMessageContaining("PENDING");
             assertThatThrownBy(() -> new Transition(ID, LEASE, TaskStatus.PROCESSING, 0, Transition.Guard.HOLDER,
-                    false, TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 0))
+                    false, TaskStatus.PROCESSED, false, 0, "a", 1, 0, BACKOFF, null, null, null, List.of(), 0, null))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("id must not be 0");
         }
     }

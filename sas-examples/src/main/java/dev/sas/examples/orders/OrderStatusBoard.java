@@ -9,10 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The listener on the {@code orders} reply channel: the shop's view of its orders' progress as
- * this runtime reports it. Counts events by type and remembers each order's latest event; with
- * {@code echo} on it prints every order's outcome. Events of another runtime (the worker killed in
- * crash mode) reach that runtime's listeners, not this one. Thread-safe.
+ * The listener on the {@code orders} reply channel: the shop's view of its orders' progress,
+ * whichever runtime ran them. Counts events by type and remembers each order's latest event; with
+ * {@code echo} on it prints every order's outcome. The channel is consumed by one registered runtime
+ * at a time: in crash mode the worker consumes it while it lives, and the shop's runtime takes over
+ * from where it stopped once the worker's lease on the channel expired. Thread-safe.
  */
 public final class OrderStatusBoard implements TaskListener {
 

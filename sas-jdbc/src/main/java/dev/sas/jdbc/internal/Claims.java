@@ -85,14 +85,18 @@ final class Claims {
         rows.sort(ClaimRow.ORDER);
         if (!db.dialect().claimRecordsEvents()) {
             List<TaskEvent> started = new ArrayList<>(rows.size());
+            Map<TaskId, String> replyTo = new HashMap<>();
             Instant at = Instant.ofEpochMilli(nowMs);
             for (ClaimRow r : rows) {
+                if (r.replyTo() != null) {
+                    replyTo.put(TaskId.of(r.taskId()), r.replyTo());
+                }
                 started.add(new TaskEvent(TaskId.of(r.taskId()), r.businessKey(), r.workflow(),
                         r.status() == TaskStatus.COMPENSATING ? TaskEvent.Type.COMPENSATION_STARTED
                                 : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
                         null));
             }
-            db.recordEvents(h, started);
+            db.recordEvents(h, started, replyTo);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

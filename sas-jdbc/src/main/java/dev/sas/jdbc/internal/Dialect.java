@@ -154,6 +154,18 @@ public interface Dialect {
     default void lockSchema(Handle h, Tables t) {
     }
 
+    /**
+     * The wake-up hints this database can push across nodes, or null (then runtimes poll
+     * adaptively). PostgreSQL: {@code LISTEN/NOTIFY} on one connection of the store's pool.
+     */
+    default PgSignals signals(StoreContext db) {
+        return null;
+    }
+
+    /** Drops what the schema scripts created besides tables (PostgreSQL: the trigger functions). Tests only. */
+    default void dropExtras(Handle h, Tables t) {
+    }
+
     /** Runs after the schema scripts (PostgreSQL analyses the new tables). */
     default void afterSchemaApplied(Handle h, Tables t) {
     }

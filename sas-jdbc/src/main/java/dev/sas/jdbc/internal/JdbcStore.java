@@ -10,6 +10,8 @@ import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
+import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
@@ -56,6 +58,8 @@ public final class JdbcStore implements StateStore {
     private final OperatorActions operator;
     private final Retention retention;
     private final Parking parking;
+    private final Replies replies;
+    private final PgSignals signals;
 
     /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -81,6 +85,26 @@ public final class JdbcStore implements StateStore {
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
         this.parking = new Parking(db);
+        this.replies = new Replies(db);
+        this.signals = dialect.signals(db);
+    }
+
+    @Override
+    public Optional<ReplyOutbox> replyOutbox() {
+        return Optional.of(replies);
+    }
+
+    @Override
+    public Optional<StoreSignals> signals() {
+        return Optional.ofNullable(signals);
+    }
+
+    /** Stops listening for wake-up hints, if it did. */
+    @Override
+    public void close() {
+        if (signals != null) {
+            signals.close();
+        }
     }
 
     /** The dialect in use. */

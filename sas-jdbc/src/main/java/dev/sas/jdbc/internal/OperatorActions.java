@@ -4,6 +4,7 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.jdbi.v3.core.statement.Update;
 
 /**
@@ -52,7 +53,9 @@ final class OperatorActions {
             if (update.execute() == 0) {
                 return false;
             }
-            db.recordEvents(h, List.of(event));
+            String replyTo = h.createQuery("SELECT reply_to FROM " + db.t().task() + " WHERE task_id = ?")
+                    .bind(0, taskId.value()).mapTo(String.class).findOne().orElse(null);
+            db.recordEvents(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
             return true;
         }));
     }

@@ -9,7 +9,9 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -136,7 +138,13 @@ final class Parking {
             }
         }
         if (!out.isEmpty()) {
-            db.recordEvents(h, out.stream().map(RecordedEvent::event).toList());
+            Map<TaskId, String> replyTo = new HashMap<>();
+            for (RecordedEvent e : out) {
+                if (e.replyTo() != null) {
+                    replyTo.put(e.event().taskId(), e.replyTo());
+                }
+            }
+            db.recordEvents(h, out.stream().map(RecordedEvent::event).toList(), replyTo);
         }
         return out;
     }

@@ -78,12 +78,18 @@ final class PostgresDialect implements Dialect {
                 + " e AS (INSERT INTO " + t.event() + " (task_id, type, step_index, step_name, attempt, at, message)"
                 + " SELECT task_id, CASE WHEN state = 'COMPENSATING' THEN 'COMPENSATION_STARTED'"
                 + " ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?, NULL FROM u"
-                + " ORDER BY priority DESC, next_attempt_at, task_id)"
+                + " ORDER BY priority DESC, next_attempt_at, task_id),"
+                // the start events of tasks with a reply channel go to its outbox too
+                + " o AS (INSERT INTO " + t.replyOutbox() + " (channel, task_id, business_key, workflow, type,"
+                + " step_index, step_name, attempt, at, message)"
+                + " SELECT reply_to, task_id, business_key, workflow, CASE WHEN state = 'COMPENSATING'"
+                + " THEN 'COMPENSATION_STARTED' ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?,"
+                + " NULL FROM u WHERE reply_to IS NOT NULL ORDER BY priority DESC, next_attempt_at, task_id)"
                 + " SELECT * FROM u";
         Query q = h.createQuery(sql);
         q.bind(0, now);
         int i = Dialect.bindRunnable(q, 1, runnable);
-        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now);
+        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now).bind(i + 5, now);
         return q.map((rs, ctx) -> ClaimRow.map(rs))
                 .list();
     }
@@ -117,6 +123,18 @@ final class PostgresDialect implements Dialect {
         // then find everything in place
         h.createQuery("SELECT pg_advisory_xact_lock(hashtext(?))").bind(0, "sas-schema:" + t.prefix())
                 .map((rs, ctx) -> 1).one();
+    }
+
+    @Override
+    public PgSignals signals(StoreContext db) {
+        return new PgSignals(db);
+    }
+
+    @Override
+    public void dropExtras(Handle h, Tables t) {
+        for (String f : List.of("notify_submitted", "notify_due", "notify_done", "notify_replies")) {
+            h.execute("DROP FUNCTION IF EXISTS " + t.prefix() + f + "() CASCADE");
+        }
     }
 
     @Override

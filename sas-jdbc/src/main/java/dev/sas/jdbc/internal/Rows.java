@@ -1,13 +1,16 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.function.IntFunction;
 
 /** Plain JDBC helpers of the write path: null-safe binding and multi-row inserts. Stateless. */
@@ -43,9 +46,48 @@ final class Rows {
         }
     }
 
-    /** Events as multi-row inserts, in list order (so their ids keep each task's order); see {@link EventRows}. */
-    static void insertEvents(Connection c, Tables t, List<TaskEvent> rows) throws SQLException {
+    /**
+     * Events as multi-row inserts, in list order (so their ids keep each task's order; kept lean, see
+     * {@link EventRows}), and the events of tasks with a reply channel also into that channel's
+     * outbox. Every path that records events goes through here (or, for PostgreSQL's claim, writes
+     * the outbox in its own statement), so a reply channel hears of every event that commits.
+     *
+     * @param replyTo the reply channel of each task of {@code rows} that has one (tasks without one
+     *     may be absent)
+     */
+    static void insertEvents(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> replyTo)
+            throws SQLException {
         EventRows.insert(c, t, rows);
+        insertOutbox(c, t, rows, replyTo);
+    }
+
+    /** The events of {@code rows} whose task has a reply channel in {@code replyTo}, into that channel's outbox. */
+    static void insertOutbox(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> replyTo)
+            throws SQLException {
+        if (replyTo.isEmpty()) {
+            return;
+        }
+        List<TaskEvent> replies = new ArrayList<>();
+        for (TaskEvent e : rows) {
+            if (replyTo.get(e.taskId()) != null) {
+                replies.add(e);
+            }
+        }
+        insertRows(c, replies, n -> "INSERT INTO " + t.replyOutbox()
+                + " (channel, task_id, business_key, workflow, type, step_index, step_name, attempt, at, message) VALUES "
+                + Dialect.valueRows(n, 10), (ps, k, e) -> {
+                    ps.setString(k++, replyTo.get(e.taskId()));
+                    ps.setString(k++, e.taskId().value());
+                    setString(ps, k++, e.businessKey());
+                    setString(ps, k++, e.workflow());
+                    ps.setString(k++, e.type().name());
+                    ps.setInt(k++, e.stepIndex());
+                    setString(ps, k++, e.stepName());
+                    ps.setInt(k++, e.attempt());
+                    ps.setLong(k++, e.at().toEpochMilli());
+                    setString(ps, k++, e.message());
+                    return k;
+                });
     }
 
     /** Binds {@code values} from parameter {@code from} (1-based) on and returns the next free index. */

@@ -28,7 +28,7 @@ public final class SchemaManager {
     /** Every schema version, in order. */
     static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"),
             new Script(3, "claim_order"), new Script(4, "transition_id"), new Script(5, "parked"),
-            new Script(8, "lean_events"), new Script(10, "trace_context"));
+            new Script(6, "reply_outbox"), new Script(8, "lean_events"), new Script(10, "trace_context"));
 
     /** One script. */
     record Script(int version, String name) {
@@ -103,16 +103,23 @@ public final class SchemaManager {
         });
     }
 
-    /** The statements of a script: comment lines dropped, split at a {@code ;} that ends a line. */
+    /**
+     * The statements of a script: comment lines dropped, split at a {@code ;} that ends a line,
+     * except inside a {@code $$}-quoted body (a PostgreSQL function).
+     */
     static List<String> statements(String script) {
         List<String> out = new ArrayList<>();
         StringBuilder current = new StringBuilder();
+        boolean inBody = false;
         for (String line : script.split("\n")) {
             String trimmed = line.strip();
-            if (trimmed.startsWith("--") || trimmed.isEmpty()) {
+            if ((trimmed.startsWith("--") && !inBody) || trimmed.isEmpty()) {
                 continue;
             }
-            if (trimmed.endsWith(";")) {
+            if (dollarQuotes(trimmed) % 2 == 1) {
+                inBody = !inBody;
+            }
+            if (trimmed.endsWith(";") && !inBody) {
                 current.append(trimmed, 0, trimmed.length() - 1);
                 out.add(current.toString().strip());
                 current.setLength(0);
@@ -124,6 +131,14 @@ public final class SchemaManager {
             out.add(current.toString().strip());
         }
         return out;
+    }
+
+    private static int dollarQuotes(String line) {
+        int n = 0;
+        for (int i = line.indexOf("$$"); i >= 0; i = line.indexOf("$$", i + 2)) {
+            n++;
+        }
+        return n;
     }
 
     private static String read(String resource) {
@@ -140,8 +155,9 @@ public final class SchemaManager {
     /** Drops every table of this prefix (tests and tear-down only). */
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
-                tables.runtimeWorkflow(), tables.schemaVersion())) {
+                tables.runtimeWorkflow(), tables.replyOutbox(), tables.replyChannel(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }
+        dialect.dropExtras(h, tables);
     }
 }

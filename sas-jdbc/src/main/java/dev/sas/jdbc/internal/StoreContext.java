@@ -2,8 +2,10 @@ package dev.sas.jdbc.internal;
 
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -36,10 +38,15 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
                 + " on " + dialect.name() + ": " + rootMessage(e), e);
     }
 
-    /** Records {@code events} on the transaction of {@code h} through the write path's event writer. */
-    void recordEvents(Handle h, List<TaskEvent> events) {
+    /**
+     * Records {@code events} on the transaction of {@code h} through the write path's event writer,
+     * with the events of tasks that have a reply channel in its outbox too.
+     *
+     * @param replyTo the reply channel of each task that has one (see {@link Rows#insertEvents})
+     */
+    void recordEvents(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
         try {
-            Rows.insertEvents(h.getConnection(), t, events);
+            Rows.insertEvents(h.getConnection(), t, events, replyTo);
         } catch (SQLException e) {
             throw new StateStoreException("recording " + events.size() + " event(s) failed on " + dialect.name()
                     + ": " + rootMessage(e), e);

@@ -140,16 +140,26 @@ final class Submits {
             }
             from = to;
         }
+        // a RECEIVED event is read back from its task row (EventRows), but its reply channel hears it
         List<TaskEvent> events = new ArrayList<>();
+        List<TaskEvent> outbox = new ArrayList<>();
+        Map<TaskId, String> replyTo = new HashMap<>();
         List<SubmitResult> results = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             boolean isNew = leader[i] == i && created[i];
-            if (isNew && !EventRows.impliedByTaskRow(received.get(i), tasks.get(i).createdAt())) {
-                events.add(received.get(i));
+            if (isNew) {
+                if (!EventRows.impliedByTaskRow(received.get(i), tasks.get(i).createdAt())) {
+                    events.add(received.get(i));
+                }
+                if (tasks.get(i).replyTo() != null) {
+                    replyTo.put(tasks.get(i).taskId(), tasks.get(i).replyTo());
+                    outbox.add(received.get(i));
+                }
             }
             results.add(new SubmitResult(resultIds[leader[i]], isNew));
         }
-        Rows.insertEvents(c, db.t(), events);
+        EventRows.insert(c, db.t(), events);
+        Rows.insertOutbox(c, db.t(), outbox, replyTo);
         return results;
     }
 

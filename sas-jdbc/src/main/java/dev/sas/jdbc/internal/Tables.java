@@ -47,6 +47,21 @@ public record Tables(String prefix) {
         return prefix + "runtime_workflow";
     }
 
+    /** The reply channels' outbox: messages not yet delivered. */
+    public String replyOutbox() {
+        return prefix + "reply_outbox";
+    }
+
+    /** The registered reply channels, their consumer's lease and their position. */
+    public String replyChannel() {
+        return prefix + "reply_channel";
+    }
+
+    /** The PostgreSQL NOTIFY channel of {@code topic} ({@code due}, {@code done}, {@code reply}). */
+    public String notifyChannel(String topic) {
+        return prefix + topic;
+    }
+
     /** The applied schema versions. */
     public String schemaVersion() {
         return prefix + "schema_version";

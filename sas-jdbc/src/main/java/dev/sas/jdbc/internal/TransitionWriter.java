@@ -6,6 +6,7 @@ import static dev.sas.jdbc.internal.Rows.setString;
 
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
@@ -159,6 +160,7 @@ final class TransitionWriter {
 
         List<Transition> steps = new ArrayList<>();
         List<TaskEvent> events = new ArrayList<>();
+        Map<TaskId, String> replyTo = new HashMap<>();
         PreparedStatement compensations = null;
         try {
             for (int i : order) {
@@ -179,6 +181,9 @@ final class TransitionWriter {
                     steps.add(x);
                 }
                 events.addAll(x.events());
+                if (x.replyTo() != null) {
+                    replyTo.put(x.taskId(), x.replyTo());
+                }
             }
             if (compensations != null) {
                 compensations.executeBatch();
@@ -187,7 +192,7 @@ final class TransitionWriter {
             Rows.closeQuietly(compensations);
         }
         upsertSteps(c, steps);
-        Rows.insertEvents(c, db.t(), events);
+        Rows.insertEvents(c, db.t(), events, replyTo);
         return Arrays.asList(outcomes);
     }
 

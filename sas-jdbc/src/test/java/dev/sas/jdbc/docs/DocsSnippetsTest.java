@@ -42,7 +42,11 @@ class DocsSnippetsTest {
                 Arguments.of("docs/observability.md", "sas-micrometer/src/test/java/dev/sas/micrometer/SasMicrometerTest.java",
                         "bind"),
                 Arguments.of("docs/observability.md", TRACING_TEST, "web-tier"),
-                Arguments.of("docs/observability.md", TRACING_TEST, "worker"));
+                Arguments.of("docs/observability.md", TRACING_TEST, "worker"),
+                Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "web-tier"),
+                Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "runtime"),
+                Arguments.of("docs/reply-channels.md",
+                        "sas-rabbitmq/src/test/java/dev/sas/rabbitmq/RabbitReplyChannelTest.java", "rabbit"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")

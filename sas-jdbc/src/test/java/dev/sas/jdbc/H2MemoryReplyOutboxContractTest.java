@@ -1,0 +1,30 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.ReplyOutboxContract;
+import dev.sas.testing.StateStoreContract;
+
+/** The reply outbox contract on H2_MEMORY. */
+class H2MemoryReplyOutboxContractTest extends ReplyOutboxContract {
+
+    private String url;
+    private String prefix;
+
+    @Override
+    protected StateStore createStore() {
+        url = TestDb.H2_MEMORY.url();
+        prefix = TestDb.randomPrefix();
+        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        store.close();
+        TestDb.H2_MEMORY.drop(url, prefix);
+    }
+
+    @Override
+    protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
+}

@@ -1,0 +1,30 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.ReplyOutboxContract;
+import dev.sas.testing.StateStoreContract;
+
+/** The reply outbox contract on POSTGRES. */
+class PostgresReplyOutboxContractTest extends ReplyOutboxContract {
+
+    private String url;
+    private String prefix;
+
+    @Override
+    protected StateStore createStore() {
+        url = TestDb.POSTGRES.url();
+        prefix = TestDb.randomPrefix();
+        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        store.close();
+        TestDb.POSTGRES.drop(url, prefix);
+    }
+
+    @Override
+    protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
+}
