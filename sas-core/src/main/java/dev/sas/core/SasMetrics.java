@@ -25,6 +25,13 @@ package dev.sas.core;
  *     and lease on the store's time, so skew is corrected; it is reported so that operators fix
  *     the node's clock. Zero when the store has no clock of its own or the runtime trusts its local
  *     clock
+ * @param heldBack agent calls this runtime held back instead of making them (their tasks waited,
+ *     spending no attempt): the endpoints had no capacity, their rate limit was reached, or their
+ *     circuit breaker was open ({@link FlowControl})
+ * @param breakersOpened times the outcome of one of this runtime's calls opened an endpoint's
+ *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
+ *     breakers' state across the cluster
+ * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
  */
 public record SasMetrics(
         long claimed,
@@ -41,5 +48,8 @@ public record SasMetrics(
         long listenerFailures,
         long eventsDropped,
         long internalErrors,
-        long clockSkewMillis) {
+        long clockSkewMillis,
+        long heldBack,
+        long breakersOpened,
+        long breakersClosed) {
 }

@@ -26,6 +26,8 @@ final class Attempt implements StepContext<Object> {
     private final AtomicBoolean finished = new AtomicBoolean();
     volatile Thread thread;
     volatile Future<?> timer;
+    /** The call's permit through its agent's gate, when the agent has flow control. */
+    volatile AgentGates.Call call;
 
     Attempt(TaskRun run, Clock clock) {
         this.run = run;

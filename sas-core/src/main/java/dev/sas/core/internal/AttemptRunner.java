@@ -1,6 +1,8 @@
 package dev.sas.core.internal;
 
+import dev.sas.core.Agent;
 import dev.sas.core.Alert;
+import dev.sas.core.FlowControl;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
@@ -10,6 +12,7 @@ import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
 import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
 import dev.sas.core.internal.TaskStateMachine.Decision;
+import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
@@ -53,6 +56,7 @@ final class AttemptRunner {
     private final Metrics metrics;
     private final PayloadLimit payloadLimit;
     private final ClaimLoop loop;
+    private final AgentGates gates;
 
     private volatile boolean abandoning;
     private volatile boolean stopping;
@@ -61,7 +65,7 @@ final class AttemptRunner {
     private volatile ScheduledExecutorService timer;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
-            Metrics metrics, int maxPayloadBytes, ClaimLoop loop) {
+            Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates) {
         this.registry = registry;
         this.clock = clock;
         this.instanceId = instanceId;
@@ -70,12 +74,14 @@ final class AttemptRunner {
         this.metrics = metrics;
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
+        this.gates = gates;
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         this.stepExecutor = stepExecutor;
         this.agentExecutors = agentExecutors;
         this.timer = timer;
+        gates.start(timer, stepExecutor);
     }
 
     /** From now on, a task whose step finishes is handed back to the store instead of going on here. */
@@ -182,14 +188,25 @@ final class AttemptRunner {
         }
         Attempt a = new Attempt(run, clock);
         StepDefinition<Object> def = run.workflow.steps().get(a.step);
+        String endpoint = FlowControl.DEFAULT_ENDPOINT;
+        Agent<?, ?> agent = def.agent(a.compensating).orElse(null);
+        if (agent != null && gates.gated(agent.name())) {
+            AgentGates.Admission admission = gates.admit(agent.name(), a.completeBy);
+            if (admission instanceof AgentGates.Held held) {
+                holdBack(a, held);
+                return;
+            }
+            a.call = ((AgentGates.Granted) admission).call();
+            endpoint = a.call.endpoint();
+        }
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
         CompletionStage<String> stage;
         a.thread = Thread.currentThread();
         try {
             if (a.compensating) {
-                stage = def.compensate(a, agentExecutors).thenApply(done -> null);
+                stage = def.compensate(a, agentExecutors, endpoint).thenApply(done -> null);
             } else {
-                stage = def.invoke(a, agentExecutors);
+                stage = def.invoke(a, agentExecutors, endpoint);
             }
         } catch (Throwable e) {
             stage = CompletableFuture.failedFuture(e);
@@ -202,6 +219,21 @@ final class AttemptRunner {
             }
         }
         stage.whenComplete((out, err) -> onResult(a, out, err));
+    }
+
+    /** The agent's flow control held the call back: the call is not made and the task waits. */
+    private void holdBack(Attempt a, AgentGates.Held held) {
+        a.finish();
+        metrics.heldBack.increment();
+        log.debug("{}: held back ({})", a, held.message());
+        try {
+            carryOut(a.run, TaskStateMachine.decide(snapshot(a.run), new HeldBack(held.message(), held.retryAt()),
+                    clock.instant()), false);
+        } catch (Throwable e) {
+            metrics.internalErrors.increment();
+            log.error("{}: internal error while holding it back; the supervisor will recover it", a, e);
+            loop.release();
+        }
     }
 
     private void scheduleDeadline(Attempt a, Duration delay) {
@@ -239,6 +271,9 @@ final class AttemptRunner {
         }
         metrics.deadlinesMissed.increment();
         log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
+        if (a.call != null) {
+            gates.timedOut(a.call);
+        }
         // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
         synchronized (a) {
             Thread th = a.thread;
@@ -250,10 +285,18 @@ final class AttemptRunner {
     }
 
     private void onResult(Attempt a, String output, Throwable error) {
-        TaskLog.run(a.taskId(), a.stepIndex(), () -> result(a, output, error));
+        TaskLog.run(a.taskId(), a.stepIndex(), () -> {
+            FlowPolicy.Completion gate = null;
+            if (a.call != null) {
+                gate = gates.complete(a.call, error == null ? null : unwrap(error),
+                        a.run.workflow.steps().get(a.step).retryPolicy(a.compensating));
+            }
+            result(a, output, error, gate);
+        });
     }
 
-    private void result(Attempt a, String output, Throwable error) {
+    /** @param gate what the call's outcome did to its endpoint's breaker, or null for a call not gated */
+    private void result(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
         if (!a.finish()) {
             metrics.staleRejected.increment();
             log.warn("{}: {} arrived after its deadline {} and was rejected", a,
@@ -278,7 +321,7 @@ final class AttemptRunner {
             return;
         }
         try {
-            Outcome outcome = outcome(a, output, error);
+            Outcome outcome = outcome(a, output, error, gate);
             if (outcome instanceof StepCompleted) {
                 // Later steps (and compensations after a cancel) of this claim read it.
                 a.run.setOutput(a.step, output);
@@ -293,10 +336,19 @@ final class AttemptRunner {
         }
     }
 
-    private Outcome outcome(Attempt a, String output, Throwable error) {
+    private Outcome outcome(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
         Throwable failure = null;
         if (error != null) {
             failure = unwrap(error);
+            boolean refused = a.run.workflow.steps().get(a.step).retryPolicy(a.compensating).isNonRetryable(failure);
+            if (gate != null && gate.holdsBack() && !refused) {
+                // the endpoint's breaker is open (or this was a probe that failed): the failure is the
+                // endpoint's, so the task waits for it like the calls held back, spending no attempt
+                metrics.heldBack.increment();
+                log.info("{} failed ({}) while {}", a, TaskStateMachine.describe(failure), gate.message());
+                return new HeldBack(gate.message() + "; this call failed with " + TaskStateMachine.describe(failure),
+                        gate.retryAt());
+            }
         } else {
             int bytes = payloadLimit.excess(output);
             String unstorable = StorableText.problem("output of step '" + a.stepName + "'", output);
@@ -374,8 +426,9 @@ final class AttemptRunner {
             return;
         }
         loop.release();
-        if (d.isRetry()) {
-            loop.scheduleWakeUp(d.retryAt(), at);
+        if (t.nextAttemptAt() != null) {
+            // a retry after its backoff, or a call held back until its endpoint can take it
+            loop.scheduleWakeUp(t.nextAttemptAt(), at);
         }
     }
 

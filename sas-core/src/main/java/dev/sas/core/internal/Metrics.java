@@ -19,6 +19,9 @@ public final class Metrics {
     final LongAdder listenerFailures = new LongAdder();
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
+    final LongAdder heldBack = new LongAdder();
+    final LongAdder breakersOpened = new LongAdder();
+    final LongAdder breakersClosed = new LongAdder();
     private volatile long clockSkewMillis;
 
     /** Counts a failed store operation. */
@@ -41,6 +44,6 @@ public final class Metrics {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum(), clockSkewMillis);
+                internalErrors.sum(), clockSkewMillis, heldBack.sum(), breakersOpened.sum(), breakersClosed.sum());
     }
 }
