@@ -215,7 +215,14 @@ public final class AgentGates {
         FlowPolicy.Outcome outcome = call.counted.compareAndSet(false, true) ? classify(error, policy)
                 : FlowPolicy.Outcome.NONE;
         String failure = outcome == FlowPolicy.Outcome.FAILURE ? TaskStateMachine.describe(error) : null;
-        return count(call, outcome, failure, true);
+        FlowPolicy.Completion c = count(call, outcome, failure, true);
+        if (c.holdsBack() && call.flowControl.endpoints().size() > 1) {
+            // another endpoint may take the call now: come again at once, the admission routes it
+            c = new FlowPolicy.Completion(c.breaker(), c.opened(), c.closed(), clock.instant(),
+                    c.message().replaceFirst("; comes again at .*$", "") + "; the call is tried again at once on"
+                            + " another endpoint of agent '" + call.agent + "'");
+        }
+        return c;
     }
 
     /** The call got no reply by its deadline: counts a failure now, keeps the permit until the call ends. */
