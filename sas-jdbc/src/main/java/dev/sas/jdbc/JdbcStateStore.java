@@ -10,6 +10,8 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.GateChange;
+import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
@@ -27,11 +29,13 @@ import dev.sas.jdbc.internal.Timeouts;
 import dev.sas.jdbc.internal.Urls;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -295,6 +299,46 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return store.purge(finishedBefore, limit);
+    }
+
+    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
+    @Override
+    public boolean supportsFlowControl() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
+     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
+     * run again, {@code decide} included.
+     *
+     * @throws StateStoreException if the database fails; then nothing was written
+     */
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        return store.changeGate(gate, now, decide);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        return store.renewPermits(permitIds, now, expiresAt);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public List<GateView> gates(Instant now) {
+        return store.gates(now);
     }
 
     /**

@@ -22,7 +22,7 @@ import java.util.Objects;
  *     less the burst allowance, is not after now (stores keep at least microsecond precision)
  * @param waitNext the next free slot of the queue of held-back calls (at least microsecond precision)
  * @param avgHoldMillis the average time a permit was held, in milliseconds (0 until one was given back)
- * @param lastFailure the last failure counted, or null (stores keep up to {@link #MAX_FAILURE_LENGTH} characters)
+ * @param lastFailure the last failure counted, or null (cut to {@link #MAX_FAILURE_LENGTH} characters)
  * @param updatedAt when the state was last written
  */
 public record GateState(
@@ -53,7 +53,10 @@ public record GateState(
         Objects.requireNonNull(waitNext, "waitNext must not be null");
         Objects.requireNonNull(updatedAt, "updatedAt must not be null");
         if (lastFailure != null && lastFailure.length() > MAX_FAILURE_LENGTH) {
-            lastFailure = lastFailure.substring(0, MAX_FAILURE_LENGTH);
+            // never split a surrogate pair: half of one is text no database stores as given
+            int end = Character.isHighSurrogate(lastFailure.charAt(MAX_FAILURE_LENGTH - 1)) ? MAX_FAILURE_LENGTH - 1
+                    : MAX_FAILURE_LENGTH;
+            lastFailure = lastFailure.substring(0, end);
         }
     }
 

@@ -8,6 +8,8 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.GateChange;
+import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
@@ -18,10 +20,12 @@ import dev.sas.core.spi.WriteOutcome;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -31,7 +35,7 @@ import org.jdbi.v3.core.statement.TemplateEngine;
  * is the same on every database except where {@link Dialect} says otherwise. A facade over one
  * class per concern: {@link Submits} (with {@link HostTransactions}), {@link Claims},
  * {@link TransitionWriter}, {@link SupervisorQueries}, {@link ReadQueries},
- * {@link OperatorActions}, {@link Retention} and {@link Parking}; {@link StoreContext} says which of them use
+ * {@link OperatorActions}, {@link Retention}, {@link Parking} and {@link Gates}; {@link StoreContext} says which of them use
  * plain JDBC and why. Thread-safe. Not API.
  */
 public final class JdbcStore implements StateStore {
@@ -56,6 +60,7 @@ public final class JdbcStore implements StateStore {
     private final OperatorActions operator;
     private final Retention retention;
     private final Parking parking;
+    private final Gates gates;
 
     /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -81,6 +86,7 @@ public final class JdbcStore implements StateStore {
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
         this.parking = new Parking(db);
+        this.gates = new Gates(db);
     }
 
     /** The dialect in use. */
@@ -204,5 +210,25 @@ public final class JdbcStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return retention.purge(finishedBefore, limit);
+    }
+
+    @Override
+    public boolean supportsFlowControl() {
+        return true;
+    }
+
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        return gates.changeGate(gate, now, decide);
+    }
+
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        return gates.renewPermits(permitIds, now, expiresAt);
+    }
+
+    @Override
+    public List<GateView> gates(Instant now) {
+        return gates.gates(now);
     }
 }

@@ -73,7 +73,7 @@ final class PostgresDialect implements Dialect {
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
-                + " state = CASE WHEN t.state = 'PENDING' THEN 'PROCESSING' ELSE t.state END, updated_at = ?"
+                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?"
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
                 + " e AS (INSERT INTO " + t.event() + " (task_id, type, step_index, step_name, attempt, at, message)"
                 + " SELECT task_id, CASE WHEN state = 'COMPENSATING' THEN 'COMPENSATION_STARTED'"
