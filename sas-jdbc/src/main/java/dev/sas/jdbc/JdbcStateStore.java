@@ -15,6 +15,7 @@ import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -329,6 +330,16 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
         return store.renewPermits(permitIds, now, expiresAt);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        return store.wakeWaiting(steps, now, limit);
     }
 
     /**

@@ -64,7 +64,7 @@ public abstract class AgentFlowContract extends StoreTestSupport {
         assertThat(first.permitsInUse()).isZero();
 
         GateState written = new GateState(CircuitBreaker.State.OPEN, T0.plusMillis(1), T0.plusSeconds(30),
-                T0.plusMillis(2), 7, 5, 4, 1, T0.plusNanos(123_456_000), T0.plusNanos(987_654_000), 250,
+                T0.plusMillis(2), 7, 5, 4, 1, T0.plusNanos(123_456_000), T0.plusNanos(987_654_000), T0.plusSeconds(5), 250,
                 "IllegalStateException: 503", T0.plusMillis(3));
         String result = store.changeGate(GATE, T0.plusMillis(3), v -> GateChange.write(written, "written"));
         assertThat(result).isEqualTo("written");
@@ -166,7 +166,8 @@ public abstract class AgentFlowContract extends StoreTestSupport {
                             GateState s = v.state();
                             GateState counted = new GateState(s.breaker(), s.breakerSince(), s.openUntil(),
                                     s.windowStart(), s.windowCalls() + 1, s.windowFailures(), s.consecutiveFailures(),
-                                    s.probeSuccesses(), s.rateNext(), s.waitNext(), s.avgHoldMillis(), s.lastFailure(),
+                                    s.probeSuccesses(), s.rateNext(), s.waitNext(), s.heldUntil(), s.avgHoldMillis(),
+                                    s.lastFailure(),
                                     T0);
                             GateChange<Boolean> change = GateChange.write(counted, v.permitsInUse() < 5);
                             return v.permitsInUse() < 5
@@ -230,6 +231,35 @@ public abstract class AgentFlowContract extends StoreTestSupport {
         assertThat(store.find(id).orElseThrow().nextAttemptAt()).isEqualTo(T0.plusSeconds(1));
         assertThat(store.claim("node-1", 1, T0.plusSeconds(1), WF_V1)).singleElement()
                 .satisfies(claimed -> assertThat(claimed.cancelRequested()).isTrue());
+    }
+
+    @Test
+    public void waking_makes_the_best_waiting_tasks_at_the_given_steps_due_at_their_submission() {
+        TaskId low = submit("low", 1);
+        TaskId high = submit("high", 9);
+        TaskId second = submit("second-high", 9);
+        List<ClaimedTask> claimed = store.claim("node-1", 3, T0, WF_V1);
+        assertThat(claimed).hasSize(3);
+        TaskId pending = submit("pending", 9);
+        for (ClaimedTask c : claimed) {
+            Instant due = c.taskId().equals(second) ? T0.plusSeconds(6) : T0.plusSeconds(5);
+            store.write(List.of(waiting(c, due)), T0);
+        }
+        Instant now = T0.plusSeconds(1);
+
+        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 1)), now, 5))
+                .as("nobody waits at step 1").isZero();
+        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 1)).isEqualTo(1);
+
+        assertThat(store.find(high).orElseThrow().nextAttemptAt()).as("highest priority, due first; now due since"
+                + " it was submitted").isEqualTo(T0);
+        assertThat(store.find(high).orElseThrow().status()).isEqualTo(TaskStatus.WAITING);
+        assertThat(store.find(second).orElseThrow().nextAttemptAt()).isEqualTo(T0.plusSeconds(6));
+        assertThat(store.find(pending).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 5))
+                .as("the two still waiting; one already due is not counted again").isEqualTo(2);
+        assertThat(store.find(low).orElseThrow().nextAttemptAt()).isEqualTo(T0);
+        assertThat(store.events(high)).extracting(TaskEvent::type).as("no event").endsWith(TaskEvent.Type.WAITING);
     }
 
     private TaskId submit(String key, int priority) {

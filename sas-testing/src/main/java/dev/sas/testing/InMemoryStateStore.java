@@ -16,6 +16,7 @@ import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.Permit;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -651,6 +652,31 @@ public final class InMemoryStateStore implements StateStore {
                 }
             }
             return renewed;
+        }
+    }
+
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        Objects.requireNonNull(steps, "steps must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        synchronized (lock) {
+            List<Row> waiting = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (r.status == TaskStatus.WAITING && r.lockedBy == null && r.nextAttemptAt.isAfter(now)
+                        && steps.contains(new StepKey(r.workflow, r.version, r.currentStep))) {
+                    waiting.add(r);
+                }
+            }
+            waiting.sort(Comparator.comparingInt((Row r) -> -r.priority).thenComparing(r -> r.nextAttemptAt));
+            int woken = 0;
+            for (Row r : waiting) {
+                if (woken >= limit) {
+                    break;
+                }
+                r.nextAttemptAt = r.createdAt.isBefore(now) ? r.createdAt : now;
+                woken++;
+            }
+            return woken;
         }
     }
 

@@ -10,6 +10,7 @@ import dev.sas.core.Workflow;
 import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.Permit;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -46,8 +48,11 @@ public final class AgentGates {
     private final String instanceId;
     private final Metrics metrics;
     private final Map<String, FlowControl> limited;
+    /** Per agent with limits, the steps whose tasks wait for it (as WAITING). */
+    private final Map<String, Set<StepKey>> waitingAt;
     private final Map<String, Call> live = new ConcurrentHashMap<>();
     private volatile Executor worker = Runnable::run;
+    private volatile Runnable onWake = () -> { };
 
     /**
      * Gates for the agents of {@code workflows} that have limits.
@@ -68,6 +73,21 @@ public final class AgentGates {
             }
         });
         this.limited = Map.copyOf(map);
+        Map<String, Set<StepKey>> steps = new HashMap<>();
+        for (Workflow<?> w : workflows) {
+            for (StepDefinition<?> step : w.steps()) {
+                step.agent().filter(a -> limited.containsKey(a.name())).ifPresent(a -> steps
+                        .computeIfAbsent(a.name(), k -> new java.util.HashSet<>())
+                        .add(new StepKey(w.name(), w.version(), step.index())));
+            }
+        }
+        steps.replaceAll((agent, keys) -> Set.copyOf(keys));
+        this.waitingAt = Map.copyOf(steps);
+    }
+
+    /** What to run when waiting tasks were made due (the claim loop's wake-up). */
+    void onWake(Runnable wakeUp) {
+        this.onWake = wakeUp;
     }
 
     /**
@@ -184,7 +204,7 @@ public final class AgentGates {
             }
             FlowPolicy.Held chosen = held.get(best);
             Instant retryAt = store.changeGate(FlowPolicy.gate(agent, endpoints.get(best)), now,
-                    v -> FlowPolicy.enqueue(v, fc, chosen.earliest(), now));
+                    v -> FlowPolicy.enqueue(v, fc, chosen, now));
             StringBuilder message = new StringBuilder("no endpoint of agent '" + agent + "' can take the call");
             for (FlowPolicy.Held h : held) {
                 message.append("; ").append(h.message().replaceFirst("; comes again at .*$", ""));
@@ -216,13 +236,33 @@ public final class AgentGates {
                 : FlowPolicy.Outcome.NONE;
         String failure = outcome == FlowPolicy.Outcome.FAILURE ? TaskStateMachine.describe(error) : null;
         FlowPolicy.Completion c = count(call, outcome, failure, true);
+        if (c.wake() > 0) {
+            wake(call.agent, c.wake());
+        }
         if (c.holdsBack() && call.flowControl.endpoints().size() > 1) {
             // another endpoint may take the call now: come again at once, the admission routes it
             c = new FlowPolicy.Completion(c.breaker(), c.opened(), c.closed(), clock.instant(),
                     c.message().replaceFirst("; comes again at .*$", "") + "; the call is tried again at once on"
-                            + " another endpoint of agent '" + call.agent + "'");
+                            + " another endpoint of agent '" + call.agent + "'", c.wake());
         }
         return c;
+    }
+
+    /** Makes up to {@code n} tasks waiting for {@code agent} due now, and wakes the claim loop if there were any. */
+    private void wake(String agent, int n) {
+        Set<StepKey> steps = waitingAt.get(agent);
+        if (steps == null || steps.isEmpty()) {
+            return;
+        }
+        try {
+            if (store.wakeWaiting(steps, clock.instant(), n) > 0) {
+                onWake.run();
+            }
+        } catch (Throwable e) {
+            metrics.storeFailure();
+            log.warn("agent '{}': could not wake waiting tasks ({}); they come again by themselves", agent,
+                    TaskStateMachine.describe(e));
+        }
     }
 
     /** The call got no reply by its deadline: counts a failure now, keeps the permit until the call ends. */

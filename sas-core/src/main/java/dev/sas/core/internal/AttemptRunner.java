@@ -75,6 +75,7 @@ final class AttemptRunner {
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
         this.gates = gates;
+        gates.onWake(loop::wakeUp);
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {

@@ -27,22 +27,27 @@ import java.util.Objects;
  * apart on average, with up to {@code burst} at once after a quiet spell, so in any interval of
  * length {@code t} at most {@code burst + t × rate} calls start.
  *
- * <p>Calls held back queue in time: each gets the gate's next free slot ({@code waitNext}), slots
- * spaced at the pace the gate is expected to take calls, so a backlog comes back spread out
- * instead of all at once, and never more than {@link #MAX_WAIT} ahead (the queue is only a hint:
- * a call coming back is admitted or held again like any other).
+ * <p>When calls held back come again: one held by the rate limit takes the gate's next free slot
+ * ({@code waitNext}, slots one emission interval apart), so a backlog comes back at the rate it can
+ * go, never more than {@link #MAX_WAIT} ahead. One held for capacity comes back by itself after
+ * {@link #CAPACITY_WAIT}, but normally sooner: each permit given back wakes the waiting task that
+ * should go next ({@link Completion#wake()}: highest priority, then oldest), so waiting tasks are
+ * not polled and keep their order. One held by an open breaker comes back when the cool-down ends
+ * (spread over up to {@link #MAX_OPEN_SPREAD}, so the first one probes and the rest do not arrive
+ * at once); those held while probes run are woken when the breaker closes. A call coming back is
+ * admitted or held again like any other: these times are hints, the gate decides.
  */
 final class FlowPolicy {
-    /** Shortest wait of a call held back for capacity. */
-    static final Duration MIN_WAIT = Duration.ofMillis(10);
-    /** Longest a held-back call is sent into the future by the queue (a breaker's cool-down may be longer). */
+    /** When a call held back for capacity comes again if no permit given back woke it first. */
+    static final Duration CAPACITY_WAIT = Duration.ofSeconds(5);
+    /** Longest a call is sent into the future by the rate limit's queue. */
     static final Duration MAX_WAIT = Duration.ofSeconds(60);
-    /** Time a call is assumed to hold a permit until one was given back. */
-    static final Duration DEFAULT_HOLD = Duration.ofMillis(100);
-    /** Closest spacing of queue slots. */
-    static final Duration MIN_SPACING = Duration.ofMillis(1);
-    /** Longest wait of a call held back while the breaker's probes run. */
-    static final Duration MAX_PROBE_WAIT = Duration.ofSeconds(1);
+    /** Longest wait of a call held back while the breaker's probes run (they wake it when they close it). */
+    static final Duration MAX_PROBE_WAIT = Duration.ofSeconds(5);
+    /** Calls held back by an open breaker come back spread over this long after the cool-down (at most half of it). */
+    static final Duration MAX_OPEN_SPREAD = Duration.ofSeconds(2);
+    /** Waiting tasks woken when a breaker closes, for an agent without a concurrency limit. */
+    static final int WAKE_ON_CLOSE = 256;
 
     private FlowPolicy() {
     }
@@ -96,12 +101,15 @@ final class FlowPolicy {
      * @param breaker the breaker's state afterwards
      * @param opened this outcome opened the breaker
      * @param closed this outcome closed it
-     * @param retryAt while the breaker is not closed, when a call held back by it should come again
+     * @param retryAt while the breaker is not closed, when this call's task should come again
      * @param message while the breaker is not closed, why (for a task that waits)
+     * @param wake how many waiting tasks to wake now: one per permit given back while some may wait
+     *     for capacity, many when the breaker closed
      */
-    record Completion(CircuitBreaker.State breaker, boolean opened, boolean closed, Instant retryAt, String message) {
+    record Completion(CircuitBreaker.State breaker, boolean opened, boolean closed, Instant retryAt, String message,
+            int wake) {
         /** The state of the gate could not be read or written: taken as closed, the outcome counts as usual. */
-        static final Completion UNKNOWN = new Completion(CircuitBreaker.State.CLOSED, false, false, null, null);
+        static final Completion UNKNOWN = new Completion(CircuitBreaker.State.CLOSED, false, false, null, null, 0);
 
         /** True when a failed call should wait instead of spending an attempt: the breaker is not closed. */
         boolean holdsBack() {
@@ -131,7 +139,7 @@ final class FlowPolicy {
         if (cb != null) {
             if (e.breaker == CircuitBreaker.State.OPEN) {
                 if (now.isBefore(e.openUntil)) {
-                    return held(v, fc, e, changed, Reason.BREAKER_OPEN, e.openUntil, now, enqueue,
+                    return held(v, fc, e, changed, Reason.BREAKER_OPEN, afterCoolDown(e, cb, permitId), now, enqueue,
                             "waiting for agent health: " + breakerText(v.gate(), e, cb));
                 }
                 e.breaker = CircuitBreaker.State.HALF_OPEN;
@@ -142,18 +150,16 @@ final class FlowPolicy {
             }
             if (e.breaker == CircuitBreaker.State.HALF_OPEN) {
                 if (v.probesInUse() >= cb.halfOpenProbes()) {
-                    Duration wait = cb.openFor().compareTo(MAX_PROBE_WAIT) < 0 ? cb.openFor() : MAX_PROBE_WAIT;
-                    return held(v, fc, e, changed, Reason.BREAKER_PROBING, now.plus(wait), now, enqueue,
+                    return held(v, fc, e, changed, Reason.BREAKER_PROBING, now.plus(probeWait(cb)), now, enqueue,
                             "waiting for agent health: " + breakerText(v.gate(), e, cb));
                 }
                 probe = true;
             }
         }
         if (fc.maxConcurrentCalls() > 0 && v.permitsInUse() >= fc.maxConcurrentCalls()) {
-            Duration spacing = spacing(fc, e);
-            return held(v, fc, e, changed, Reason.CAPACITY, now.plus(spacing.compareTo(MIN_WAIT) > 0 ? spacing : MIN_WAIT),
-                    now, enqueue, "waiting for agent capacity: " + describe(v.gate()) + " has " + v.permitsInUse()
-                            + " of " + fc.maxConcurrentCalls() + " calls in flight");
+            return held(v, fc, e, changed, Reason.CAPACITY, now.plus(CAPACITY_WAIT), now, enqueue,
+                    "waiting for agent capacity: " + describe(v.gate()) + " has " + v.permitsInUse() + " of "
+                            + fc.maxConcurrentCalls() + " calls in flight");
         }
         if (fc.maxCallsPerSecond() > 0) {
             Duration interval = emissionInterval(fc);
@@ -171,27 +177,48 @@ final class FlowPolicy {
 
     private static GateChange<Admission> held(GateView v, FlowControl fc, Edit e, boolean changed, Reason reason,
             Instant earliest, Instant now, boolean enqueue, String message) {
-        Instant retryAt = slot(e, earliest, now);
+        Instant retryAt = reason == Reason.RATE ? slot(e, earliest, now) : earliest;
         if (enqueue) {
-            e.waitNext = nextSlot(fc, e, retryAt, now);
+            wait(fc, e, reason, retryAt, now);
             changed = true;
         }
-        Held held = new Held(reason, earliest, retryAt, message + "; comes again at " + retryAt);
+        Held held = new Held(reason, earliest, retryAt, message + "; comes again at " + retryAt
+                + (reason == Reason.CAPACITY ? " unless a permit given back wakes it sooner" : ""));
         return changed ? GateChange.write(e.toState(now), held) : GateChange.keep(held);
     }
 
+    /** Notes a call held back until {@code retryAt}: a slot of the rate queue taken, or a task that may wait. */
+    private static void wait(FlowControl fc, Edit e, Reason reason, Instant retryAt, Instant now) {
+        if (reason == Reason.RATE) {
+            e.waitNext = nextSlot(fc, retryAt, now);
+        } else if (retryAt.isAfter(e.heldUntil)) {
+            e.heldUntil = retryAt;
+        }
+    }
+
     /**
-     * Takes a slot in the gate's queue for a call held back by every endpoint, this one being the
-     * one it should come back to.
+     * Notes, on the gate a call held back by every endpoint should come back to, that it waits
+     * (taking a slot of the rate queue when the rate limit held it).
      *
-     * @param earliest when this gate could take the call, as {@link Held#earliest()} said
+     * @param held what this gate answered (without noting it)
      * @return when the call should come again
      */
-    static GateChange<Instant> enqueue(GateView v, FlowControl fc, Instant earliest, Instant now) {
+    static GateChange<Instant> enqueue(GateView v, FlowControl fc, Held held, Instant now) {
         Edit e = new Edit(v.state());
-        Instant retryAt = slot(e, earliest, now);
-        e.waitNext = nextSlot(fc, e, retryAt, now);
+        Instant retryAt = held.reason() == Reason.RATE ? slot(e, held.earliest(), now) : held.earliest();
+        wait(fc, e, held.reason(), retryAt, now);
         return GateChange.write(e.toState(now), retryAt);
+    }
+
+    /** When a call held back by the open breaker comes again: after the cool-down, spread by the call's id. */
+    private static Instant afterCoolDown(Edit e, CircuitBreaker cb, String callId) {
+        Duration half = cb.openFor().dividedBy(2);
+        long spreadMs = (half.compareTo(MAX_OPEN_SPREAD) < 0 ? half : MAX_OPEN_SPREAD).toMillis();
+        return spreadMs <= 0 ? e.openUntil : e.openUntil.plusMillis(Math.floorMod(callId.hashCode(), spreadMs + 1));
+    }
+
+    private static Duration probeWait(CircuitBreaker cb) {
+        return cb.openFor().compareTo(MAX_PROBE_WAIT) < 0 ? cb.openFor() : MAX_PROBE_WAIT;
     }
 
     /** The queue's next free slot, not before {@code earliest} and not past {@link #MAX_WAIT} (unless earliest is). */
@@ -204,33 +231,10 @@ final class FlowPolicy {
         return queued.isAfter(earliest) ? queued : earliest;
     }
 
-    private static Instant nextSlot(FlowControl fc, Edit e, Instant retryAt, Instant now) {
-        Instant next = retryAt.plus(spacing(fc, e));
+    private static Instant nextSlot(FlowControl fc, Instant retryAt, Instant now) {
+        Instant next = retryAt.plus(emissionInterval(fc));
         Instant cap = now.plus(MAX_WAIT);
         return next.isAfter(cap) && !retryAt.isAfter(cap) ? cap : next;
-    }
-
-    /** How far apart held-back calls are sent back: the pace at which the gate is expected to take calls. */
-    static Duration spacing(FlowControl fc, GateState s) {
-        return spacing(fc, new Edit(s));
-    }
-
-    private static Duration spacing(FlowControl fc, Edit e) {
-        Duration spacing = MIN_SPACING;
-        if (fc.maxCallsPerSecond() > 0) {
-            Duration interval = emissionInterval(fc);
-            if (interval.compareTo(spacing) > 0) {
-                spacing = interval;
-            }
-        }
-        if (fc.maxConcurrentCalls() > 0) {
-            long holdMs = e.avgHoldMillis > 0 ? e.avgHoldMillis : DEFAULT_HOLD.toMillis();
-            Duration perCall = Duration.ofNanos(holdMs * 1_000_000L / fc.maxConcurrentCalls());
-            if (perCall.compareTo(spacing) > 0) {
-                spacing = perCall;
-            }
-        }
-        return spacing;
     }
 
     /** The rate limit's emission interval: 1 / maxCallsPerSecond. */
@@ -298,14 +302,27 @@ final class FlowPolicy {
                 changed = true;
             }
         }
+        // someone may be waiting for this gate: a permit given back wakes the next one, a breaker
+        // that closed wakes many
+        boolean waiters = now.isBefore(e.heldUntil);
+        int wake = 0;
+        if (waiters && closed) {
+            wake = fc.maxConcurrentCalls() > 0 ? fc.maxConcurrentCalls() : WAKE_ON_CLOSE;
+        } else if (waiters && giveBack && fc.maxConcurrentCalls() > 0 && e.breaker == CircuitBreaker.State.CLOSED) {
+            wake = 1;
+        }
         Completion c;
         if (e.breaker == CircuitBreaker.State.CLOSED || cb == null) {
-            c = new Completion(CircuitBreaker.State.CLOSED, opened, closed, null, null);
+            c = new Completion(CircuitBreaker.State.CLOSED, opened, closed, null, null, wake);
         } else {
-            Instant retryAt = e.breaker == CircuitBreaker.State.OPEN ? e.openUntil
-                    : now.plus(cb.openFor().compareTo(MAX_PROBE_WAIT) < 0 ? cb.openFor() : MAX_PROBE_WAIT);
+            Instant retryAt = e.breaker == CircuitBreaker.State.OPEN ? afterCoolDown(e, cb, permit.id())
+                    : now.plus(probeWait(cb));
+            if (retryAt.isAfter(e.heldUntil)) {
+                e.heldUntil = retryAt;
+            }
+            changed = true;
             c = new Completion(e.breaker, opened, closed, retryAt, "waiting for agent health: "
-                    + breakerText(v.gate(), e, cb) + "; comes again at " + retryAt);
+                    + breakerText(v.gate(), e, cb) + "; comes again at " + retryAt, wake);
         }
         GateChange<Completion> change = changed ? GateChange.write(e.toState(now), c) : GateChange.keep(c);
         return giveBack ? change.givingBack(permit.id()) : change;
@@ -377,6 +394,7 @@ final class FlowPolicy {
         int probeSuccesses;
         Instant rateNext;
         Instant waitNext;
+        Instant heldUntil;
         long avgHoldMillis;
         String lastFailure;
 
@@ -392,13 +410,14 @@ final class FlowPolicy {
             probeSuccesses = s.probeSuccesses();
             rateNext = s.rateNext();
             waitNext = s.waitNext();
+            heldUntil = s.heldUntil();
             avgHoldMillis = s.avgHoldMillis();
             lastFailure = s.lastFailure();
         }
 
         GateState toState(Instant now) {
             return new GateState(breaker, breakerSince, openUntil, windowStart, windowCalls, windowFailures,
-                    consecutiveFailures, probeSuccesses, rateNext, waitNext, avgHoldMillis, lastFailure, now);
+                    consecutiveFailures, probeSuccesses, rateNext, waitNext, heldUntil, avgHoldMillis, lastFailure, now);
         }
     }
 }

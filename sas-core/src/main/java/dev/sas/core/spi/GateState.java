@@ -20,7 +20,10 @@ import java.util.Objects;
  * @param probeSuccesses successful probes since the breaker became {@code HALF_OPEN}
  * @param rateNext the rate limiter's theoretical arrival time: the next call may start when this,
  *     less the burst allowance, is not after now (stores keep at least microsecond precision)
- * @param waitNext the next free slot of the queue of held-back calls (at least microsecond precision)
+ * @param waitNext the next free slot of the queue of calls held back by the rate limit (at least
+ *     microsecond precision)
+ * @param heldUntil the latest time a call held back for capacity or by the breaker comes back by
+ *     itself: until then some task may be waiting for this gate
  * @param avgHoldMillis the average time a permit was held, in milliseconds (0 until one was given back)
  * @param lastFailure the last failure counted, or null (cut to {@link #MAX_FAILURE_LENGTH} characters)
  * @param updatedAt when the state was last written
@@ -36,6 +39,7 @@ public record GateState(
         int probeSuccesses,
         Instant rateNext,
         Instant waitNext,
+        Instant heldUntil,
         long avgHoldMillis,
         String lastFailure,
         Instant updatedAt) {
@@ -51,6 +55,7 @@ public record GateState(
         Objects.requireNonNull(windowStart, "windowStart must not be null");
         Objects.requireNonNull(rateNext, "rateNext must not be null");
         Objects.requireNonNull(waitNext, "waitNext must not be null");
+        Objects.requireNonNull(heldUntil, "heldUntil must not be null");
         Objects.requireNonNull(updatedAt, "updatedAt must not be null");
         if (lastFailure != null && lastFailure.length() > MAX_FAILURE_LENGTH) {
             // never split a surrogate pair: half of one is text no database stores as given
@@ -63,6 +68,6 @@ public record GateState(
     /** A gate never written: breaker closed since {@code now}, nothing counted, nothing queued. */
     public static GateState initial(Instant now) {
         return new GateState(CircuitBreaker.State.CLOSED, now, Instant.EPOCH, now, 0, 0, 0, 0, Instant.EPOCH,
-                Instant.EPOCH, 0, null, now);
+                Instant.EPOCH, Instant.EPOCH, 0, null, now);
     }
 }

@@ -232,7 +232,7 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * True if this store keeps the shared flow-control state of agents ({@link #changeGate},
-     * {@link #renewPermits}, {@link #gates}). A runtime whose agents have a
+     * {@link #renewPermits}, {@link #wakeWaiting}, {@link #gates}). A runtime whose agents have a
      * {@link dev.sas.core.FlowControl} refuses to build on a store without it.
      */
     default boolean supportsFlowControl() {
@@ -269,6 +269,22 @@ public interface StateStore extends AutoCloseable {
      * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
      */
     default int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    }
+
+    /**
+     * Makes up to {@code limit} unclaimed {@link TaskStatus#WAITING} tasks at one of {@code steps}
+     * that are not due yet due now, highest priority first, then the one due first; each becomes due
+     * at its submission time, so that among tasks of one priority it is claimed before those
+     * submitted after it. Writes no event (the task stays WAITING). A runtime calls it when a permit
+     * comes free or a breaker closes, so waiting tasks go on at once instead of polling. Reads only
+     * WAITING rows through the claim's index.
+     *
+     * @return how many tasks were made due
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     */
+    default int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
         throw new UnsupportedOperationException(this + " does not support agent flow control");
     }
 

@@ -86,7 +86,8 @@ class FlowPolicyTest {
             assertThat(held.reason()).isEqualTo(Reason.CAPACITY);
             assertThat(held.message()).startsWith("waiting for agent capacity: agent 'payments' endpoint 'default'"
                     + " has 2 of 2 calls in flight");
-            assertThat(held.retryAt()).isAfterOrEqualTo(T0.plus(FlowPolicy.MIN_WAIT));
+            assertThat(held.retryAt()).as("by itself, unless woken sooner").isEqualTo(T0.plus(FlowPolicy.CAPACITY_WAIT));
+            assertThat(gate.state.heldUntil()).isEqualTo(held.retryAt());
 
             gate.finish(fc, T0.plusMillis(40), a, Outcome.SUCCESS);
             gate.grant(fc, T0.plusMillis(40));
@@ -101,34 +102,24 @@ class FlowPolicyTest {
         }
 
         @Test
-        void held_calls_queue_in_time_spaced_at_the_pace_permits_come_free() {
-            gate.grant(fc, T0);
-            gate.grant(fc, T0);
-            Instant first = gate.hold(fc, T0).retryAt();
-            Instant second = gate.hold(fc, T0).retryAt();
-            Instant third = gate.hold(fc, T0).retryAt();
-            Duration spacing = FlowPolicy.DEFAULT_HOLD.dividedBy(2); // 100 ms held per call, 2 at once
-            assertThat(Duration.between(first, second)).isEqualTo(spacing);
-            assertThat(Duration.between(second, third)).isEqualTo(spacing);
+        void a_permit_given_back_while_a_task_may_wait_wakes_one_and_none_once_nobody_can_wait() {
+            Permit a = gate.grant(fc, T0);
+            Permit b = gate.grant(fc, T0);
+            gate.hold(fc, T0);
+            assertThat(gate.finish(fc, T0.plusMillis(50), a, Outcome.SUCCESS).wake()).isEqualTo(1);
+
+            Instant later = T0.plus(FlowPolicy.CAPACITY_WAIT); // the held call came again by itself
+            assertThat(gate.finish(fc, later, b, Outcome.SUCCESS).wake()).isZero();
         }
 
         @Test
-        void the_queue_never_sends_a_call_further_than_the_longest_wait() {
-            gate.grant(fc, T0);
-            gate.grant(fc, T0);
-            Instant last = T0;
-            for (int i = 0; i < 2_000; i++) {
-                last = gate.hold(fc, T0).retryAt();
-            }
-            assertThat(last).isEqualTo(T0.plus(FlowPolicy.MAX_WAIT));
-        }
-
-        @Test
-        void the_average_hold_time_paces_the_queue() {
+        void the_average_hold_time_is_kept() {
             Permit a = gate.grant(fc, T0);
             gate.finish(fc, T0.plusSeconds(2), a, Outcome.SUCCESS);
             assertThat(gate.state.avgHoldMillis()).isEqualTo(2_000);
-            assertThat(FlowPolicy.spacing(fc, gate.state)).isEqualTo(Duration.ofSeconds(1));
+            Permit b = gate.grant(fc, T0.plusSeconds(2));
+            gate.finish(fc, T0.plusSeconds(3), b, Outcome.SUCCESS);
+            assertThat(gate.state.avgHoldMillis()).isEqualTo((2_000 * 7 + 1_000) / 8);
         }
     }
 
@@ -148,6 +139,21 @@ class FlowPolicyTest {
             gate.grant(fc, T0.plusMillis(100));
             gate.hold(fc, T0.plusMillis(150));
             gate.grant(fc, T0.plusMillis(200));
+        }
+
+        @Test
+        void calls_held_by_the_rate_queue_one_interval_apart_and_never_further_than_the_longest_wait() {
+            FlowControl fc = FlowControl.builder().maxCallsPerSecond(10).build();
+            gate.grant(fc, T0);
+            Instant first = gate.hold(fc, T0).retryAt();
+            Instant second = gate.hold(fc, T0).retryAt();
+            assertThat(first).isEqualTo(T0.plusMillis(100));
+            assertThat(Duration.between(first, second)).isEqualTo(Duration.ofMillis(100));
+            Instant last = T0;
+            for (int i = 0; i < 2_000; i++) {
+                last = gate.hold(fc, T0).retryAt();
+            }
+            assertThat(last).isEqualTo(T0.plus(FlowPolicy.MAX_WAIT));
         }
 
         @Test
@@ -189,7 +195,8 @@ class FlowPolicyTest {
             Completion third = call(T0.plusSeconds(1), Outcome.FAILURE);
             assertThat(third.opened()).isTrue();
             assertThat(third.breaker()).isEqualTo(CircuitBreaker.State.OPEN);
-            assertThat(third.retryAt()).isEqualTo(T0.plusSeconds(31));
+            assertThat(third.retryAt()).as("after the cool-down, spread over at most 2 s")
+                    .isBetween(T0.plusSeconds(31), T0.plusSeconds(33));
             assertThat(third.message()).contains("is open until " + T0.plusSeconds(31))
                     .contains("after 3 failures in a row").contains("last failure: 503");
         }
@@ -234,7 +241,7 @@ class FlowPolicyTest {
             }
             Held held = gate.hold(fc, T0.plusSeconds(29));
             assertThat(held.reason()).isEqualTo(Reason.BREAKER_OPEN);
-            assertThat(held.retryAt()).isAfterOrEqualTo(T0.plusSeconds(30));
+            assertThat(held.retryAt()).isBetween(T0.plusSeconds(30), T0.plusSeconds(32));
             assertThat(held.message()).startsWith("waiting for agent health: the circuit breaker of agent 'payments'"
                     + " endpoint 'default' is open until " + T0.plusSeconds(30));
 
@@ -254,6 +261,8 @@ class FlowPolicyTest {
             assertThat(gate.finish(fc, after, ((Granted) first).permit(), Outcome.SUCCESS).closed()).isFalse();
             Completion closing = gate.finish(fc, after, second, Outcome.SUCCESS);
             assertThat(closing.closed()).isTrue();
+            assertThat(closing.wake()).as("the tasks held while it was open or probing go on")
+                    .isEqualTo(FlowPolicy.WAKE_ON_CLOSE);
             assertThat(closing.breaker()).isEqualTo(CircuitBreaker.State.CLOSED);
             assertThat(gate.state.consecutiveFailures()).isZero();
             gate.grant(fc, after);

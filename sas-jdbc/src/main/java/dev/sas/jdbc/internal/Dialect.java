@@ -145,6 +145,18 @@ public interface Dialect {
     String upsertCompensationSql(Tables t);
 
     /**
+     * Selects the ids of up to {@code limit} unclaimed WAITING tasks not due at {@code now} and at one
+     * of {@code steps} steps, highest priority first, then due first: parameters now, then workflow,
+     * version and step per step, then limit. Reads the WAITING rows through the claim's index.
+     */
+    default String wakeWaitingCandidatesSql(Tables t, int steps) {
+        return "SELECT task_id FROM " + t.task() + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES
+                + " AND state = 'WAITING' AND next_attempt_at > ?"
+                + " AND (workflow, workflow_version, current_step) IN (" + valueRows(steps, 3) + ")"
+                + " ORDER BY priority DESC, next_attempt_at LIMIT ?";
+    }
+
+    /**
      * Serialises schema changes of instances starting at once, inside the schema transaction of
      * {@code h}. Default: nothing (scripts are idempotent, DDL races are retried).
      */

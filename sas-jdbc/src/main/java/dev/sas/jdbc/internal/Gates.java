@@ -5,6 +5,7 @@ import dev.sas.core.spi.GateChange;
 import dev.sas.core.spi.GateState;
 import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.Permit;
+import dev.sas.core.spi.StepKey;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -14,9 +15,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.Update;
 
 /**
@@ -32,8 +35,8 @@ final class Gates {
     /** Permits renewed per statement. */
     private static final int RENEW_CHUNK = 500;
     private static final String COLUMNS = "gate, breaker_state, breaker_since, open_until, window_start, window_calls,"
-            + " window_failures, consecutive_failures, probe_successes, rate_next_us, wait_next_us, avg_hold_ms,"
-            + " last_failure, updated_at";
+            + " window_failures, consecutive_failures, probe_successes, rate_next_us, wait_next_us, held_until,"
+            + " avg_hold_ms, last_failure, updated_at";
 
     private final StoreContext db;
 
@@ -97,7 +100,8 @@ final class Gates {
         if (change.state() != null) {
             Update u = h.createUpdate("UPDATE " + g + " SET breaker_state = ?, breaker_since = ?, open_until = ?,"
                     + " window_start = ?, window_calls = ?, window_failures = ?, consecutive_failures = ?,"
-                    + " probe_successes = ?, rate_next_us = ?, wait_next_us = ?, avg_hold_ms = ?, last_failure = ?,"
+                    + " probe_successes = ?, rate_next_us = ?, wait_next_us = ?, held_until = ?, avg_hold_ms = ?,"
+                    + " last_failure = ?,"
                     + " updated_at = ? WHERE gate = ?");
             int i = bindState(u, 0, change.state());
             u.bind(i, gate).execute();
@@ -121,7 +125,7 @@ final class Gates {
         try {
             db.jdbi().useHandle(h -> {
                 Update u = h.createUpdate("INSERT INTO " + db.t().agentGate() + " (" + COLUMNS + ") VALUES ("
-                        + Dialect.placeholders(14) + ")");
+                        + Dialect.placeholders(15) + ")");
                 u.bind(0, gate);
                 bindState(u, 1, GateState.initial(now));
                 u.execute();
@@ -133,7 +137,7 @@ final class Gates {
         }
     }
 
-    /** Binds the 13 state columns from {@code i}; returns the next position. */
+    /** Binds the 14 state columns from {@code i}; returns the next position. */
     private static int bindState(Update u, int i, GateState s) {
         u.bind(i++, s.breaker().name());
         u.bind(i++, s.breakerSince().toEpochMilli());
@@ -145,6 +149,7 @@ final class Gates {
         u.bind(i++, s.probeSuccesses());
         u.bind(i++, micros(s.rateNext()));
         u.bind(i++, micros(s.waitNext()));
+        u.bind(i++, s.heldUntil().toEpochMilli());
         u.bind(i++, s.avgHoldMillis());
         u.bind(i++, s.lastFailure());
         u.bind(i++, s.updatedAt().toEpochMilli());
@@ -156,7 +161,8 @@ final class Gates {
                 Instant.ofEpochMilli(rs.getLong("breaker_since")), Instant.ofEpochMilli(rs.getLong("open_until")),
                 Instant.ofEpochMilli(rs.getLong("window_start")), rs.getInt("window_calls"),
                 rs.getInt("window_failures"), rs.getInt("consecutive_failures"), rs.getInt("probe_successes"),
-                ofMicros(rs.getLong("rate_next_us")), ofMicros(rs.getLong("wait_next_us")), rs.getLong("avg_hold_ms"),
+                ofMicros(rs.getLong("rate_next_us")), ofMicros(rs.getLong("wait_next_us")),
+                Instant.ofEpochMilli(rs.getLong("held_until")), rs.getLong("avg_hold_ms"),
                 rs.getString("last_failure"), Instant.ofEpochMilli(rs.getLong("updated_at")));
     }
 
@@ -188,6 +194,38 @@ final class Gates {
                 renewed += u.execute();
             }
             return renewed;
+        }));
+    }
+
+    /** See {@code StateStore.wakeWaiting}: candidates through the claim's index, then a re-checking update by id. */
+    int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        Objects.requireNonNull(steps, "steps must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        if (steps.isEmpty() || limit <= 0) {
+            return 0;
+        }
+        List<StepKey> keys = List.copyOf(steps);
+        long nowMs = now.toEpochMilli();
+        return db.run("wakeWaiting", null, () -> db.jdbi().inTransaction(h -> {
+            Query select = h.createQuery(db.dialect().wakeWaitingCandidatesSql(db.t(), keys.size()));
+            int i = 0;
+            select.bind(i++, nowMs);
+            for (StepKey k : keys) {
+                select.bind(i++, k.workflow()).bind(i++, k.workflowVersion()).bind(i++, k.step());
+            }
+            select.bind(i, limit);
+            List<String> ids = select.mapTo(String.class).list();
+            if (ids.isEmpty()) {
+                return 0;
+            }
+            // a task claimed or moved on meanwhile is left alone; made due at its submission time, it is
+            // claimed before tasks of its priority submitted after it
+            Update u = h.createUpdate("UPDATE " + db.t().task() + " SET next_attempt_at = CASE WHEN created_at < ?"
+                    + " THEN created_at ELSE ? END WHERE state = 'WAITING' AND locked_by IS NULL AND task_id IN ("
+                    + Dialect.placeholders(ids.size()) + ")");
+            u.bind(0, nowMs).bind(1, nowMs);
+            Rows.bindAll(u, 2, ids);
+            return u.execute();
         }));
     }
 

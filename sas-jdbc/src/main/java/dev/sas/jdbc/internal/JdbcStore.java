@@ -13,6 +13,7 @@ import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -225,6 +226,11 @@ public final class JdbcStore implements StateStore {
     @Override
     public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
         return gates.renewPermits(permitIds, now, expiresAt);
+    }
+
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        return gates.wakeWaiting(steps, now, limit);
     }
 
     @Override

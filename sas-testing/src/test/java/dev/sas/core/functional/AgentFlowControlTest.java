@@ -175,6 +175,26 @@ class AgentFlowControlTest {
         }
 
         @Test
+        void a_permit_given_back_wakes_the_waiting_task_at_once_without_polling() {
+            Workflow<String> wf = workflow(agent(FlowControl.builder().maxConcurrentCalls(1).build()));
+            SasRuntime sas = manual(wf, "node-1");
+            service.hold = true;
+            sas.client().submit(wf, "first", "first");
+            sas.client().submit(wf, "second", "second");
+            sas.runSchedulerOnce();
+            TaskId second = sas.client().list(TaskQuery.all().withStatus(TaskStatus.WAITING)).get(0).taskId();
+            assertThat(find(sas, second).nextAttemptAt()).as("by itself in 5 s at the latest")
+                    .isEqualTo(clock.instant().plusSeconds(5));
+
+            service.finishOpen(); // the first call's permit is given back: the second task is due now
+
+            assertThat(find(sas, second).nextAttemptAt()).isBeforeOrEqualTo(clock.instant());
+            sas.runSchedulerOnce();
+            assertThat(service.calls).hasSize(2);
+            assertThat(service.calls.get(1).taskId()).isEqualTo(second);
+        }
+
+        @Test
         void the_highest_priority_waiting_task_gets_the_next_free_permit() {
             Workflow<String> wf = workflow(agent(FlowControl.builder().maxConcurrentCalls(1).build()));
             SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).claimBatchSize(1).build();
@@ -348,11 +368,12 @@ class AgentFlowControlTest {
             TaskInfo waiting = find(sas, id);
             assertThat(waiting.status()).isEqualTo(TaskStatus.COMPENSATING);
             assertThat(waiting.lastError()).contains("waiting for agent health").contains("this call failed with");
-            assertThat(waiting.nextAttemptAt()).isEqualTo(clock.instant().plusSeconds(10));
+            assertThat(waiting.nextAttemptAt()).as("after the cool-down, spread over at most 2 s")
+                    .isBetween(clock.instant().plusSeconds(10), clock.instant().plusSeconds(12));
             assertThat(sas.client().events(id)).extracting(TaskEvent::type).endsWith(TaskEvent.Type.WAITING);
 
             service.down.clear();
-            clock.tick(Duration.ofSeconds(10));
+            clock.tick(Duration.ofSeconds(12));
             sas.runSchedulerOnce();
 
             assertThat(find(sas, id).status()).isEqualTo(TaskStatus.COMPENSATED);

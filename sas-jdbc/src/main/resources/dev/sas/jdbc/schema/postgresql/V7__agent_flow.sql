@@ -15,6 +15,7 @@ CREATE TABLE IF NOT EXISTS ${prefix}agent_gate (
     probe_successes      INT          NOT NULL,
     rate_next_us         BIGINT       NOT NULL,
     wait_next_us         BIGINT       NOT NULL,
+    held_until           BIGINT       NOT NULL,
     avg_hold_ms          BIGINT       NOT NULL,
     last_failure         VARCHAR(500),
     updated_at           BIGINT       NOT NULL
