@@ -47,51 +47,13 @@ class MultiJvmFlowTest {
 
     private static final boolean BIG = Boolean.getBoolean("sas.test.flowBigRun");
 
-    /** The remote service: answers after 20 ms (or holds calls open), counting what it sees. */
-    static final class HttpService implements AutoCloseable {
-        final HttpServer server;
-        final ExecutorService handlers = Executors.newFixedThreadPool(16);
-        final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+    /** One service behind one agent: counts its calls in flight and when each arrived. */
+    static final class Counter {
         final AtomicInteger inFlight = new AtomicInteger();
         final AtomicInteger maxInFlight = new AtomicInteger();
         final ConcurrentLinkedQueue<Long> arrivals = new ConcurrentLinkedQueue<>();
         final List<HttpExchange> held = new CopyOnWriteArrayList<>();
         volatile boolean hold;
-
-        HttpService() throws IOException {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
-            server.createContext("/call", this::handle);
-            server.setExecutor(handlers);
-            server.start();
-        }
-
-        URI uri() {
-            return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/");
-        }
-
-        private void handle(HttpExchange ex) throws IOException {
-            ex.getRequestBody().readAllBytes();
-            arrivals.add(System.nanoTime());
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            if (hold) {
-                held.add(ex);
-                return;
-            }
-            later.schedule(() -> respond(ex), 20, TimeUnit.MILLISECONDS);
-        }
-
-        private void respond(HttpExchange ex) {
-            inFlight.decrementAndGet(); // done before the answer reaches the caller
-            try (ex) {
-                byte[] ok = "ok".getBytes(StandardCharsets.UTF_8);
-                ex.sendResponseHeaders(200, ok.length);
-                try (OutputStream out = ex.getResponseBody()) {
-                    out.write(ok);
-                }
-            } catch (IOException callerGone) {
-                // the caller died or gave up
-            }
-        }
 
         /** The most calls that arrived within any window of {@code window}. */
         long mostWithin(Duration window) {
@@ -106,6 +68,57 @@ class MultiJvmFlowTest {
                 most = Math.max(most, i - j + 1);
             }
             return most;
+        }
+    }
+
+    /** The remote services, one per agent: each answers after 20 ms (or holds calls open). */
+    static final class HttpService implements AutoCloseable {
+        final HttpServer server;
+        final ExecutorService handlers = Executors.newFixedThreadPool(16);
+        final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+        final java.util.Map<String, Counter> counters = new java.util.HashMap<>();
+
+        HttpService() throws IOException {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+            for (String name : List.of(FlowWorker.CAPACITY, FlowWorker.RATE, FlowWorker.KILL)) {
+                Counter c = new Counter();
+                counters.put(name, c);
+                server.createContext("/" + name, ex -> handle(c, ex));
+            }
+            server.setExecutor(handlers);
+            server.start();
+        }
+
+        Counter counter(String name) {
+            return counters.get(name);
+        }
+
+        URI uri() {
+            return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/");
+        }
+
+        private void handle(Counter c, HttpExchange ex) throws IOException {
+            ex.getRequestBody().readAllBytes();
+            c.arrivals.add(System.nanoTime());
+            c.maxInFlight.accumulateAndGet(c.inFlight.incrementAndGet(), Math::max);
+            if (c.hold) {
+                c.held.add(ex);
+                return;
+            }
+            later.schedule(() -> respond(c, ex), 20, TimeUnit.MILLISECONDS);
+        }
+
+        private void respond(Counter c, HttpExchange ex) {
+            c.inFlight.decrementAndGet(); // done before the answer reaches the caller
+            try (ex) {
+                byte[] ok = "ok".getBytes(StandardCharsets.UTF_8);
+                ex.sendResponseHeaders(200, ok.length);
+                try (OutputStream out = ex.getResponseBody()) {
+                    out.write(ok);
+                }
+            } catch (IOException callerGone) {
+                // the caller died or gave up
+            }
         }
 
         @Override
@@ -143,14 +156,12 @@ class MultiJvmFlowTest {
         }
     }
 
-    private Process worker(String instance, URI service, int maxConcurrent, double perSecond, Duration lease)
-            throws Exception {
+    private Process worker(String instance, URI service) throws Exception {
         Path log = Path.of("target", "flow-worker-" + prefix + instance + ".log");
         Files.createDirectories(log.getParent());
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
                 System.getProperty("java.class.path"), FlowWorker.class.getName(), url, prefix, instance,
-                service.toString(), String.valueOf(maxConcurrent), String.valueOf(perSecond),
-                String.valueOf(lease.toMillis()))
+                service.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         workers.add(p);
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> !p.isAlive()
@@ -164,61 +175,71 @@ class MultiJvmFlowTest {
     }
 
     @Test
-    void three_jvms_keep_the_concurrency_limit_and_the_rate_limit_counted_by_the_service() throws Exception {
+    void three_jvms_keep_the_concurrency_limit_and_the_rate_limit_counted_by_the_services() throws Exception {
         url = TestDb.POSTGRES.url();
         prefix = TestDb.randomPrefix();
         HttpService service = new HttpService();
         closing.add(service);
         JdbcStateStore store = TestDb.builder(url, prefix).build();
         closing.add(store);
-        int rate = 50;
         for (int n = 0; n < 3; n++) {
-            worker("jvm-" + n, service.uri(), 5, rate, Duration.ofSeconds(10));
+            worker("jvm-" + n, service.uri());
         }
-        Workflow<String> wf = FlowWorker.workflow(FlowWorker.agent(service.uri(), FlowWorker.flow(5, rate, 10_000)));
+        java.util.Map<String, Workflow<String>> workflows = FlowWorker.workflows(service.uri());
         SasClient client = SasClient.builder().stateStore(store).build();
-        int tasks = BIG ? 1_000 : 150;
+        int capacityTasks = 150;
+        int rateTasks = BIG ? 1_000 : 150;
 
-        java.util.Map<String, String> inputs = new java.util.LinkedHashMap<>();
-        for (int i = 0; i < tasks; i++) {
-            inputs.put("order-" + i, "order-" + i);
-        }
-        client.submitAll(wf, inputs);
+        client.submitAll(workflows.get(FlowWorker.CAPACITY), inputs("c-", capacityTasks));
+        client.submitAll(workflows.get(FlowWorker.RATE), inputs("r-", rateTasks));
 
         await().atMost(Duration.ofSeconds(BIG ? 300 : 120)).pollInterval(Duration.ofMillis(200))
-                .until(() -> count(client, TaskStatus.PROCESSED) == tasks);
-        List<Long> arrivals = new ArrayList<>(service.arrivals);
+                .until(() -> count(client, TaskStatus.PROCESSED) == capacityTasks + rateTasks);
+        Counter capacity = service.counter(FlowWorker.CAPACITY);
+        Counter rate = service.counter(FlowWorker.RATE);
+        List<Long> arrivals = new ArrayList<>(rate.arrivals);
         arrivals.sort(Long::compare);
         double seconds = (arrivals.get(arrivals.size() - 1) - arrivals.get(0)) / 1e9;
         double observedRate = (arrivals.size() - 1) / seconds;
-        long busiestSecond = service.mostWithin(Duration.ofSeconds(1));
-        System.out.printf(Locale.ROOT, "MultiJvmFlowTest: %d calls by 3 JVMs in %.1f s = %.1f/s (limit %d/s, burst 5);"
-                + " busiest second %d calls; most in flight %d (limit 5)%n", arrivals.size(), seconds, observedRate,
-                rate, busiestSecond, service.maxInFlight.get());
+        long busiestSecond = rate.mostWithin(Duration.ofSeconds(1));
+        System.out.printf(Locale.ROOT, "MultiJvmFlowTest: capacity agent: %d calls, most in flight %d (limit 5);"
+                + " rate agent: %d calls in %.1f s = %.1f/s (limit 50/s, burst 5), busiest second %d calls%n",
+                capacity.arrivals.size(), capacity.maxInFlight.get(), arrivals.size(), seconds, observedRate,
+                busiestSecond);
 
-        assertThat(service.maxInFlight).as("never more than 5 in flight, counted by the service").hasValueLessThanOrEqualTo(5);
-        assertThat(arrivals).hasSize(tasks);
-        assertThat(observedRate).as("the rate over the run, within 10 %").isLessThanOrEqualTo(rate * 1.1);
-        assertThat(busiestSecond).as("any second: the rate and the burst, within 10 %")
-                .isLessThanOrEqualTo((long) ((rate + 5) * 1.1));
+        assertThat(capacity.maxInFlight).as("never more than 5 in flight, counted by the service")
+                .hasValueLessThanOrEqualTo(5);
+        assertThat(capacity.arrivals).hasSize(capacityTasks);
+        assertThat(arrivals).hasSize(rateTasks);
+        assertThat(observedRate).as("the rate over the run, within 10 %").isLessThanOrEqualTo(50 * 1.1);
+        assertThat(busiestSecond).as("any second: the rate and the burst, within 10 %").isLessThanOrEqualTo(60);
+    }
+
+    private static java.util.Map<String, String> inputs(String prefix, int n) {
+        java.util.Map<String, String> inputs = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            inputs.put(prefix + i, prefix + i);
+        }
+        return inputs;
     }
 
     @Test
     void a_jvm_killed_while_holding_permits_gives_them_back_within_their_lease() throws Exception {
         url = TestDb.POSTGRES.url();
         prefix = TestDb.randomPrefix();
-        Duration lease = Duration.ofSeconds(2);
+        Duration lease = FlowWorker.flow(FlowWorker.KILL).permitLease();
         HttpService service = new HttpService();
         closing.add(service);
         JdbcStateStore store = TestDb.builder(url, prefix).build();
         closing.add(store);
-        service.hold = true;
-        Process doomed = worker("doomed", service.uri(), 2, 0, lease);
-        Workflow<String> wf = FlowWorker.workflow(FlowWorker.agent(service.uri(), FlowWorker.flow(2, 0, lease.toMillis())));
+        Counter kill = service.counter(FlowWorker.KILL);
+        kill.hold = true;
+        Process doomed = worker("doomed", service.uri());
+        Workflow<String> wf = FlowWorker.workflows(service.uri()).get(FlowWorker.KILL);
         SasClient client = SasClient.builder().stateStore(store).build();
         client.submit(wf, "held-1", "held-1");
         client.submit(wf, "held-2", "held-2");
-        await().atMost(Duration.ofSeconds(60)).until(() -> service.held.size() == 2);
+        await().atMost(Duration.ofSeconds(60)).until(() -> kill.held.size() == 2);
         SasRuntime survivor = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("survivor")
                 .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(500)).build().start();
         closing.add(survivor);
@@ -238,7 +259,7 @@ class MultiJvmFlowTest {
         long lastExpiry = maxPermitExpiry("doomed");
         assertThat(Instant.ofEpochMilli(lastExpiry)).as("its permits lapse within one lease of its death")
                 .isBeforeOrEqualTo(killedAt.plus(lease));
-        service.hold = false;
+        kill.hold = false;
 
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
                 .until(() -> count(client, TaskStatus.PROCESSED) == 3);
