@@ -40,12 +40,12 @@ import org.junit.jupiter.api.Test;
 /**
  * Agent flow control across separate JVMs on PostgreSQL: worker processes ({@link FlowWorker}) call
  * a fake HTTP service in this JVM, which counts the calls it has in flight and when each arrived.
- * Small by default (150 calls); {@code -Dsas.test.flowBigRun=true} runs the issue's 20 s at 50 calls
- * per second (1,000 calls).
+ * Small by default (150 calls per agent); the environment variable {@code SAS_TEST_FLOW_BIG_RUN=true}
+ * runs the issue's 20 s at 50 calls per second (1,000 calls).
  */
 class MultiJvmFlowTest {
 
-    private static final boolean BIG = Boolean.getBoolean("sas.test.flowBigRun");
+    private static final boolean BIG = "true".equals(System.getenv("SAS_TEST_FLOW_BIG_RUN"));
 
     /** One service behind one agent: counts its calls in flight and when each arrived. */
     static final class Counter {
