@@ -140,6 +140,7 @@ public final class AgentGates {
         if (every == null) {
             return;
         }
+        log.info("agent flow control through the store: {}", limited);
         long ms = Math.max(100, every.toMillis() / 3);
         try {
             timer.scheduleWithFixedDelay(() -> runOnWorker(this::renew), ms, ms, TimeUnit.MILLISECONDS);
