@@ -17,6 +17,9 @@ import java.util.Objects;
  * @param payload the request
  * @param compensation true when the call undoes the step (a compensation registered with
  *     {@code compensateWith(agent, request)}), false when it is the step's own call
+ * @param endpoint which of the agent's {@linkplain FlowControl#endpoints() endpoints} the call goes
+ *     to: the first healthy one with capacity; {@link FlowControl#DEFAULT_ENDPOINT} for an agent
+ *     that names none
  * @param <Q> the request type
  */
 public record AgentRequest<Q>(
@@ -27,7 +30,8 @@ public record AgentRequest<Q>(
         Instant completeBy,
         Duration remaining,
         Q payload,
-        boolean compensation) {
+        boolean compensation,
+        String endpoint) {
 
     /** @throws NullPointerException if any argument but {@code payload} is null */
     public AgentRequest {
@@ -36,15 +40,28 @@ public record AgentRequest<Q>(
         Objects.requireNonNull(idempotencyKey, "idempotencyKey must not be null");
         Objects.requireNonNull(completeBy, "completeBy must not be null");
         Objects.requireNonNull(remaining, "remaining must not be null");
+        Objects.requireNonNull(endpoint, "endpoint must not be null");
     }
 
     /**
-     * A request for the step's own call (not a compensation).
+     * A request to the {@link FlowControl#DEFAULT_ENDPOINT}.
+     *
+     * @throws NullPointerException if any argument but {@code payload} is null
+     */
+    public AgentRequest(TaskId taskId, String stepName, int attempt, String idempotencyKey, Instant completeBy,
+            Duration remaining, Q payload, boolean compensation) {
+        this(taskId, stepName, attempt, idempotencyKey, completeBy, remaining, payload, compensation,
+                FlowControl.DEFAULT_ENDPOINT);
+    }
+
+    /**
+     * A request for the step's own call (not a compensation) to the {@link FlowControl#DEFAULT_ENDPOINT}.
      *
      * @throws NullPointerException if any argument but {@code payload} is null
      */
     public AgentRequest(TaskId taskId, String stepName, int attempt, String idempotencyKey, Instant completeBy,
             Duration remaining, Q payload) {
-        this(taskId, stepName, attempt, idempotencyKey, completeBy, remaining, payload, false);
+        this(taskId, stepName, attempt, idempotencyKey, completeBy, remaining, payload, false,
+                FlowControl.DEFAULT_ENDPOINT);
     }
 }

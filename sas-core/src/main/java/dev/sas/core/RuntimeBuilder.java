@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.AgentGates;
 import dev.sas.core.spi.StateStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -431,7 +432,9 @@ public final class RuntimeBuilder {
      * The runtime, not yet started.
      *
      * @throws IllegalStateException if no state store or no workflow was given, if
-     *     claimBatchSize is larger than maxInFlight, or busyPollInterval is longer than pollInterval
+     *     claimBatchSize is larger than maxInFlight, if busyPollInterval is longer than pollInterval,
+     *     if two agents of one name have different {@link FlowControl}s, or if an agent has flow
+     *     control and the store does not support it
      */
     public SasRuntime build() {
         if (store == null) {
@@ -451,6 +454,12 @@ public final class RuntimeBuilder {
         Duration busy = busyPollInterval != null ? busyPollInterval
                 : SasRuntime.DEFAULT_BUSY_POLL_INTERVAL.compareTo(pollInterval) < 0 ? SasRuntime.DEFAULT_BUSY_POLL_INTERVAL
                 : pollInterval;
+        for (Map.Entry<String, FlowControl> e : AgentGates.flowControls(workflows).entrySet()) {
+            if (e.getValue().isLimited() && !store.supportsFlowControl()) {
+                throw new IllegalStateException("agent '" + e.getKey() + "' has flow control (" + e.getValue()
+                        + "), which needs a stateStore that keeps it; " + store + " does not");
+            }
+        }
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,

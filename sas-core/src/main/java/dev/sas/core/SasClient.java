@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import dev.sas.core.internal.AgentGates;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.internal.SubmitGroup;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What any tier holds to work with tasks: submit them, find, list and count them, wait for their
- * result, and resubmit or cancel them. It starts no threads and needs no running scheduler in
+ * result, and resubmit or cancel them; and to see and reset the agents' circuit breakers. It starts no threads and needs no running scheduler in
  * this process: tasks run on whichever {@link SasRuntime} (in this JVM or another) shares the
  * store. A web tier holds only this.
  *
@@ -491,6 +492,51 @@ public final class SasClient {
             hooks.operatorAction(event);
         }
         return requested;
+    }
+
+    // ------------------------------------------------------------------ agents
+
+    /**
+     * The shared flow-control state of every agent endpoint that has been called through a limit
+     * or a circuit breaker: breaker state (and until when it is open), calls in flight across the
+     * cluster, failures counted. Ordered by agent, then endpoint.
+     *
+     * @throws UnsupportedOperationException if the store does not support flow control
+     * @throws StateStoreException if the store failed
+     */
+    public List<AgentStatus> agents() {
+        return AgentGates.statuses(store, now());
+    }
+
+    /**
+     * Closes the circuit breakers of every endpoint of {@code agent} and clears their counters, as
+     * an operator does once a service is known to be back: calls go through at once, and tasks
+     * waiting for the breaker go on when they next come due (at the latest when the cool-down they
+     * were told would have ended). Logged at INFO.
+     *
+     * @return how many endpoints were reset (0 if the agent's gates were never written)
+     * @throws NullPointerException if {@code agent} is null
+     * @throws UnsupportedOperationException if the store does not support flow control
+     * @throws StateStoreException if the store failed
+     */
+    public int resetCircuitBreaker(String agent) {
+        Objects.requireNonNull(agent, "agent must not be null");
+        return AgentGates.reset(store, agent, null, now());
+    }
+
+    /**
+     * Closes the circuit breaker of one endpoint of {@code agent} and clears its counters; see
+     * {@link #resetCircuitBreaker(String)}.
+     *
+     * @return true if the endpoint's gate existed and was reset
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if the store does not support flow control
+     * @throws StateStoreException if the store failed
+     */
+    public boolean resetCircuitBreaker(String agent, String endpoint) {
+        Objects.requireNonNull(agent, "agent must not be null");
+        Objects.requireNonNull(endpoint, "endpoint must not be null");
+        return AgentGates.reset(store, agent, endpoint, now()) > 0;
     }
 
     /** The store's time, by the local clock and its offset (measured again when old). */

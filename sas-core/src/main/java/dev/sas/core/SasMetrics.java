@@ -35,6 +35,13 @@ package dev.sas.core;
  * @param replyChannelUnknown events this node recorded for tasks whose reply channel no node has
  *     registered: they wait in the store's outbox until a node registers it (each logged at WARN, at
  *     most every 10 s)
+ * @param heldBack agent calls this runtime held back instead of making them (their tasks waited,
+ *     spending no attempt): the endpoints had no capacity, their rate limit was reached, or their
+ *     circuit breaker was open ({@link FlowControl})
+ * @param breakersOpened times the outcome of one of this runtime's calls opened an endpoint's
+ *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
+ *     breakers' state across the cluster
+ * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
  */
 public record SasMetrics(
         long claimed,
@@ -55,5 +62,8 @@ public record SasMetrics(
         long submitted,
         long repliesDelivered,
         long replyFailures,
-        long replyChannelUnknown) {
+        long replyChannelUnknown,
+        long heldBack,
+        long breakersOpened,
+        long breakersClosed) {
 }

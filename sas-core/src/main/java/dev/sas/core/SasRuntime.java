@@ -1,6 +1,7 @@
 package dev.sas.core;
 
 import dev.sas.core.internal.AdaptivePoll;
+import dev.sas.core.internal.AgentGates;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.EventBus;
 import dev.sas.core.internal.Metrics;
@@ -137,7 +138,7 @@ public final class SasRuntime implements AutoCloseable {
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
                 config.claimBatchSize(), config.maxInFlight(), config.maxPayloadBytes(), config.pollInterval(),
-                poll(config));
+                poll(config), new AgentGates(store, clock, instanceId, metrics, config.workflows()));
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
                 500, scheduler::wakeUpAt,
                 config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());

@@ -139,7 +139,7 @@ public final class StepDefinition<I> {
             AgentCall<I, ?, ?> call = compensationCall;
             return Optional.of(ctx -> {
                 try {
-                    call.send(ctx, Runnable::run, true).toCompletableFuture().join();
+                    call.send(ctx, Runnable::run, true, FlowControl.DEFAULT_ENDPOINT).toCompletableFuture().join();
                 } catch (CompletionException e) {
                     throw e.getCause() instanceof Exception cause ? cause : e;
                 }
@@ -158,6 +158,21 @@ public final class StepDefinition<I> {
         return compensationCall == null ? Optional.empty() : Optional.of(compensationCall.agent.name());
     }
 
+    /** The agent this step calls, if it calls one. */
+    public Optional<Agent<?, ?>> agent() {
+        return agentCall == null ? Optional.empty() : Optional.of(agentCall.agent);
+    }
+
+    /** The agent this step's compensation calls, if it calls one. */
+    public Optional<Agent<?, ?>> compensationAgent() {
+        return compensationCall == null ? Optional.empty() : Optional.of(compensationCall.agent);
+    }
+
+    /** {@link #compensationAgent()} when {@code compensating}, else {@link #agent()}. */
+    public Optional<Agent<?, ?>> agent(boolean compensating) {
+        return compensating ? compensationAgent() : agent();
+    }
+
     /**
      * Starts one attempt at this step. Called by the runtime: a plain step runs on the calling
      * thread; an agent call is handed to {@code agentExecutors.apply(agentName)} and completes
@@ -166,8 +181,19 @@ public final class StepDefinition<I> {
      * @return the output to record (may complete with null), or a failure
      */
     public CompletionStage<String> invoke(StepContext<I> context, Function<String, Executor> agentExecutors) {
+        return invoke(context, agentExecutors, FlowControl.DEFAULT_ENDPOINT);
+    }
+
+    /**
+     * Starts one attempt at this step, like {@link #invoke(StepContext, Function)}, with an agent
+     * call going to {@code endpoint} ({@link AgentRequest#endpoint()}).
+     *
+     * @return the output to record (may complete with null), or a failure
+     */
+    public CompletionStage<String> invoke(StepContext<I> context, Function<String, Executor> agentExecutors,
+            String endpoint) {
         if (agentCall != null) {
-            return agentCall.invoke(context, agentExecutors.apply(agentCall.agent.name()));
+            return agentCall.invoke(context, agentExecutors.apply(agentCall.agent.name()), endpoint);
         }
         try {
             return CompletableFuture.completedFuture(step.execute(context));
@@ -185,8 +211,19 @@ public final class StepDefinition<I> {
      * @return completes when the compensation is done, or with its failure
      */
     public CompletionStage<Void> compensate(StepContext<I> context, Function<String, Executor> agentExecutors) {
+        return compensate(context, agentExecutors, FlowControl.DEFAULT_ENDPOINT);
+    }
+
+    /**
+     * Starts one attempt at this step's compensation, like {@link #compensate(StepContext, Function)},
+     * with an agent call going to {@code endpoint} ({@link AgentRequest#endpoint()}).
+     *
+     * @return completes when the compensation is done, or with its failure
+     */
+    public CompletionStage<Void> compensate(StepContext<I> context, Function<String, Executor> agentExecutors,
+            String endpoint) {
         if (compensationCall != null) {
-            return compensationCall.send(context, agentExecutors.apply(compensationCall.agent.name()), true)
+            return compensationCall.send(context, agentExecutors.apply(compensationCall.agent.name()), true, endpoint)
                     .thenApply(reply -> null);
         }
         try {
@@ -218,13 +255,13 @@ public final class StepDefinition<I> {
             this.replyCodec = replyCodec;
         }
 
-        CompletionStage<String> invoke(StepContext<I> context, Executor executor) {
-            return send(context, executor, false)
+        CompletionStage<String> invoke(StepContext<I> context, Executor executor, String endpoint) {
+            return send(context, executor, false, endpoint)
                     .thenApply(r -> r == null ? null : Step.encodeOutput(replyCodec, r, context.stepName()));
         }
 
         /** Builds the request and calls the agent on {@code executor}; completes with its reply. */
-        CompletionStage<R> send(StepContext<I> context, Executor executor, boolean compensation) {
+        CompletionStage<R> send(StepContext<I> context, Executor executor, boolean compensation, String endpoint) {
             CompletableFuture<R> reply = new CompletableFuture<>();
             try {
                 executor.execute(() -> {
@@ -232,7 +269,7 @@ public final class StepDefinition<I> {
                         Q payload = request.apply(context);
                         AgentRequest<Q> req = new AgentRequest<>(context.taskId(), context.stepName(),
                                 context.attempt(), context.idempotencyKey(), context.completeBy(),
-                                context.remaining(), payload, compensation);
+                                context.remaining(), payload, compensation, endpoint);
                         CompletionStage<R> stage = agent.call(req);
                         if (stage == null) {
                             reply.completeExceptionally(new IllegalStateException(

@@ -72,6 +72,12 @@ public record TaskEvent(
         /** The supervisor parked the task: no live runtime can run its workflow version (the message says since when). */
         PARKED,
         /** The supervisor made a parked task due again: a runtime that registers its workflow version is live. */
-        UNPARKED
+        UNPARKED,
+        /**
+         * The step's (or compensation's) agent call was held back by the agent's flow control: no
+         * capacity, rate limit reached, or circuit breaker open (the message says which and until
+         * when). The attempt was not spent; the task waits and comes back by itself.
+         */
+        WAITING
     }
 }

@@ -1,7 +1,9 @@
 package dev.sas.core;
 
 /**
- * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; the supervisor
+ * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; a task whose next
+ * agent call is held back by the agent's flow control (capacity, rate limit, circuit breaker)
+ * waits in {@code WAITING} and goes on by itself; the supervisor
  * moves a timed-out {@code PROCESSING} task back to {@code PENDING}, and parks a {@code PENDING}
  * task that no live runtime can run ({@code PARKED}) until one can; a task that cannot finish
  * goes to {@code ERROR}, or, when the workflow compensates, through {@code COMPENSATING} to
@@ -10,6 +12,14 @@ package dev.sas.core;
 public enum TaskStatus {
     /** Waiting to be claimed by a scheduler (new, or released for a retry). */
     PENDING,
+    /**
+     * Held back before calling an agent: the agent's endpoints had no capacity, their rate limit
+     * was reached, or their circuit breaker was open ({@link FlowControl}). Its last error says
+     * which (e.g. "waiting for agent capacity: ..."), a {@link TaskEvent.Type#WAITING} event records
+     * it, and it is claimed again by itself when the endpoint is likely to take the call; no
+     * attempt and no time-out is spent. (A compensation held back stays {@code COMPENSATING}.)
+     */
+    WAITING,
     /**
      * Due, but no live runtime has registered its workflow version for longer than
      * {@link RuntimeBuilder#unrunnableGrace} (a definition removed from every node, a deploy rolled
@@ -34,7 +44,7 @@ public enum TaskStatus {
 
     /** True when no scheduler will move this task again without an operator. */
     public boolean isTerminal() {
-        return this != PENDING && this != PARKED && this != PROCESSING && this != COMPENSATING;
+        return this != PENDING && this != WAITING && this != PARKED && this != PROCESSING && this != COMPENSATING;
     }
 
     /** True when the task is finished for good and may be purged after its retention period. */

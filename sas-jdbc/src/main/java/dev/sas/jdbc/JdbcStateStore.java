@@ -9,11 +9,14 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.GateChange;
+import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StoreSignals;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -32,11 +35,13 @@ import dev.sas.jdbc.internal.Urls;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -347,6 +352,56 @@ public final class JdbcStateStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return store.purge(finishedBefore, limit);
+    }
+
+    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
+    @Override
+    public boolean supportsFlowControl() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
+     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
+     * run again, {@code decide} included.
+     *
+     * @throws StateStoreException if the database fails; then nothing was written
+     */
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        return store.changeGate(gate, now, decide);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        return store.renewPermits(permitIds, now, expiresAt);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        return store.wakeWaiting(steps, now, limit);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
+    public List<GateView> gates(Instant now) {
+        return store.gates(now);
     }
 
     /**

@@ -9,10 +9,15 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.GateChange;
+import dev.sas.core.spi.GateState;
+import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
+import dev.sas.core.spi.Permit;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -23,6 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -34,11 +40,13 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * A {@link StateStore} in memory, for tests, demos and single-process use where losing state on
  * exit is fine. It keeps every invariant of the store contract (atomic claim, lease fencing,
- * expired scan, supervisor lease, duplicate submission, retention) under one lock. Thread-safe.
+ * expired scan, supervisor lease, duplicate submission, retention, agent gates and permits) under
+ * one lock. Thread-safe.
  * It cannot join a host transaction: {@code submit} with a transaction throws.
  */
 public final class InMemoryStateStore implements StateStore {
@@ -50,6 +58,8 @@ public final class InMemoryStateStore implements StateStore {
     private Instant supervisorExpiresAt = Instant.MIN;
     private final Map<String, Advertisement> advertisements = new HashMap<>();
     private final InMemoryReplies replies = new InMemoryReplies(lock);
+    private final Map<String, GateState> gates = new TreeMap<>();
+    private final Map<String, Permit> permits = new HashMap<>();
     private final Clock clock;
 
     /** An empty store without a clock of its own: each runtime's clock is the authority. */
@@ -196,7 +206,8 @@ public final class InMemoryStateStore implements StateStore {
         synchronized (lock) {
             List<Row> due = new ArrayList<>();
             for (Row r : tasks.values()) {
-                if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
+                if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.WAITING
+                        || r.status == TaskStatus.COMPENSATING)
                         && !r.nextAttemptAt.isAfter(now) && runnable.contains(new WorkflowVersion(r.workflow, r.version))) {
                     due.add(r);
                 }
@@ -211,7 +222,7 @@ public final class InMemoryStateStore implements StateStore {
                 r.lease++;
                 r.attempt++;
                 r.completeBy = now.plus(r.stepTimeout);
-                if (r.status == TaskStatus.PENDING) {
+                if (r.status == TaskStatus.PENDING || r.status == TaskStatus.WAITING) {
                     r.status = TaskStatus.PROCESSING;
                 }
                 r.updatedAt = now;
@@ -575,6 +586,13 @@ public final class InMemoryStateStore implements StateStore {
                         return false;
                     }
                 }
+                case WAITING -> {
+                    if (r.cancelRequested) {
+                        return false;
+                    }
+                    // the cancel does not wait for the agent's capacity
+                    r.nextAttemptAt = now;
+                }
                 case ERROR -> {
                     // attempt is kept: it tells the scheduler whether the failed step may have applied
                     r.status = TaskStatus.PENDING;
@@ -605,6 +623,101 @@ public final class InMemoryStateStore implements StateStore {
                 }
             }
             return deleted;
+        }
+    }
+
+    @Override
+    public boolean supportsFlowControl() {
+        return true;
+    }
+
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        Objects.requireNonNull(gate, "gate must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        Objects.requireNonNull(decide, "decide must not be null");
+        synchronized (lock) {
+            permits.values().removeIf(p -> p.gate().equals(gate) && !p.expiresAt().isAfter(now));
+            GateState state = gates.get(gate);
+            GateChange<T> change = Objects.requireNonNull(decide.apply(view(gate, state, now)),
+                    "decide must not return null");
+            if (change.state() != null) {
+                gates.put(gate, change.state());
+            }
+            if (change.take() != null) {
+                permits.put(change.take().id(), change.take());
+            }
+            if (change.giveBack() != null) {
+                permits.remove(change.giveBack());
+            }
+            return change.result();
+        }
+    }
+
+    private GateView view(String gate, GateState state, Instant now) {
+        int inUse = 0;
+        int probes = 0;
+        for (Permit p : permits.values()) {
+            if (p.gate().equals(gate) && p.expiresAt().isAfter(now)) {
+                inUse++;
+                if (p.probe()) {
+                    probes++;
+                }
+            }
+        }
+        return new GateView(gate, state != null ? state : GateState.initial(now), state != null, inUse, probes);
+    }
+
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        Objects.requireNonNull(permitIds, "permitIds must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        Objects.requireNonNull(expiresAt, "expiresAt must not be null");
+        synchronized (lock) {
+            int renewed = 0;
+            for (String id : permitIds) {
+                Permit p = permits.get(id);
+                if (p != null && p.expiresAt().isAfter(now)) {
+                    permits.put(id, new Permit(p.id(), p.gate(), p.holder(), p.probe(), p.acquiredAt(), expiresAt));
+                    renewed++;
+                }
+            }
+            return renewed;
+        }
+    }
+
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        Objects.requireNonNull(steps, "steps must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        synchronized (lock) {
+            List<Row> waiting = new ArrayList<>();
+            for (Row r : tasks.values()) {
+                if (r.status == TaskStatus.WAITING && r.lockedBy == null && r.nextAttemptAt.isAfter(now)
+                        && steps.contains(new StepKey(r.workflow, r.version, r.currentStep))) {
+                    waiting.add(r);
+                }
+            }
+            waiting.sort(Comparator.comparingInt((Row r) -> -r.priority).thenComparing(r -> r.nextAttemptAt));
+            int woken = 0;
+            for (Row r : waiting) {
+                if (woken >= limit) {
+                    break;
+                }
+                r.nextAttemptAt = r.createdAt.isBefore(now) ? r.createdAt : now;
+                woken++;
+            }
+            return woken;
+        }
+    }
+
+    @Override
+    public List<GateView> gates(Instant now) {
+        Objects.requireNonNull(now, "now must not be null");
+        synchronized (lock) {
+            List<GateView> out = new ArrayList<>();
+            gates.forEach((gate, state) -> out.add(view(gate, state, now)));
+            return out;
         }
     }
 

@@ -28,6 +28,8 @@ final class Attempt implements StepContext<Object> {
     volatile Thread thread;
     volatile Future<?> timer;
     volatile Tracing.StepTrace trace = Tracing.none().startStep(null, null);
+    /** The call's permit through its agent's gate, when the agent has flow control. */
+    volatile AgentGates.Call call;
 
     Attempt(TaskRun run, Clock clock) {
         this.run = run;

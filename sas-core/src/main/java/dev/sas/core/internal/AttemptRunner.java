@@ -1,6 +1,8 @@
 package dev.sas.core.internal;
 
+import dev.sas.core.Agent;
 import dev.sas.core.Alert;
+import dev.sas.core.FlowControl;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
@@ -11,6 +13,7 @@ import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
 import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
 import dev.sas.core.internal.TaskStateMachine.Decision;
+import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
@@ -55,6 +58,7 @@ final class AttemptRunner {
     private final Metrics metrics;
     private final PayloadLimit payloadLimit;
     private final ClaimLoop loop;
+    private final AgentGates gates;
 
     private volatile boolean abandoning;
     private volatile boolean stopping;
@@ -64,7 +68,7 @@ final class AttemptRunner {
     private volatile Tracing tracing = Tracing.none();
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
-            Metrics metrics, int maxPayloadBytes, ClaimLoop loop) {
+            Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates) {
         this.registry = registry;
         this.clock = clock;
         this.instanceId = instanceId;
@@ -73,6 +77,8 @@ final class AttemptRunner {
         this.metrics = metrics;
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
+        this.gates = gates;
+        gates.onWake(loop::wakeUp);
     }
 
     void tracing(Tracing tracing) {
@@ -83,6 +89,7 @@ final class AttemptRunner {
         this.stepExecutor = stepExecutor;
         this.agentExecutors = agentExecutors;
         this.timer = timer;
+        gates.start(timer, stepExecutor);
     }
 
     /** From now on, a task whose step finishes is handed back to the store instead of going on here. */
@@ -189,6 +196,17 @@ final class AttemptRunner {
         }
         Attempt a = new Attempt(run, clock);
         StepDefinition<Object> def = run.workflow.steps().get(a.step);
+        String endpoint = FlowControl.DEFAULT_ENDPOINT;
+        Agent<?, ?> agent = def.agent(a.compensating).orElse(null);
+        if (agent != null && gates.gated(agent.name())) {
+            AgentGates.Admission admission = gates.admit(agent.name(), a.completeBy);
+            if (admission instanceof AgentGates.Held held) {
+                holdBack(a, held);
+                return;
+            }
+            a.call = ((AgentGates.Granted) admission).call();
+            endpoint = a.call.endpoint();
+        }
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
         a.trace = startTrace(a);
         AtomicReference<CompletionStage<String>> invoked = new AtomicReference<>();
@@ -196,9 +214,10 @@ final class AttemptRunner {
         a.thread = Thread.currentThread();
         try {
             Function<String, Executor> agents = withTaskLog(agentExecutors, a.trace);
+            String to = endpoint;
             a.trace.run(() -> invoked.set(a.compensating
-                    ? def.compensate(a, agents).thenApply(done -> null)
-                    : def.invoke(a, agents)));
+                    ? def.compensate(a, agents, to).thenApply(done -> null)
+                    : def.invoke(a, agents, to)));
             stage = invoked.get();
         } catch (Throwable e) {
             stage = CompletableFuture.failedFuture(e);
@@ -241,6 +260,21 @@ final class AttemptRunner {
         }
     }
 
+    /** The agent's flow control held the call back: the call is not made and the task waits. */
+    private void holdBack(Attempt a, AgentGates.Held held) {
+        a.finish();
+        metrics.heldBack.increment();
+        log.debug("{}: held back ({})", a, held.message());
+        try {
+            carryOut(a.run, TaskStateMachine.decide(snapshot(a.run), new HeldBack(held.message(), held.retryAt()),
+                    clock.instant()), false);
+        } catch (Throwable e) {
+            metrics.internalErrors.increment();
+            log.error("{}: internal error while holding it back; the supervisor will recover it", a, e);
+            loop.release();
+        }
+    }
+
     private void scheduleDeadline(Attempt a, Duration delay) {
         ScheduledExecutorService t = timer;
         if (t == null) {
@@ -277,6 +311,9 @@ final class AttemptRunner {
         endTrace(a, new java.util.concurrent.TimeoutException("no result by its deadline " + a.completeBy));
         metrics.deadlinesMissed.increment();
         log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
+        if (a.call != null) {
+            gates.timedOut(a.call);
+        }
         // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
         synchronized (a) {
             Thread th = a.thread;
@@ -288,10 +325,18 @@ final class AttemptRunner {
     }
 
     private void onResult(Attempt a, String output, Throwable error) {
-        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> result(a, output, error));
+        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> {
+            FlowPolicy.Completion gate = null;
+            if (a.call != null) {
+                gate = gates.complete(a.call, error == null ? null : unwrap(error),
+                        a.run.workflow.steps().get(a.step).retryPolicy(a.compensating));
+            }
+            result(a, output, error, gate);
+        });
     }
 
-    private void result(Attempt a, String output, Throwable error) {
+    /** @param gate what the call's outcome did to its endpoint's breaker, or null for a call not gated */
+    private void result(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
         if (!a.finish()) {
             metrics.staleRejected.increment();
             log.warn("{}: {} arrived after its deadline {} and was rejected", a,
@@ -317,7 +362,7 @@ final class AttemptRunner {
             return;
         }
         try {
-            Outcome outcome = outcome(a, output, error);
+            Outcome outcome = outcome(a, output, error, gate);
             if (outcome instanceof StepCompleted) {
                 // Later steps (and compensations after a cancel) of this claim read it.
                 a.run.setOutput(a.step, output);
@@ -332,10 +377,19 @@ final class AttemptRunner {
         }
     }
 
-    private Outcome outcome(Attempt a, String output, Throwable error) {
+    private Outcome outcome(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
         Throwable failure = null;
         if (error != null) {
             failure = unwrap(error);
+            boolean refused = a.run.workflow.steps().get(a.step).retryPolicy(a.compensating).isNonRetryable(failure);
+            if (gate != null && gate.holdsBack() && !refused) {
+                // the endpoint's breaker is open (or this was a probe that failed): the failure is the
+                // endpoint's, so the task waits for it like the calls held back, spending no attempt
+                metrics.heldBack.increment();
+                log.info("{} failed ({}) while {}", a, TaskStateMachine.describe(failure), gate.message());
+                return new HeldBack(gate.message() + "; this call failed with " + TaskStateMachine.describe(failure),
+                        gate.retryAt());
+            }
         } else {
             int bytes = payloadLimit.excess(output);
             String unstorable = StorableText.problem("output of step '" + a.stepName + "'", output);
@@ -414,8 +468,9 @@ final class AttemptRunner {
             return;
         }
         loop.release();
-        if (d.isRetry()) {
-            loop.scheduleWakeUp(d.retryAt(), at);
+        if (t.nextAttemptAt() != null) {
+            // a retry after its backoff, or a call held back until its endpoint can take it
+            loop.scheduleWakeUp(t.nextAttemptAt(), at);
         }
     }
 

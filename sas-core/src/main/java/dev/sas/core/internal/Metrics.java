@@ -23,6 +23,9 @@ public final class Metrics {
     final LongAdder repliesDelivered = new LongAdder();
     final LongAdder replyFailures = new LongAdder();
     final LongAdder replyChannelUnknown = new LongAdder();
+    final LongAdder heldBack = new LongAdder();
+    final LongAdder breakersOpened = new LongAdder();
+    final LongAdder breakersClosed = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -62,6 +65,6 @@ public final class Metrics {
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
                 internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
-                replyChannelUnknown.sum());
+                replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum());
     }
 }

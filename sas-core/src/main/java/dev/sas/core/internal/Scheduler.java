@@ -4,6 +4,7 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
@@ -20,13 +21,26 @@ public final class Scheduler {
     private final ClaimLoop loop;
     private final AttemptRunner runner;
 
-    /** A scheduler that runs inline until {@link #start} is called. */
+    /** A scheduler that runs inline until {@link #start} is called, for workflows whose agents have no flow control. */
     public Scheduler(StateStore store, Registry registry, DatabaseClock clock, String instanceId, Recorder recorder,
             EventBus events, Metrics metrics, int claimBatch, int maxInFlight, int maxPayloadBytes,
             Duration pollInterval, AdaptivePoll poll) {
+        this(store, registry, clock, instanceId, recorder, events, metrics, claimBatch, maxInFlight, maxPayloadBytes,
+                pollInterval, poll, new AgentGates(store, clock, instanceId, metrics, List.of()));
+    }
+
+    /**
+     * A scheduler that runs inline until {@link #start} is called.
+     *
+     * @param gates the flow control of the agents its steps call
+     */
+    public Scheduler(StateStore store, Registry registry, DatabaseClock clock, String instanceId, Recorder recorder,
+            EventBus events, Metrics metrics, int claimBatch, int maxInFlight, int maxPayloadBytes,
+            Duration pollInterval, AdaptivePoll poll, AgentGates gates) {
         this.loop = new ClaimLoop(store, clock, instanceId, registry.runnable(), metrics, claimBatch, maxInFlight,
                 pollInterval, poll, this::run);
-        this.runner = new AttemptRunner(registry, clock, instanceId, recorder, events, metrics, maxPayloadBytes, loop);
+        this.runner = new AttemptRunner(registry, clock, instanceId, recorder, events, metrics, maxPayloadBytes, loop,
+                gates);
     }
 
     private void run(ClaimedTask claimed) {

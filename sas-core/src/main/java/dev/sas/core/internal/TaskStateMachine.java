@@ -140,6 +140,21 @@ final class TaskStateMachine {
     }
 
     /**
+     * The agent's flow control held the current step's (or compensation's) call back: no endpoint
+     * had capacity, its rate limit was reached, or its circuit breaker was open (or opened with this
+     * call's failure, or this call was a probe that failed). The attempt is not spent.
+     *
+     * @param reason why, and until when (recorded as the task's last error)
+     * @param retryAt when the call should be tried again
+     */
+    record HeldBack(String reason, Instant retryAt) implements Outcome {
+        HeldBack {
+            Objects.requireNonNull(reason, "reason must not be null");
+            Objects.requireNonNull(retryAt, "retryAt must not be null");
+        }
+    }
+
+    /**
      * What to do.
      *
      * @param transition what to write
@@ -182,6 +197,8 @@ final class TaskStateMachine {
             return abort(s, o.compensateFrom(), o.step(), o.lead(), o.reason(), true, now);
         } else if (outcome instanceof NotRunnable o) {
             return park(s, o.reason(), now);
+        } else if (outcome instanceof HeldBack o) {
+            return heldBack(s, o, now);
         }
         throw new NullPointerException("outcome must not be null");
     }
@@ -326,6 +343,32 @@ final class TaskStateMachine {
                 .failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
         return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);
+    }
+
+    /**
+     * Releases a task whose agent call was held back, due again at {@code retryAt}: a step waits in
+     * WAITING, a compensation stays COMPENSATING. The claim's attempt is given back (the call was not
+     * made, or its failure is the endpoint's, which the breaker now stands for) and the time-outs are
+     * kept, so waiting spends no retry budget. A step's release yields to a cancel, which is then
+     * carried out in this claim.
+     */
+    private static Decision heldBack(Snapshot s, HeldBack o, Instant now) {
+        int i = s.currentStep();
+        int attempts = Math.max(0, s.attempt() - 1);
+        String reason = StorableText.replaceUnstorable(o.reason());
+        TaskEvent waiting = event(s, TaskEvent.Type.WAITING, i, s.attempt(), now, reason);
+        if (s.compensating()) {
+            Transition t = compensatingHolder(s, i).attempt(attempts).failureCount(s.failureCount()).lastError(reason)
+                    .events(waiting).release(TaskStatus.COMPENSATING, o.retryAt());
+            return new Decision(t, List.of(), null, null);
+        }
+        Transition t = holder(s, i).unlessCancelRequested(!s.cancelRequested()).attempt(attempts)
+                .failureCount(s.failureCount()).lastError(reason).events(waiting)
+                .release(TaskStatus.WAITING, o.retryAt());
+        // as at a claim: earlier attempts at this step may have applied its effect
+        CancelRequested ifCancelled = s.cancelRequested() ? null
+                : new CancelRequested(attempts >= 1 ? i : i - 1, null, List.of(), CANCELLED_BY_OPERATOR);
+        return new Decision(t, List.of(), ifCancelled, null);
     }
 
     // ------------------------------------------------------------------ supervisor outcome

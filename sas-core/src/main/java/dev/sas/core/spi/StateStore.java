@@ -9,11 +9,13 @@ import dev.sas.core.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
@@ -65,11 +67,11 @@ public interface StateStore extends AutoCloseable {
     List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction);
 
     /**
-     * Atomically claims up to {@code limit} due tasks ({@code PENDING} or {@code COMPENSATING},
-     * not locked, {@code nextAttemptAt <= now}), highest priority first, then oldest due. Each is
-     * locked by {@code instanceId}, its lease and attempt incremented, {@code completeBy} set to
-     * {@code now +} its step timeout, a {@code PENDING} task moved to {@code PROCESSING}, and a
-     * start event recorded.
+     * Atomically claims up to {@code limit} due tasks ({@code PENDING}, {@code WAITING} or
+     * {@code COMPENSATING}, not locked, {@code nextAttemptAt <= now}), highest priority first, then
+     * oldest due. Each is locked by {@code instanceId}, its lease and attempt incremented,
+     * {@code completeBy} set to {@code now +} its step timeout, a {@code PENDING} or {@code WAITING}
+     * task moved to {@code PROCESSING}, and a start event recorded.
      *
      * <p>Only tasks whose workflow and version are in {@code runnable} are claimed: a node never
      * takes a task it has no definition for, so during a rolling deploy the tasks of a new version
@@ -212,10 +214,11 @@ public interface StateStore extends AutoCloseable {
     boolean resubmit(TaskId taskId, Instant now, TaskEvent event);
 
     /**
-     * Marks a {@code PENDING}, {@code PARKED}, {@code PROCESSING}, {@code COMPENSATING} or
-     * {@code ERROR} task as cancel-requested and records {@code event}; an {@code ERROR} task
-     * becomes {@code PENDING} and due at {@code now} with its failure count reset so that a
-     * scheduler compensates it. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
+     * Marks a {@code PENDING}, {@code WAITING}, {@code PARKED}, {@code PROCESSING},
+     * {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
+     * {@code ERROR} task becomes {@code PENDING} and due at {@code now} with its failure count reset
+     * so that a scheduler compensates it, and a {@code WAITING} task becomes due at {@code now} (its
+     * cancel does not wait for the agent). Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is
      * compensated too. A {@code PARKED} task stays parked: it is cancelled once a runtime that can
      * run it claims it. Atomic with every {@link #write}: a transition that yields to a cancel
@@ -275,6 +278,75 @@ public interface StateStore extends AutoCloseable {
      */
     default Optional<StoreSignals> signals() {
         return Optional.empty();
+    }
+
+    // ------------------------------------------------------------------ agent flow control
+
+    /**
+     * True if this store keeps the shared flow-control state of agents ({@link #changeGate},
+     * {@link #renewPermits}, {@link #wakeWaiting}, {@link #gates}). A runtime whose agents have a
+     * {@link dev.sas.core.FlowControl} refuses to build on a store without it.
+     */
+    default boolean supportsFlowControl() {
+        return false;
+    }
+
+    /**
+     * Reads and changes the flow-control state of one gate (one endpoint of one agent) atomically
+     * for every runtime on the store. The store locks the gate (creating it as
+     * {@link GateState#initial} if it was never written), drops its permits that expired at or
+     * before {@code now}, counts the live ones, hands that view to {@code decide}, and writes what
+     * {@code decide} returned — the new state, a permit taken, a permit given back — in the same
+     * transaction. Two changes of one gate never interleave, so a limit checked in {@code decide}
+     * holds across the cluster. The store decides nothing itself; {@code decide} must be a pure,
+     * quick function of its view (it runs while the gate is locked, and runs again if the store
+     * retries a transaction the database aborted).
+     *
+     * @param gate the gate's name ({@code <agent>/<endpoint>}, at most 255 characters)
+     * @param now the store's time
+     * @return the result of the change that was written
+     * @throws NullPointerException if an argument is null or {@code decide} returns null
+     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     */
+    default <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    }
+
+    /**
+     * Extends the lease of the given permits to {@code expiresAt}. A permit that was given back,
+     * or had expired at {@code now} (another runtime may already count it as free), is not renewed.
+     *
+     * @return how many permits were renewed
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     */
+    default int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    }
+
+    /**
+     * Makes up to {@code limit} unclaimed {@link TaskStatus#WAITING} tasks at one of {@code steps}
+     * that are not due yet due now, highest priority first, then the one due first; each becomes due
+     * at its submission time, so that among tasks of one priority it is claimed before those
+     * submitted after it. Writes no event (the task stays WAITING). A runtime calls it when a permit
+     * comes free or a breaker closes, so waiting tasks go on at once instead of polling. Reads only
+     * WAITING rows through the claim's index.
+     *
+     * @return how many tasks were made due
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     */
+    default int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    }
+
+    /**
+     * Every gate written so far, with its permits live at {@code now} counted, ordered by name.
+     *
+     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     */
+    default List<GateView> gates(Instant now) {
+        throw new UnsupportedOperationException(this + " does not support agent flow control");
     }
 
     /** Releases resources the store owns (not a host's data source). Idempotent. */

@@ -13,6 +13,7 @@ import static dev.sas.core.TaskEvent.Type.STEP_FAILED;
 import static dev.sas.core.TaskEvent.Type.STEP_RETRYING;
 import static dev.sas.core.TaskEvent.Type.STEP_STARTED;
 import static dev.sas.core.TaskEvent.Type.STEP_TIMED_OUT;
+import static dev.sas.core.TaskEvent.Type.WAITING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -30,6 +31,7 @@ import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
 import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
 import dev.sas.core.internal.TaskStateMachine.Decision;
+import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
@@ -65,6 +67,10 @@ class TaskStateMachineTest {
     private static final Instant EXPIRED_AT = STARTED.plus(Duration.ofSeconds(8));
     private static final TaskId ID = TaskId.of("task-1");
     private static final long LEASE = 7;
+    /** When a call held back by its agent's flow control comes again. */
+    private static final Instant RETRY_AT = NOW.plus(Duration.ofSeconds(30));
+    private static final String HELD = "waiting for agent capacity: agent 'payments' endpoint 'default' has 5 of 5"
+            + " calls in flight; comes again at " + RETRY_AT;
 
     private static final Workflow<String> ORDER = order(true);
     /** The same steps, but a failure goes to ERROR instead of compensating. */
@@ -291,6 +297,24 @@ class TaskStateMachineTest {
                                 .events(STEP_COMPLETED, COMPENSATING, COMPENSATION_STARTED)
                                 .stepRow(StepStatus.COMPLETED)),
 
+                // the agent's flow control held the call back
+                row("a call held back by its agent's flow control waits until its retry time, giving the attempt back and keeping the time-outs",
+                        processing(1).attempt(2).failures(1), heldBack(),
+                        expect(TaskStatus.WAITING).released().at(1).attempt(1).failures(1).due(RETRY_AT)
+                                .events(WAITING).noStepRow().lastError(HELD).yieldsToCancel()),
+                row("a first attempt held back leaves no attempt counted",
+                        processing(0), heldBack(),
+                        expect(TaskStatus.WAITING).released().at(0).attempt(0).due(RETRY_AT).events(WAITING)
+                                .noStepRow().lastError(HELD).yieldsToCancel()),
+                row("a call held back after a cancel was seen waits without yielding to the cancel again",
+                        processing(1).cancelRequested(), heldBack(),
+                        expect(TaskStatus.WAITING).released().at(1).attempt(0).due(RETRY_AT).events(WAITING)
+                                .noStepRow()),
+                row("a compensation held back stays COMPENSATING until its retry time, spending no attempt",
+                        compensating(1).attempt(2).failures(1), heldBack(),
+                        expect(TaskStatus.COMPENSATING).released().at(1).attempt(1).failures(1).due(RETRY_AT)
+                                .events(WAITING).noStepRow().lastError(HELD)),
+
                 // the workflow cannot run here
                 row("a task whose workflow is not registered is parked in ERROR with an alert, counting the earlier attempts only",
                         processing(null, 1).attempt(2).failures(1), new NotRunnable("workflow 'order' is not registered"),
@@ -347,6 +371,29 @@ class TaskStateMachineTest {
 
     @Nested
     class Details {
+        @Test
+        void a_call_held_back_that_meets_a_cancel_compensates_from_where_a_claim_would() {
+            Snapshot retried = processing(1).attempt(2).snapshot();
+            Decision d = TaskStateMachine.decide(retried, heldBack(), NOW);
+            Decision onCancel = TaskStateMachine.decide(cancelled(retried), d.ifCancelRequested(), NOW);
+            assertThat(onCancel.transition().status()).isEqualTo(TaskStatus.COMPENSATING);
+            assertThat(onCancel.transition().currentStep()).as("an earlier attempt at charge may have applied").isEqualTo(1);
+
+            Snapshot first = processing(1).snapshot();
+            Decision d1 = TaskStateMachine.decide(first, heldBack(), NOW);
+            Decision onCancel1 = TaskStateMachine.decide(cancelled(first), d1.ifCancelRequested(), NOW);
+            assertThat(onCancel1.transition().currentStep()).as("charge was never called").isZero();
+        }
+
+        @Test
+        void the_waiting_event_carries_the_reason_and_the_claims_attempt() {
+            Transition t = TaskStateMachine.decide(processing(1).attempt(2).snapshot(), heldBack(), NOW).transition();
+            assertThat(t.events()).singleElement().satisfies(e -> {
+                assertThat(e.message()).isEqualTo(HELD);
+                assertThat(e.attempt()).isEqualTo(2);
+                assertThat(e.stepName()).isEqualTo("charge");
+            });
+        }
         @Test
         void a_retry_of_a_task_that_may_be_cancelled_yields_to_the_cancel_and_compensates_the_failed_step() {
             Snapshot s = processing(1).snapshot();
@@ -624,6 +671,10 @@ class TaskStateMachineTest {
 
     private static Outcome compensationFailed(Throwable error) {
         return new CompensationFailed(error, STARTED);
+    }
+
+    private static Outcome heldBack() {
+        return new HeldBack(HELD, RETRY_AT);
     }
 
     private static Outcome timedOut() {

@@ -118,6 +118,20 @@ public final class LedgerCheck {
             }
         }
         note(passed, failures, before, "stock on hand = initial stock - units held by open reservations, per SKU");
+
+        before = failures.size();
+        for (Order o : orders) {
+            TaskStatus s = status.get(o.orderId());
+            boolean permanent = inventory.faults().meetsPermanentFault(o.orderId())
+                    || payment.faults().meetsPermanentFault(o.orderId())
+                    || shipping.faults().meetsPermanentFault(o.orderId());
+            if ((s == TaskStatus.COMPENSATED || s == TaskStatus.ERROR) && !permanent) {
+                failures.add("order " + o.orderId() + " ended " + s + " without a permanent fault: a 503, a hang or"
+                        + " the payment outage failed it");
+            }
+        }
+        note(passed, failures, before, "no order failed for a passing reason (503s, hangs, the payment outage): every"
+                + " COMPENSATED or ERROR order met a permanent fault");
         return new Result(List.copyOf(passed), List.copyOf(failures));
     }
 

@@ -33,9 +33,7 @@ public final class OrderProcessingApp {
             return;
         }
         Path dir = config.dir() != null ? Files.createDirectories(config.dir()) : Files.createTempDirectory("sas-orders-");
-        config = new RunConfig(config.orders(), config.seed(), config.faults(), config.failureRate(), config.latency(),
-                config.hangRate(), config.blockedRate(), config.declineRate(), config.undeliverableRate(),
-                config.crash(), config.postgresUrl(), dir, config.verbose(), config.consolePort());
+        config = config.withDir(dir);
         if (!config.verbose()) {
             // before the first logger is created: the library's logs go to a file, the console shows progress
             System.setProperty("org.slf4j.simpleLogger.logFile", dir.resolve("sas.log").toString());

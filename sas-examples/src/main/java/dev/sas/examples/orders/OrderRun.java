@@ -4,7 +4,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sas.console.ConsoleServer;
 import dev.sas.console.SasConsole;
+import dev.sas.core.AgentStatus;
 import dev.sas.core.AlertSink;
+import dev.sas.core.CircuitBreaker;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
@@ -187,6 +189,7 @@ public final class OrderRun {
                     sas.start();
                 }
                 ticker.scheduleWithFixedDelay(() -> tick(progress), 250, 250, TimeUnit.MILLISECONDS);
+                ticker.scheduleWithFixedDelay(() -> watchBreaker(sas, progress), 100, 100, TimeUnit.MILLISECONDS);
 
                 long placing = System.nanoTime();
                 Map<String, TaskId> ids = new ConcurrentHashMap<>();
@@ -217,6 +220,7 @@ public final class OrderRun {
                     out.println("  CRASH: " + crash);
                     sas.start();
                 }
+                boolean outage = startOutage(shop, progress, ticker, orders.size());
                 for (Future<?> f : placed) {
                     try {
                         f.get();
@@ -250,6 +254,15 @@ public final class OrderRun {
                     out.println("  operator: order " + resubmitted + " is now " + resubmittedStatus);
                     statuses = statuses(sas, ids);
                 }
+                String outageSummary = null;
+                CircuitBreaker.State breakerAtEnd = paymentBreaker(sas);
+                if (outage) {
+                    shop.payment().faults().down(false); // over by now, unless every order finished first
+                    outageSummary = String.format(Locale.ROOT, "payment service down %.1f s (%d calls answered 503);"
+                            + " its circuit breaker opened %d times and is %s at the end; %d calls held back instead"
+                            + " of failing", config.outage().toMillis() / 1000.0, shop.payment().outage(),
+                            sas.metrics().breakersOpened(), breakerAtEnd, sas.metrics().heldBack());
+                }
                 sas.close();
                 SasMetrics m = sas.metrics();
 
@@ -265,6 +278,16 @@ public final class OrderRun {
                     }
                     checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 }
+                if (outage && m.breakersOpened() > 0) {
+                    List<String> passed = new ArrayList<>(checks.passed());
+                    List<String> failures = new ArrayList<>(checks.failures());
+                    if (breakerAtEnd == CircuitBreaker.State.CLOSED) {
+                        passed.add("the payment breaker opened during the outage and closed once the service was back");
+                    } else {
+                        failures.add("the payment breaker is " + breakerAtEnd + " after the outage, not CLOSED");
+                    }
+                    checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
+                }
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
                 long error = count(statuses, TaskStatus.ERROR);
@@ -276,7 +299,7 @@ public final class OrderRun {
                         shop.inventory().unavailable() + shop.payment().unavailable() + shop.shipping().unavailable(),
                         shop.inventory().hung() + shop.payment().hung() + shop.shipping().hung(),
                         shop.inventory().rejected() + shop.payment().rejected() + shop.shipping().rejected(),
-                        operator.alertsInFile(), crash, resubmitted, resubmittedStatus, untilTerminal,
+                        operator.alertsInFile(), crash, outageSummary, resubmitted, resubmittedStatus, untilTerminal,
                         Duration.ofNanos(System.nanoTime() - started), database, dir, checks);
                 if (config.consolePort() != RunConfig.NO_CONSOLE) {
                     serveConsole(store, workflow, board, operator, tag, summary);
@@ -326,6 +349,56 @@ public final class OrderRun {
         }
     }
 
+    /**
+     * Takes the payment service down for the configured time once a third of the orders are
+     * finished (while there are unfinished ones). Returns whether the outage happened.
+     */
+    private boolean startOutage(Shop shop, Progress progress, ScheduledExecutorService ticker, int orders)
+            throws InterruptedException {
+        if (config.outage().isZero()) {
+            return false;
+        }
+        long startAt = Math.max(1, orders / 3);
+        await(() -> progress.refresh().terminal() >= startAt, Duration.ofSeconds(60));
+        if (progress.refresh().terminal() >= orders) {
+            out.println("  (no payment outage: every order had finished)");
+            return false;
+        }
+        shop.payment().faults().down(true);
+        out.printf(Locale.ROOT, "  OUTAGE: the payment service is down for %.1f s; its circuit breaker will stop the calls"
+                + " and the orders will wait instead of failing%n", config.outage().toMillis() / 1000.0);
+        ticker.schedule(() -> {
+            shop.payment().faults().down(false);
+            out.println("  the payment service is back");
+        }, config.outage().toMillis(), TimeUnit.MILLISECONDS);
+        return true;
+    }
+
+    private volatile CircuitBreaker.State lastBreaker = CircuitBreaker.State.CLOSED;
+
+    /** Prints the payment breaker's state (shared by every runtime, read from the store) when it changes. */
+    private void watchBreaker(SasRuntime sas, Progress progress) {
+        try {
+            for (AgentStatus a : sas.client().agents()) {
+                if (a.agent().equals("payment") && a.breaker() != lastBreaker) {
+                    lastBreaker = a.breaker();
+                    long waiting = sas.client().countByStatus().get(TaskStatus.WAITING);
+                    out.printf(Locale.ROOT, "  [%5.1fs] payment circuit breaker %s%s; %d orders waiting%n",
+                            (System.nanoTime() - started) / 1e9, a.breaker(),
+                            a.openUntil() != null ? " until " + a.openUntil() + " (" + a.consecutiveFailures()
+                                    + " failures in a row)" : "", waiting);
+                }
+            }
+        } catch (RuntimeException e) {
+            // the runtime is closing; the progress line reports store problems
+        }
+    }
+
+    private static CircuitBreaker.State paymentBreaker(SasRuntime sas) {
+        return sas.client().agents().stream().filter(a -> a.agent().equals("payment")).map(AgentStatus::breaker)
+                .findFirst().orElse(CircuitBreaker.State.CLOSED);
+    }
+
     private static Map<String, TaskStatus> statuses(SasRuntime sas, Map<String, TaskId> ids) {
         Map<String, TaskStatus> out = new TreeMap<>();
         ids.forEach((order, id) -> out.put(order, sas.client().find(id).map(TaskInfo::status).orElse(null)));
@@ -366,9 +439,9 @@ public final class OrderRun {
 
     private synchronized void printProgress(Progress.Snapshot p) {
         lastPrinted = System.nanoTime();
-        out.printf(Locale.ROOT, "  [%5.1fs] processed %4d | compensated %3d | error %3d | in flight %4d%n",
-                (lastPrinted - started) / 1e9, p.processed(), p.compensated(), p.error(),
-                config.orders() - p.terminal());
+        out.printf(Locale.ROOT, "  [%5.1fs] processed %4d | compensated %3d | error %3d | in flight %4d"
+                + " (waiting for an agent %3d)%n", (lastPrinted - started) / 1e9, p.processed(), p.compensated(),
+                p.error(), config.orders() - p.terminal(), p.waiting());
     }
 
     private static void await(BooleanSupplier done, Duration limit) throws InterruptedException {
@@ -388,14 +461,14 @@ public final class OrderRun {
         private final Map<TaskStatus, Long> before;
         private volatile Snapshot last;
 
-        record Snapshot(long processed, long compensated, long error, long terminal) {
+        record Snapshot(long processed, long compensated, long error, long terminal, long waiting) {
         }
 
         Progress(SasRuntime sas, int orders) {
             this.sas = sas;
             this.orders = orders;
             this.before = sas.client().countByStatus();
-            this.last = new Snapshot(0, 0, 0, 0);
+            this.last = new Snapshot(0, 0, 0, 0, 0);
         }
 
         Snapshot refresh() {
@@ -408,7 +481,8 @@ public final class OrderRun {
             }
             last = new Snapshot(now.get(TaskStatus.PROCESSED) - before.get(TaskStatus.PROCESSED),
                     now.get(TaskStatus.COMPENSATED) - before.get(TaskStatus.COMPENSATED),
-                    now.get(TaskStatus.ERROR) - before.get(TaskStatus.ERROR), Math.min(terminal, orders));
+                    now.get(TaskStatus.ERROR) - before.get(TaskStatus.ERROR), Math.min(terminal, orders),
+                    now.get(TaskStatus.WAITING));
             return last;
         }
 

@@ -1,5 +1,7 @@
 package dev.sas.examples.orders;
 
+import dev.sas.core.CircuitBreaker;
+import dev.sas.core.FlowControl;
 import dev.sas.core.StepRef;
 import dev.sas.core.Workflow;
 import dev.sas.examples.orders.services.Form;
@@ -25,6 +27,22 @@ public final class OrderWorkflow {
     public static final Duration STEP_DEADLINE = Duration.ofSeconds(2);
     /** How many attempts at a step may time out (found past their deadline) before the order fails. */
     public static final int MAX_TIMEOUTS = 4;
+
+    /**
+     * The payment provider's limits, shared by every runtime of the shop: at most 8 charges and
+     * refunds in flight, and a circuit breaker that opens after 5 failures in a row (or half of at
+     * least 20 calls within 10 s), stays open 1 s, then lets one probe through. While it is open,
+     * orders wait in WAITING instead of spending their retries on a provider that is down.
+     */
+    public static final FlowControl PAYMENT_FLOW = FlowControl.builder()
+            .maxConcurrentCalls(8)
+            .circuitBreaker(CircuitBreaker.builder()
+                    .consecutiveFailures(5)
+                    .failureRate(50, 20)
+                    .window(Duration.ofSeconds(10))
+                    .openFor(Duration.ofSeconds(1))
+                    .build())
+            .build();
 
     /** Reserves the stock; its output is the warehouse's form reply. */
     public static final StepRef<String> RESERVE_STOCK = StepRef.of("reserve-stock");
@@ -61,7 +79,7 @@ public final class OrderWorkflow {
                     .connectTimeout(Duration.ofSeconds(1))
                     .build();
             return new Agents(new ServiceAgent("inventory", inventory, http),
-                    new ServiceAgent("payment", payment, http),
+                    new ServiceAgent("payment", payment, http, PAYMENT_FLOW),
                     new ServiceAgent("shipping", shipping, http));
         }
     }

@@ -16,6 +16,7 @@ import java.time.Duration;
  * @param declineRate share of orders whose card is declined (compensated: stock released)
  * @param undeliverableRate share of orders the carrier refuses (compensated: refund, release)
  * @param crash how the first runtime is killed mid-run, if at all
+ * @param outage how long the payment service is down mid-run (every call answered 503), or zero
  * @param postgresUrl a PostgreSQL JDBC URL to use instead of the embedded H2 file, or null
  * @param dir where the H2 file and the logs go; null for a new temporary directory
  * @param verbose log to the console instead of {@code sas.log}
@@ -33,6 +34,7 @@ public record RunConfig(
         double declineRate,
         double undeliverableRate,
         Crash crash,
+        Duration outage,
         String postgresUrl,
         Path dir,
         boolean verbose,
@@ -64,16 +66,23 @@ public record RunConfig(
             "  --decline-rate X        share of orders whose card is declined (default 0.04)",
             "  --undeliverable-rate X  share of orders the carrier refuses (default 0.03)",
             "  --crash[=process|in-process]  kill the first runtime mid-run (default: process)",
+            "  --outage-ms N           the payment service is down for N ms mid-run, 0 for none (default 3000)",
             "  --postgres URL          use PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/test?user=postgres",
             "  --dir PATH              where the H2 file and logs go (default: a new temp directory)",
             "  --verbose               log to the console instead of sas.log",
             "  --console[=PORT]        after the run, keep the JVM up with the operator console on",
             "                          127.0.0.1:PORT (default: a free port) until Ctrl-C; also -Dsas.console=true|PORT");
 
-    /** The defaults: 200 orders, seed 42, faults on, no crash, H2. */
+    /** The defaults: 200 orders, seed 42, faults on, a 3 s payment outage, no crash, H2. */
     public static RunConfig defaults() {
-        return new RunConfig(200, 42, true, 0.15, Duration.ofMillis(15), 0.03, 0.03, 0.04, 0.03, Crash.NONE, null,
-                null, false, NO_CONSOLE);
+        return new RunConfig(200, 42, true, 0.15, Duration.ofMillis(15), 0.03, 0.03, 0.04, 0.03, Crash.NONE,
+                Duration.ofSeconds(3), null, null, false, NO_CONSOLE);
+    }
+
+    /** The same settings with {@code dir} as the run's directory. */
+    public RunConfig withDir(Path dir) {
+        return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blockedRate, declineRate,
+                undeliverableRate, crash, outage, postgresUrl, dir, verbose, consolePort);
     }
 
     /**
@@ -93,6 +102,7 @@ public record RunConfig(
         double decline = c.declineRate;
         double undeliverable = c.undeliverableRate;
         Crash crash = c.crash;
+        Duration outage = c.outage;
         String postgres = c.postgresUrl;
         Path dir = c.dir;
         boolean verbose = c.verbose;
@@ -112,6 +122,7 @@ public record RunConfig(
                     case "--undeliverable-rate" -> undeliverable = Double.parseDouble(args[++i]);
                     case "--crash", "--crash=process" -> crash = Crash.PROCESS;
                     case "--crash=in-process" -> crash = Crash.IN_PROCESS;
+                    case "--outage-ms" -> outage = Duration.ofMillis(Long.parseLong(args[++i]));
                     case "--postgres" -> postgres = args[++i];
                     case "--dir" -> dir = Path.of(args[++i]);
                     case "--verbose" -> verbose = true;
@@ -137,11 +148,14 @@ public record RunConfig(
         if (orders < 1) {
             throw new IllegalArgumentException("--orders must be at least 1, was " + orders);
         }
+        if (outage.isNegative()) {
+            throw new IllegalArgumentException("--outage-ms must not be negative, was " + outage.toMillis());
+        }
         if (blocked + decline + undeliverable > 1) {
             throw new IllegalArgumentException("--blocked-rate, --decline-rate and --undeliverable-rate must add up to"
                     + " at most 1, were " + blocked + ", " + decline + ", " + undeliverable);
         }
         return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blocked, decline, undeliverable, crash,
-                postgres, dir, verbose, consolePort);
+                faults ? outage : Duration.ZERO, postgres, dir, verbose, consolePort);
     }
 }

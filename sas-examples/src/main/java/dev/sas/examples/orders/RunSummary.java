@@ -24,6 +24,7 @@ import java.util.Locale;
  * @param rejected calls rejected for good (4xx)
  * @param alerts alerts the operator received
  * @param crash what the crash did, or null without one
+ * @param outage what the payment outage did (the breaker, the calls held back), or null without one
  * @param resubmitted the order the operator resubmitted, or null
  * @param resubmittedStatus how that order ended, or null
  * @param untilTerminal time from the first order placed until every order was terminal
@@ -48,6 +49,7 @@ public record RunSummary(
         long rejected,
         long alerts,
         String crash,
+        String outage,
         String resubmitted,
         TaskStatus resubmittedStatus,
         Duration untilTerminal,
@@ -95,6 +97,9 @@ public record RunSummary(
         sb.append(rule);
         if (crash != null) {
             sb.append("crash: ").append(crash).append('\n');
+        }
+        if (outage != null) {
+            sb.append("outage: ").append(outage).append('\n');
         }
         if (resubmitted != null) {
             sb.append("operator resubmitted order ").append(resubmitted).append(" after lifting its fault: ")

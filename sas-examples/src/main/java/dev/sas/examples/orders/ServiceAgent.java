@@ -2,6 +2,7 @@ package dev.sas.examples.orders;
 
 import dev.sas.core.Agent;
 import dev.sas.core.AgentRequest;
+import dev.sas.core.FlowControl;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
 import dev.sas.examples.orders.services.Form;
@@ -44,6 +45,7 @@ public final class ServiceAgent implements Agent<ServiceCall, String> {
     private final String name;
     private final URI base;
     private final HttpClient http;
+    private final FlowControl flowControl;
 
     /**
      * @param name the agent's name (also its threads' and the logs')
@@ -52,9 +54,24 @@ public final class ServiceAgent implements Agent<ServiceCall, String> {
      * @throws NullPointerException if an argument is null
      */
     public ServiceAgent(String name, URI base, HttpClient http) {
+        this(name, base, http, FlowControl.none());
+    }
+
+    /**
+     * An agent whose calls go through {@code flowControl}: limits and a circuit breaker shared by
+     * every runtime of the shop.
+     *
+     * @param name the agent's name (also its threads' and the logs')
+     * @param base the service's address
+     * @param http the client, shared by the shop's agents
+     * @param flowControl the agent's limits and breaker
+     * @throws NullPointerException if an argument is null
+     */
+    public ServiceAgent(String name, URI base, HttpClient http, FlowControl flowControl) {
         this.name = Objects.requireNonNull(name, "name must not be null");
         this.base = Objects.requireNonNull(base, "base must not be null");
         this.http = Objects.requireNonNull(http, "http must not be null");
+        this.flowControl = Objects.requireNonNull(flowControl, "flowControl must not be null");
     }
 
     @Override
@@ -65,6 +82,11 @@ public final class ServiceAgent implements Agent<ServiceCall, String> {
     @Override
     public RetryPolicy retryPolicy() {
         return RETRY;
+    }
+
+    @Override
+    public FlowControl flowControl() {
+        return flowControl;
     }
 
     @Override

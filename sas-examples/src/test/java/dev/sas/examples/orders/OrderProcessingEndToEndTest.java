@@ -16,7 +16,7 @@ class OrderProcessingEndToEndTest {
     Path dir;
 
     @Test
-    void fifty_orders_with_faults_and_a_crash_all_end_terminal_and_the_ledgers_agree() throws Exception {
+    void fifty_orders_with_faults_a_crash_and_a_payment_outage_all_end_terminal_and_the_ledgers_agree() throws Exception {
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         RunSummary summary = OrderRun.run(RunConfig.parse("--orders", "50", "--seed", "7", "--crash=in-process",
                 "--dir", dir.toString()), new PrintStream(console, true, StandardCharsets.UTF_8));
@@ -40,6 +40,13 @@ class OrderProcessingEndToEndTest {
         assertThat(summary.alerts()).as("one alert per order that went to ERROR").isGreaterThanOrEqualTo(1);
         assertThat(summary.unavailable()).as("503s injected").isPositive();
         assertThat(summary.retries()).as("retries after the 503s").isPositive();
-        assertThat(summary.checks().passed()).hasSize(5);
+        assertThat(summary.checks().passed()).as("5 ledger checks, the resubmitted order, the breaker")
+                .contains("no order failed for a passing reason (503s, hangs, the payment outage): every COMPENSATED"
+                        + " or ERROR order met a permanent fault",
+                        "the payment breaker opened during the outage and closed once the service was back")
+                .hasSize(7);
+        // the default run takes the payment service down for 3 s: its breaker opens, orders wait, none fails
+        assertThat(output).contains("OUTAGE: the payment service is down").contains("payment circuit breaker OPEN");
+        assertThat(summary.outage()).contains("is CLOSED at the end").contains("calls held back instead of failing");
     }
 }

@@ -23,12 +23,18 @@ public interface Dialect {
     /**
      * The claimable states, each read by a claim on its own: with one state per query, the index
      * {@code (state, priority DESC, next_attempt_at)} returns due rows already in claim order
-     * (MariaDB and H2, whose claim index is not partial).
+     * (MariaDB and H2, whose claim index is not partial). WAITING holds tasks whose agent call was
+     * held back by its flow control; they are claimed like PENDING ones.
      */
-    List<String> CLAIMABLE_STATE_LIST = List.of("PENDING", "COMPENSATING");
+    List<String> CLAIMABLE_STATE_LIST = List.of("PENDING", "COMPENSATING", "WAITING");
 
-    /** The state a claimable task is in, as an SQL list. */
-    String CLAIMABLE_STATES = "('PENDING','COMPENSATING')";
+    /** The state a claimable task is in, as an SQL list (PostgreSQL's partial claim index names the same list). */
+    String CLAIMABLE_STATES = "('PENDING','COMPENSATING','WAITING')";
+
+    /** The claim's new state for a claimed row's {@code state} column: PENDING and WAITING become PROCESSING. */
+    static String claimedState(String column) {
+        return "CASE WHEN " + column + " IN ('PENDING','WAITING') THEN 'PROCESSING' ELSE " + column + " END";
+    }
 
     /** Short name, also the schema resource folder: {@code h2}, {@code postgresql}, {@code mariadb}. */
     String name();
@@ -98,7 +104,8 @@ public interface Dialect {
 
     /**
      * Claims up to {@code limit} due tasks for {@code instanceId} inside the open transaction of
-     * {@code h}: lock, lease+1, attempt+1, completeBy = now + step timeout, PENDING → PROCESSING.
+     * {@code h}: lock, lease+1, attempt+1, completeBy = now + step timeout, PENDING and WAITING →
+     * PROCESSING.
      * Only rows of a workflow version in {@code runnable} (not empty) are claimed, filtered with
      * {@link #runnableFilter} on the claim index's scan. Returns the rows as they are after the
      * claim, in any order.
@@ -146,6 +153,18 @@ public interface Dialect {
      * changes only step_name, compensation_state and error.
      */
     String upsertCompensationSql(Tables t);
+
+    /**
+     * Selects the ids of up to {@code limit} unclaimed WAITING tasks not due at {@code now} and at one
+     * of {@code steps} steps, highest priority first, then due first: parameters now, then workflow,
+     * version and step per step, then limit. Reads the WAITING rows through the claim's index.
+     */
+    default String wakeWaitingCandidatesSql(Tables t, int steps) {
+        return "SELECT task_id FROM " + t.task() + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES
+                + " AND state = 'WAITING' AND next_attempt_at > ?"
+                + " AND (workflow, workflow_version, current_step) IN (" + valueRows(steps, 3) + ")"
+                + " ORDER BY priority DESC, next_attempt_at LIMIT ?";
+    }
 
     /**
      * Serialises schema changes of instances starting at once, inside the schema transaction of

@@ -69,7 +69,7 @@ final class H2Dialect implements Dialect {
         org.jdbi.v3.core.statement.Update update = h.createUpdate("UPDATE " + t.task()
                 + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
-                + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END"
+                + " state = " + Dialect.claimedState("state")
                 + " WHERE task_id IN (" + Dialect.placeholders(candidates.size()) + ") AND " + claimable)
                 .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now);
         int next = 4;
@@ -99,6 +99,15 @@ final class H2Dialect implements Dialect {
     }
 
     private record Candidate(String taskId, int priority, long due) {
+    }
+
+    @Override
+    public String wakeWaitingCandidatesSql(Tables t, int steps) {
+        // the claim's hint: otherwise H2 reads the business key index (workflow first)
+        return "SELECT task_id FROM " + t.task() + " USE INDEX (" + t.prefix() + "task_claim_order_idx)"
+                + " WHERE state = 'WAITING' AND locked_by IS NULL AND next_attempt_at > ?"
+                + " AND (workflow, workflow_version, current_step) IN (" + Dialect.valueRows(steps, 3) + ")"
+                + " ORDER BY state, priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY";
     }
 
     @Override

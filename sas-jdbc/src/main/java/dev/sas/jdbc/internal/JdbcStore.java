@@ -8,11 +8,14 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
+import dev.sas.core.spi.GateChange;
+import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -20,10 +23,12 @@ import dev.sas.core.spi.WriteOutcome;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -33,7 +38,7 @@ import org.jdbi.v3.core.statement.TemplateEngine;
  * is the same on every database except where {@link Dialect} says otherwise. A facade over one
  * class per concern: {@link Submits} (with {@link HostTransactions}), {@link Claims},
  * {@link TransitionWriter}, {@link SupervisorQueries}, {@link ReadQueries},
- * {@link OperatorActions}, {@link Retention} and {@link Parking}; {@link StoreContext} says which of them use
+ * {@link OperatorActions}, {@link Retention}, {@link Parking} and {@link Gates}; {@link StoreContext} says which of them use
  * plain JDBC and why. Thread-safe. Not API.
  */
 public final class JdbcStore implements StateStore {
@@ -60,6 +65,7 @@ public final class JdbcStore implements StateStore {
     private final Parking parking;
     private final Replies replies;
     private final PgSignals signals;
+    private final Gates gates;
 
     /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -85,6 +91,7 @@ public final class JdbcStore implements StateStore {
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
         this.parking = new Parking(db);
+        this.gates = new Gates(db);
         this.replies = new Replies(db);
         this.signals = dialect.signals(db);
     }
@@ -233,5 +240,30 @@ public final class JdbcStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return retention.purge(finishedBefore, limit);
+    }
+
+    @Override
+    public boolean supportsFlowControl() {
+        return true;
+    }
+
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+        return gates.changeGate(gate, now, decide);
+    }
+
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+        return gates.renewPermits(permitIds, now, expiresAt);
+    }
+
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+        return gates.wakeWaiting(steps, now, limit);
+    }
+
+    @Override
+    public List<GateView> gates(Instant now) {
+        return gates.gates(now);
     }
 }

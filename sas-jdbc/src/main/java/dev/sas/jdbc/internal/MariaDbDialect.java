@@ -97,7 +97,8 @@ final class MariaDbDialect implements Dialect {
                     ClaimRow r = ClaimRow.map(rs);
                     long timeout = rs.getLong("step_timeout_ms");
                     return new ClaimRow(r.taskId(), r.workflow(), r.workflowVersion(), r.businessKey(),
-                            r.status() == dev.sas.core.TaskStatus.PENDING ? dev.sas.core.TaskStatus.PROCESSING : r.status(),
+                            r.status() == dev.sas.core.TaskStatus.PENDING || r.status() == dev.sas.core.TaskStatus.WAITING
+                                    ? dev.sas.core.TaskStatus.PROCESSING : r.status(),
                             r.priority(), r.lease() + 1, r.currentStep(), r.currentStepName(), r.attempt() + 1,
                             r.failureCount(), now + timeout, r.nextAttemptAt(), r.cancelRequested(), r.input(),
                             r.replyTo(), r.createdAt(), r.traceContext());
@@ -109,7 +110,7 @@ final class MariaDbDialect implements Dialect {
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values
         Update update = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
-                + " state = CASE WHEN state = 'PENDING' THEN 'PROCESSING' ELSE state END WHERE task_id IN ("
+                + " state = " + Dialect.claimedState("state") + " WHERE task_id IN ("
                 + Dialect.placeholders(locked.size()) + ")");
         update.bind(0, instanceId).bind(1, now).bind(2, now);
         int i = 3;

@@ -33,13 +33,14 @@ final class OperatorActions {
         long nowMs = now.toEpochMilli();
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values.
         // attempt is kept: it tells the scheduler whether an ERROR task's failed step may have applied.
+        // A WAITING task is made due: its cancel does not wait for the agent.
         return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
                 + " SET cancel_requested = TRUE, updated_at = ?,"
-                + " next_attempt_at = CASE WHEN state = 'ERROR' THEN ? ELSE next_attempt_at END,"
+                + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING') THEN ? ELSE next_attempt_at END,"
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
                 + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
                 + " WHERE task_id = ? AND (state = 'ERROR'"
-                + " OR (cancel_requested = FALSE AND state IN ('PENDING','PARKED','PROCESSING','COMPENSATING')))",
+                + " OR (cancel_requested = FALSE AND state IN ('PENDING','WAITING','PARKED','PROCESSING','COMPENSATING')))",
                 nowMs, nowMs, taskId.value());
     }
 

@@ -64,16 +64,29 @@ final class PostgresDialect implements Dialect {
     @Override
     public List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now,
             List<WorkflowVersion> runnable) {
+        Query q = h.createQuery(claimSql(t, runnable.size()));
+        q.bind(0, now);
+        int i = Dialect.bindRunnable(q, 1, runnable);
+        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now).bind(i + 5, now);
+        return q.map((rs, ctx) -> ClaimRow.map(rs))
+                .list();
+    }
+
+    /**
+     * The claim: one statement (now, the runnable versions, limit, instance, now, now, now, now). Its
+     * predicate names the claimable states exactly as the partial claim index does, so the index serves it.
+     */
+    static String claimSql(Tables t, int runnableVersions) {
         String returning = Arrays.stream(ClaimRow.COLUMNS.split(","))
                 .map(c -> "t." + c.trim())
                 .collect(Collectors.joining(", "));
-        String sql = "WITH c AS (SELECT task_id FROM " + t.task()
+        return "WITH c AS (SELECT task_id FROM " + t.task()
                 + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES + " AND next_attempt_at <= ?"
-                + " AND " + Dialect.runnableFilter(runnable.size())
+                + " AND " + Dialect.runnableFilter(runnableVersions)
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
-                + " state = CASE WHEN t.state = 'PENDING' THEN 'PROCESSING' ELSE t.state END, updated_at = ?"
+                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?"
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
                 + " e AS (INSERT INTO " + t.event() + " (task_id, type, step_index, step_name, attempt, at, message)"
                 + " SELECT task_id, CASE WHEN state = 'COMPENSATING' THEN 'COMPENSATION_STARTED'"
@@ -86,12 +99,6 @@ final class PostgresDialect implements Dialect {
                 + " THEN 'COMPENSATION_STARTED' ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?,"
                 + " NULL FROM u WHERE reply_to IS NOT NULL ORDER BY priority DESC, next_attempt_at, task_id)"
                 + " SELECT * FROM u";
-        Query q = h.createQuery(sql);
-        q.bind(0, now);
-        int i = Dialect.bindRunnable(q, 1, runnable);
-        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now).bind(i + 5, now);
-        return q.map((rs, ctx) -> ClaimRow.map(rs))
-                .list();
     }
 
     @Override

@@ -62,6 +62,16 @@ public record Tables(String prefix) {
         return prefix + topic;
     }
 
+    /** The shared flow-control state of agent endpoints (breaker, rate limiter, queue). */
+    public String agentGate() {
+        return prefix + "agent_gate";
+    }
+
+    /** The leased permits of calls in flight through the agent gates. */
+    public String agentPermit() {
+        return prefix + "agent_permit";
+    }
+
     /** The applied schema versions. */
     public String schemaVersion() {
         return prefix + "schema_version";

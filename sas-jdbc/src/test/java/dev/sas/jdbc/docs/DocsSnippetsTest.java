@@ -34,6 +34,8 @@ class DocsSnippetsTest {
                 Arguments.of("docs/getting-started.md", jdbcDocs + "OrderDocsTest.java", "worker-tier"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
+                Arguments.of("docs/agents.md", jdbcDocs + "AgentsDocsTest.java", "agent"),
+                Arguments.of("docs/agents.md", jdbcDocs + "AgentsDocsTest.java", "operator"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
                         "workflow"),
                 Arguments.of("docs/spring-boot.md", STARTER_TESTS + "TransactionalSubmitContract.java", "workflow-bean"),

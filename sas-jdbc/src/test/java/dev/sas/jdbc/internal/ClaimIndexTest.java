@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Every claim is served by an index in its order: on MariaDB and H2 the claim reads one state at a
  * time through {@code (state, priority DESC, next_attempt_at)} and never sorts the due rows, so
- * its cost does not grow with the due backlog (5,000 due here, all at one priority but one).
+ * its cost does not grow with the due backlog (5,000 due here, all at one priority but one); on
+ * PostgreSQL the partial claim index, which holds PENDING, COMPENSATING and WAITING rows, does the same.
  */
 class ClaimIndexTest {
 
@@ -83,6 +84,20 @@ class ClaimIndexTest {
             Map<String, Object> row = plan.get(0);
             assertThat(String.valueOf(row.get("key"))).isEqualTo(t.prefix() + "task_claim_order_idx");
             assertThat(String.valueOf(row.get("extra"))).doesNotContainIgnoringCase("filesort");
+        });
+    }
+
+    @Test
+    void postgres_claim_reads_the_partial_claim_index_that_holds_waiting_tasks_without_a_sort() throws Exception {
+        String url = System.getenv("SAS_TEST_POSTGRES_URL");
+        assumeTrue(url != null && !url.isBlank(), "SAS_TEST_POSTGRES_URL not set: skipping the PostgreSQL claim index test");
+        withBacklog(url, (h, t) -> {
+            String plan = String.join("\n", h.createQuery("EXPLAIN " + PostgresDialect.claimSql(t, 1))
+                    .bind(0, T0.plusSeconds(3_600).toEpochMilli()).bind(1, "wf").bind(2, 1).bind(3, 64)
+                    .bind(4, "node").bind(5, 0L).bind(6, 0L).bind(7, 0L).bind(8, 0L).mapTo(String.class).list());
+            String candidates = plan.substring(0, plan.indexOf("CTE u"));
+            assertThat(candidates).as("the due rows come from the index in claim order: no sort")
+                    .contains("Index Scan using " + t.prefix() + "task_claim_wait_idx").doesNotContain("Sort");
         });
     }
 

@@ -31,6 +31,7 @@ public final class Faults {
     private volatile double permanentFrom;
     private volatile double permanentTo;
     private volatile boolean permanentLifted;
+    private volatile boolean down;
 
     /**
      * No faults until knobs are set.
@@ -107,6 +108,28 @@ public final class Faults {
         this.permanentFrom = from;
         this.permanentTo = to;
         return this;
+    }
+
+    /**
+     * An outage: while {@code down}, every call is answered {@code 503} and does nothing, whatever
+     * its key (unlike the transient faults, which spare a key's later calls).
+     */
+    public void down(boolean down) {
+        this.down = down;
+    }
+
+    /** True during an outage ({@link #down(boolean)}). */
+    public boolean isDown() {
+        return down;
+    }
+
+    /**
+     * True if the order falls in this service's slice of permanent faults, lifted or not: the only
+     * reason an order may fail here.
+     */
+    public boolean meetsPermanentFault(String orderId) {
+        double f = fate(seed, orderId);
+        return f >= permanentFrom && f < permanentTo;
     }
 
     /** The operator fixed the cause (unblocked the SKU, the customer updated the card). */

@@ -45,6 +45,7 @@ public abstract class RemoteService implements AutoCloseable {
     private final Map<String, Object> keyLocks = new ConcurrentHashMap<>();
     private final AtomicLong requests = new AtomicLong();
     private final AtomicLong unavailable = new AtomicLong();
+    private final AtomicLong outage = new AtomicLong();
     private final AtomicLong hung = new AtomicLong();
     private final AtomicLong replayed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
@@ -137,6 +138,11 @@ public abstract class RemoteService implements AutoCloseable {
         return hung.get();
     }
 
+    /** Requests answered 503 because the service was down ({@link Faults#down(boolean)}). */
+    public long outage() {
+        return outage.get();
+    }
+
     /** Requests answered from the idempotency cache: retries that were not applied twice. */
     public long replayed() {
         return replayed.get();
@@ -162,6 +168,11 @@ public abstract class RemoteService implements AutoCloseable {
             Map<String, String> fields;
             try (InputStream in = ex.getRequestBody()) {
                 fields = Form.decode(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            }
+            if (faults.isDown()) {
+                outage.incrementAndGet();
+                send(ex, new Reply(503, Form.encode(Form.of("error", name + " is down"))));
+                return;
             }
             int call = calls.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
             if (faults.unavailable(key, call)) {

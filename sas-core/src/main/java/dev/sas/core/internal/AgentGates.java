@@ -1,0 +1,416 @@
+package dev.sas.core.internal;
+
+import dev.sas.core.Agent;
+import dev.sas.core.AgentStatus;
+import dev.sas.core.CircuitBreaker;
+import dev.sas.core.FlowControl;
+import dev.sas.core.RetryPolicy;
+import dev.sas.core.StepDefinition;
+import dev.sas.core.Workflow;
+import dev.sas.core.spi.GateView;
+import dev.sas.core.spi.Permit;
+import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A runtime's side of agent flow control: asks the store's gates whether a call may go (and to
+ * which endpoint), counts each call's outcome and gives its permit back, and renews the permits of
+ * calls still running so they outlive neither the call nor, by more than a lease, this node. What
+ * the gates' numbers mean is {@link FlowPolicy}'s decision; what a held-back call means for its
+ * task is the {@link TaskStateMachine}'s. Agents without limits never reach the store here.
+ * Thread-safe.
+ */
+public final class AgentGates {
+    private static final Logger log = LoggerFactory.getLogger(AgentGates.class);
+    /** How long a call held back because the gates could not be read waits before it is tried again. */
+    static final Duration STORE_UNAVAILABLE_WAIT = Duration.ofSeconds(1);
+
+    private final StateStore store;
+    private final java.time.Clock clock;
+    private final String instanceId;
+    private final Metrics metrics;
+    private final Map<String, FlowControl> limited;
+    /** Per agent with limits, the steps whose tasks wait for it (as WAITING). */
+    private final Map<String, Set<StepKey>> waitingAt;
+    private final Map<String, Call> live = new ConcurrentHashMap<>();
+    private volatile Executor worker = Runnable::run;
+    private volatile Runnable onWake = () -> { };
+
+    /**
+     * Gates for the agents of {@code workflows} that have limits.
+     *
+     * @param clock the store's time, as the runtime measures it
+     * @throws IllegalStateException if two agents of one name have different flow controls
+     */
+    public AgentGates(StateStore store, java.time.Clock clock, String instanceId, Metrics metrics,
+            List<Workflow<?>> workflows) {
+        this.store = store;
+        this.clock = clock;
+        this.instanceId = instanceId;
+        this.metrics = metrics;
+        Map<String, FlowControl> map = new HashMap<>();
+        flowControls(workflows).forEach((agent, fc) -> {
+            if (fc.isLimited()) {
+                map.put(agent, fc);
+            }
+        });
+        this.limited = Map.copyOf(map);
+        Map<String, Set<StepKey>> steps = new HashMap<>();
+        for (Workflow<?> w : workflows) {
+            for (StepDefinition<?> step : w.steps()) {
+                step.agent().filter(a -> limited.containsKey(a.name())).ifPresent(a -> steps
+                        .computeIfAbsent(a.name(), k -> new java.util.HashSet<>())
+                        .add(new StepKey(w.name(), w.version(), step.index())));
+            }
+        }
+        steps.replaceAll((agent, keys) -> Set.copyOf(keys));
+        this.waitingAt = Map.copyOf(steps);
+    }
+
+    /** What to run when waiting tasks were made due (the claim loop's wake-up). */
+    void onWake(Runnable wakeUp) {
+        this.onWake = wakeUp;
+    }
+
+    /**
+     * The flow control of every agent the workflows call (steps and compensations), by agent name.
+     *
+     * @throws IllegalStateException if two agents of one name have different flow controls
+     */
+    public static Map<String, FlowControl> flowControls(List<Workflow<?>> workflows) {
+        Map<String, FlowControl> out = new LinkedHashMap<>();
+        Map<String, String> where = new HashMap<>();
+        for (Workflow<?> w : workflows) {
+            for (StepDefinition<?> step : w.steps()) {
+                for (Agent<?, ?> agent : new Agent<?, ?>[] {step.agent().orElse(null),
+                        step.compensationAgent().orElse(null)}) {
+                    if (agent == null) {
+                        continue;
+                    }
+                    FlowControl fc = Objects.requireNonNull(agent.flowControl(),
+                            "agent '" + agent.name() + "' returned a null flowControl()");
+                    String here = "workflow '" + w.name() + "' version " + w.version() + " step '" + step.name() + "'";
+                    FlowControl before = out.putIfAbsent(agent.name(), fc);
+                    if (before == null) {
+                        where.put(agent.name(), here);
+                    } else if (!before.equals(fc)) {
+                        throw new IllegalStateException("agent '" + agent.name() + "' has two different flow controls: "
+                                + before + " in " + where.get(agent.name()) + " and " + fc + " in " + here
+                                + "; agents of one name share their limits and breaker, so give them the same one");
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** True when some agent has limits (the store must then support flow control). */
+    public boolean any() {
+        return !limited.isEmpty();
+    }
+
+    /** The agents with limits, by name. */
+    public Map<String, FlowControl> limited() {
+        return limited;
+    }
+
+    /** Where store calls that must not run on the timer thread run (renewals, time-outs). */
+    void start(ScheduledExecutorService timer, Executor worker) {
+        this.worker = worker;
+        Duration every = limited.values().stream().map(FlowControl::permitLease).min(Duration::compareTo)
+                .orElse(null);
+        if (every == null) {
+            return;
+        }
+        log.info("agent flow control through the store: {}", limited);
+        long ms = Math.max(100, every.toMillis() / 3);
+        try {
+            timer.scheduleWithFixedDelay(() -> runOnWorker(this::renew), ms, ms, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException shuttingDown) {
+            // the runtime is closing
+        }
+    }
+
+    /** True when calls to {@code agent} go through the gates. */
+    boolean gated(String agent) {
+        return limited.containsKey(agent);
+    }
+
+    // ------------------------------------------------------------------ admission
+
+    /** The answer to a call asking to go. */
+    sealed interface Admission {
+    }
+
+    /** The call may go, to {@code call.endpoint()}. */
+    record Granted(Call call) implements Admission {
+    }
+
+    /** The call must not go now; its task waits until {@code retryAt}. */
+    record Held(String message, Instant retryAt) implements Admission {
+    }
+
+    /**
+     * Asks the gates of {@code agent}'s endpoints, in order, for a call due by {@code completeBy}.
+     * Never throws: when the store cannot be asked, the call is held back for a moment.
+     */
+    Admission admit(String agent, Instant completeBy) {
+        FlowControl fc = limited.get(agent);
+        try {
+            Instant now = clock.instant();
+            List<String> endpoints = fc.endpoints();
+            boolean single = endpoints.size() == 1;
+            List<FlowPolicy.Held> held = new ArrayList<>(endpoints.size());
+            for (String endpoint : endpoints) {
+                String gate = FlowPolicy.gate(agent, endpoint);
+                String permitId = UUID.randomUUID().toString();
+                FlowPolicy.Admission a = store.changeGate(gate, now,
+                        v -> FlowPolicy.admit(v, fc, now, permitId, instanceId, single));
+                if (a instanceof FlowPolicy.Granted g) {
+                    if (g.halfOpened()) {
+                        log.info("{}: cool-down over, probing with this call", FlowPolicy.describe(gate));
+                    }
+                    Call call = new Call(agent, endpoint, fc, g.permit(), completeBy);
+                    live.put(g.permit().id(), call);
+                    return new Granted(call);
+                }
+                held.add((FlowPolicy.Held) a);
+            }
+            if (single) {
+                return new Held(held.get(0).message(), held.get(0).retryAt());
+            }
+            int best = 0;
+            for (int i = 1; i < held.size(); i++) {
+                if (held.get(i).retryAt().isBefore(held.get(best).retryAt())) {
+                    best = i;
+                }
+            }
+            FlowPolicy.Held chosen = held.get(best);
+            Instant retryAt = store.changeGate(FlowPolicy.gate(agent, endpoints.get(best)), now,
+                    v -> FlowPolicy.enqueue(v, fc, chosen, now));
+            StringBuilder message = new StringBuilder("no endpoint of agent '" + agent + "' can take the call");
+            for (FlowPolicy.Held h : held) {
+                message.append("; ").append(h.message().replaceFirst("; comes again at .*$", ""));
+            }
+            return new Held(message.append("; comes again at ").append(retryAt).toString(), retryAt);
+        } catch (Throwable e) {
+            metrics.storeFailure();
+            Instant retryAt = clock.instant().plus(STORE_UNAVAILABLE_WAIT);
+            log.warn("agent '{}': could not read its gates ({}); the call waits until {}", agent,
+                    TaskStateMachine.describe(e), retryAt);
+            return new Held("waiting for agent flow control: agent '" + agent + "': the store's gates could not be"
+                    + " read (" + TaskStateMachine.describe(e) + "); comes again at " + retryAt, retryAt);
+        }
+    }
+
+    // ------------------------------------------------------------------ outcome
+
+    /**
+     * Counts the outcome of a finished call and gives its permit back. Never throws: when the store
+     * cannot be written, the permit lapses with its lease and the outcome is not counted.
+     *
+     * @param error the call's failure, or null
+     * @param policy the step's retry policy: an error it does not retry is a refusal, counted as an answer
+     * @return what the outcome did to the breaker ({@link FlowPolicy.Completion#UNKNOWN} if the store failed)
+     */
+    FlowPolicy.Completion complete(Call call, Throwable error, RetryPolicy policy) {
+        live.remove(call.permit.id());
+        FlowPolicy.Outcome outcome = call.counted.compareAndSet(false, true) ? classify(error, policy)
+                : FlowPolicy.Outcome.NONE;
+        String failure = outcome == FlowPolicy.Outcome.FAILURE ? TaskStateMachine.describe(error) : null;
+        FlowPolicy.Completion c = count(call, outcome, failure, true);
+        if (c.wake() > 0) {
+            wake(call.agent, c.wake());
+        }
+        if (c.holdsBack() && call.flowControl.endpoints().size() > 1) {
+            // another endpoint may take the call now: come again at once, the admission routes it
+            c = new FlowPolicy.Completion(c.breaker(), c.opened(), c.closed(), clock.instant(),
+                    c.message().replaceFirst("; comes again at .*$", "") + "; the call is tried again at once on"
+                            + " another endpoint of agent '" + call.agent + "'", c.wake());
+        }
+        return c;
+    }
+
+    /** Makes up to {@code n} tasks waiting for {@code agent} due now, and wakes the claim loop if there were any. */
+    private void wake(String agent, int n) {
+        Set<StepKey> steps = waitingAt.get(agent);
+        if (steps == null || steps.isEmpty()) {
+            return;
+        }
+        try {
+            if (store.wakeWaiting(steps, clock.instant(), n) > 0) {
+                onWake.run();
+            }
+        } catch (Throwable e) {
+            metrics.storeFailure();
+            log.warn("agent '{}': could not wake waiting tasks ({}); they come again by themselves", agent,
+                    TaskStateMachine.describe(e));
+        }
+    }
+
+    /** The call got no reply by its deadline: counts a failure now, keeps the permit until the call ends. */
+    void timedOut(Call call) {
+        if (call.counted.compareAndSet(false, true)) {
+            runOnWorker(() -> count(call, FlowPolicy.Outcome.FAILURE, "no reply by the step's deadline "
+                    + call.completeBy, false));
+        }
+    }
+
+    private FlowPolicy.Completion count(Call call, FlowPolicy.Outcome outcome, String failure, boolean giveBack) {
+        try {
+            Instant now = clock.instant();
+            FlowPolicy.Completion c = store.changeGate(call.gate, now,
+                    v -> FlowPolicy.complete(v, call.flowControl, now, call.permit, outcome, failure, giveBack));
+            if (c.opened()) {
+                metrics.breakersOpened.increment();
+                log.warn("{} opened its circuit breaker until {} ({}): calls to it wait instead of failing",
+                        FlowPolicy.describe(call.gate), c.retryAt(), failure);
+            } else if (c.closed()) {
+                metrics.breakersClosed.increment();
+                log.info("{}: probe succeeded, circuit breaker closed; calls go through again",
+                        FlowPolicy.describe(call.gate));
+            }
+            return c;
+        } catch (Throwable e) {
+            metrics.storeFailure();
+            log.warn("{}: could not record a call's outcome ({}); its permit lapses within {}",
+                    FlowPolicy.describe(call.gate), TaskStateMachine.describe(e), call.flowControl.permitLease());
+            return FlowPolicy.Completion.UNKNOWN;
+        }
+    }
+
+    private static FlowPolicy.Outcome classify(Throwable error, RetryPolicy policy) {
+        if (error == null || policy.isNonRetryable(error)) {
+            return FlowPolicy.Outcome.SUCCESS;
+        }
+        return FlowPolicy.Outcome.FAILURE;
+    }
+
+    // ------------------------------------------------------------------ permit renewal
+
+    /** Renews the permits of calls still running; gives up on calls a lease past their deadline. */
+    void renew() {
+        if (live.isEmpty()) {
+            return;
+        }
+        Instant now = clock.instant();
+        Map<Duration, List<String>> byLease = new HashMap<>();
+        for (Call call : live.values()) {
+            if (now.isAfter(call.completeBy.plus(call.flowControl.permitLease()))) {
+                live.remove(call.permit.id());
+                log.warn("{}: a call is still running a lease past its deadline {}; its permit lapses",
+                        FlowPolicy.describe(call.gate), call.completeBy);
+                continue;
+            }
+            byLease.computeIfAbsent(call.flowControl.permitLease(), k -> new ArrayList<>()).add(call.permit.id());
+        }
+        byLease.forEach((lease, ids) -> {
+            try {
+                store.renewPermits(ids, now, now.plus(lease));
+            } catch (Throwable e) {
+                metrics.storeFailure();
+                log.warn("could not renew {} agent permits ({}); trying again", ids.size(), TaskStateMachine.describe(e));
+            }
+        });
+    }
+
+    /** Calls holding a permit of this runtime. */
+    int liveCalls() {
+        return live.size();
+    }
+
+    private void runOnWorker(Runnable task) {
+        Runnable contained = () -> {
+            try {
+                task.run();
+            } catch (Throwable e) {
+                metrics.internalError();
+                log.error("agent flow control: internal error; it goes on", e);
+            }
+        };
+        try {
+            worker.execute(contained);
+        } catch (RejectedExecutionException shuttingDown) {
+            // closing: the permits lapse with their lease
+        }
+    }
+
+    // ------------------------------------------------------------------ operators
+
+    /** The stored state of every gate, for operators. */
+    public static List<AgentStatus> statuses(StateStore store, Instant now) {
+        List<AgentStatus> out = new ArrayList<>();
+        for (GateView v : store.gates(now)) {
+            out.add(FlowPolicy.status(v));
+        }
+        return out;
+    }
+
+    /**
+     * Closes the breakers of {@code agent}'s endpoints (all of them, or the one named) and clears
+     * their counters.
+     *
+     * @param endpoint one endpoint, or null for all
+     * @return how many endpoints were reset
+     */
+    public static int reset(StateStore store, String agent, String endpoint, Instant now) {
+        int reset = 0;
+        for (GateView v : store.gates(now)) {
+            AgentStatus s = FlowPolicy.status(v);
+            if (s.agent().equals(agent) && (endpoint == null || s.endpoint().equals(endpoint))) {
+                CircuitBreaker.State before = s.breaker();
+                store.changeGate(v.gate(), now, g -> FlowPolicy.reset(g, now));
+                log.info("{}: circuit breaker reset by an operator (was {})", FlowPolicy.describe(v.gate()), before);
+                reset++;
+            }
+        }
+        return reset;
+    }
+
+    /** One call through a gate, from admission until its permit is given back. */
+    static final class Call {
+        final String agent;
+        final String endpoint;
+        final String gate;
+        final FlowControl flowControl;
+        final Permit permit;
+        final Instant completeBy;
+        /** Its outcome was counted (at the deadline, or when it finished). */
+        final AtomicBoolean counted = new AtomicBoolean();
+
+        Call(String agent, String endpoint, FlowControl flowControl, Permit permit, Instant completeBy) {
+            this.agent = agent;
+            this.endpoint = endpoint;
+            this.gate = FlowPolicy.gate(agent, endpoint);
+            this.flowControl = flowControl;
+            this.permit = permit;
+            this.completeBy = completeBy;
+        }
+
+        String endpoint() {
+            return endpoint;
+        }
+
+        boolean probe() {
+            return permit.probe();
+        }
+    }
+}
