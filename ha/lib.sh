@@ -9,12 +9,15 @@ SAS_HA_PORT="${SAS_HA_PORT:-5441}"
 SAS_HA_ETCD_PORT="${SAS_HA_ETCD_PORT:-2479}"
 SAS_HA_REST_PORT="${SAS_HA_REST_PORT:-8011}"
 SAS_HA_NODES=3
+# A plain PostgreSQL outside the cluster (port PORT+3): the chaos harness keeps its ledger there,
+# standing for the remote services' own state, which a failover of SAS's store must not roll back.
+SAS_HA_OUTSIDE_PORT="${SAS_HA_OUTSIDE_PORT:-$((SAS_HA_PORT + 3))}"
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
 
 case "$SAS_HA_DIR" in
   /|/tmp|/tmp/|/var*|/usr*|/etc*|/home|/root|"") echo "refusing SAS_HA_DIR=$SAS_HA_DIR" >&2; exit 2 ;;
 esac
-if [ "$SAS_HA_PORT" -le 5432 ] && [ $((SAS_HA_PORT + SAS_HA_NODES - 1)) -ge 5432 ]; then
+if [ "$SAS_HA_PORT" -le 5432 ] && [ $((SAS_HA_PORT + SAS_HA_NODES)) -ge 5432 ]; then
   echo "refusing SAS_HA_PORT=$SAS_HA_PORT: the nodes would include port 5432" >&2; exit 2
 fi
 
@@ -54,6 +57,9 @@ sync_node() {
   done
   return 1
 }
+
+# The JDBC URL of the instance outside the cluster.
+outside_url() { echo "jdbc:postgresql://127.0.0.1:$SAS_HA_OUTSIDE_PORT/test?user=postgres"; }
 
 # The multi-host JDBC URL for SAS.
 jdbc_url() {

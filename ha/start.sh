@@ -2,7 +2,9 @@
 # Starts a local highly available PostgreSQL 15 cluster for SAS: one etcd and three Patroni nodes
 # on 127.0.0.1 (PostgreSQL on ports 5441-5443 by default, never 5432), everything under
 # $SAS_HA_DIR (default /tmp/sas-ha). Waits until there is a leader and, in synchronous mode, a
-# synchronous standby, creates the database "test", and prints the multi-host JDBC URL.
+# synchronous standby, creates the database "test", and prints the multi-host JDBC URL. Also starts
+# a plain PostgreSQL outside the cluster (port 5444 by default, database "test"), for state that a
+# failover must not touch (the chaos harness's ledger).
 #
 #   ha/start.sh           synchronous replication (Patroni synchronous_mode: true)
 #   ha/start.sh --async   asynchronous replication (synchronous_mode: false)
@@ -29,9 +31,9 @@ done
 if [ -f "$SAS_HA_DIR/etcd.pid" ] && pid_alive "$(cat "$SAS_HA_DIR/etcd.pid")"; then
   echo "a cluster is already running in $SAS_HA_DIR; run ha/stop.sh first" >&2; exit 1
 fi
-for i in $(seq 1 "$SAS_HA_NODES"); do
-  if (echo > "/dev/tcp/127.0.0.1/$(pg_port "$i")") 2>/dev/null; then
-    echo "port $(pg_port "$i") is in use; set SAS_HA_PORT to other ports" >&2; exit 1
+for port in $(for i in $(seq 1 "$SAS_HA_NODES"); do pg_port "$i"; done) "$SAS_HA_OUTSIDE_PORT"; do
+  if (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "port $port is in use; set SAS_HA_PORT to other ports" >&2; exit 1
   fi
 done
 
@@ -130,10 +132,16 @@ YAML
   fi
 done
 
+o="$SAS_HA_DIR/outside"
+as_pg "$PG_BIN/initdb" -D "$o" -A trust -U postgres -E UTF8 > "$SAS_HA_DIR/outside-initdb.log"
+as_pg "$PG_BIN/pg_ctl" -D "$o" -l "$SAS_HA_DIR/outside.log" -w -o "-p $SAS_HA_OUTSIDE_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$o -c max_connections=200" start > /dev/null
+psql -h 127.0.0.1 -p "$SAS_HA_OUTSIDE_PORT" -U postgres -d postgres -q -c "CREATE DATABASE test"
+
 "$HERE/wait.sh" 120
 leader=$(leader_node)
 psql -h 127.0.0.1 -p "$(pg_port "$leader")" -U postgres -d postgres -qAt \
   -c "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 \
   || psql -h 127.0.0.1 -p "$(pg_port "$leader")" -U postgres -d postgres -q -c "CREATE DATABASE test"
 patronictl_ list
+echo "outside the cluster: $(outside_url)"
 echo "$(jdbc_url)"

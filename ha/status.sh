@@ -4,4 +4,5 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/lib.sh"
 patronictl_ list
+outside_url
 jdbc_url

@@ -27,6 +27,12 @@ for i in $(seq 1 "$SAS_HA_NODES"); do
     pid_alive "$p" && kill -KILL "$p"
   done
 done
+o="$SAS_HA_DIR/outside"
+if [ -f "$o/postmaster.pid" ]; then
+  as_pg "$PG_BIN/pg_ctl" -D "$o" -m fast -w stop > /dev/null 2>&1 || true
+  p=$(head -n 1 "$o/postmaster.pid" 2>/dev/null || true)
+  pid_alive "$p" && kill -KILL "$p"
+fi
 e=$(cat "$SAS_HA_DIR/etcd.pid" 2>/dev/null || true)
 if pid_alive "$e"; then
   kill -TERM "$e"
@@ -36,8 +42,8 @@ fi
 # a SIGKILLed postmaster's children exit on their own once it is gone; wait for the ports to close
 for _ in $(seq 1 40); do
   busy=0
-  for i in $(seq 1 "$SAS_HA_NODES"); do
-    (echo > "/dev/tcp/127.0.0.1/$(pg_port "$i")") 2>/dev/null && busy=1
+  for port in $(for i in $(seq 1 "$SAS_HA_NODES"); do pg_port "$i"; done) "$SAS_HA_OUTSIDE_PORT"; do
+    (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && busy=1
   done
   [ $busy = 0 ] && break
   sleep 0.25
