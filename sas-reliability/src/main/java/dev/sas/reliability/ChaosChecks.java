@@ -68,7 +68,7 @@ final class ChaosChecks {
     record Action(String task, String action, boolean result, long at) {
     }
 
-    /** When the database was unavailable (a restart), or null. */
+    /** When the database was unavailable (a restart, a failover). */
     record Outage(long from, long to) {
         long length() {
             return to - from;
@@ -80,12 +80,12 @@ final class ChaosChecks {
     private final Map<String, List<Exec>> execsByTask = new HashMap<>();
     private final List<Effect> effects;
     private final Map<String, List<Action>> actionsByTask = new HashMap<>();
-    private final Outage outage;
+    private final List<Outage> outages;
     /** Tasks that broke an invariant (their evidence is printed). */
     final Set<String> suspects = new TreeSet<>();
 
     ChaosChecks(ChaosSettings s, List<Task> tasks, List<Exec> execs, List<Effect> effects, List<Action> actions,
-            Outage outage) {
+            List<Outage> outages) {
         this.s = s;
         tasks.forEach(t -> this.tasks.put(t.id(), t));
         for (Exec e : execs) {
@@ -96,7 +96,7 @@ final class ChaosChecks {
         for (Action a : actions) {
             actionsByTask.computeIfAbsent(a.task(), x -> new ArrayList<>()).add(a);
         }
-        this.outage = outage;
+        this.outages = List.copyOf(outages);
     }
 
     /** Runs every check and fills in {@code r}. */
@@ -311,8 +311,10 @@ final class ChaosChecks {
                 }
                 long wait = e.start() - due;
                 long allowed = bound;
-                if (outage != null && due < outage.to() && e.start() > outage.from()) {
-                    allowed += outage.length();
+                for (Outage outage : outages) {
+                    if (due < outage.to() && e.start() > outage.from()) {
+                        allowed += outage.length();
+                    }
                 }
                 if (wait > r.maxWaitMs) {
                     r.maxWaitMs = wait;

@@ -55,7 +55,8 @@ class ChaosChecksTest {
     private ChaosReport check(Outage outage) {
         ChaosReport r = new ChaosReport();
         r.total = tasks.size();
-        new ChaosChecks(settings, tasks, execs, effects, actions, outage).check(r);
+        new ChaosChecks(settings, tasks, execs, effects, actions,
+                outage == null ? List.of() : List.of(outage)).check(r);
         return r;
     }
 
