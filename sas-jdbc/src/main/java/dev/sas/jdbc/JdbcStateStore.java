@@ -61,8 +61,12 @@ public final class JdbcStateStore implements StateStore {
     public static final String DEFAULT_TABLE_PREFIX = "sas_";
     /** Pool size when the store creates its own pool and none is set. */
     public static final int DEFAULT_MAX_POOL_SIZE = 10;
-    /** How long a pool we create waits for a connection before the operation fails: 5 s. */
-    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * How long a pool we create waits for a connection before the operation fails: 2 s. HikariCP
+     * also waits up to this long between its attempts to reconnect while the database is away, so
+     * it bounds how late the pool notices a restarted database or a new primary after a failover.
+     */
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(2);
     /** How long opening a connection to PostgreSQL or MariaDB may take when none is set: 10 s. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /**
@@ -555,7 +559,9 @@ public final class JdbcStateStore implements StateStore {
                         createSchema ? "managed" : "not managed",
                         pool == null ? "" : ", pool " + pool.getPoolName() + " max " + pool.getMaximumPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description);
+                Runnable onReadOnly = pool == null ? () -> { } : dropConnections(pool);
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock, onReadOnly), pool,
+                        description);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 if (pool != null) {
                     pool.close();
@@ -570,6 +576,23 @@ public final class JdbcStateStore implements StateStore {
                 }
                 throw e;
             }
+        }
+
+        /**
+         * Drops the connections of our own pool (idle ones now, busy ones when returned): called when
+         * the database says it takes no writes, i.e. the primary they lead to was demoted in a
+         * failover. New connections go wherever the URL leads now ({@code targetServerType=primary}
+         * finds the new primary). A pool the host handed in is the host's to manage.
+         */
+        private static Runnable dropConnections(HikariDataSource pool) {
+            return () -> {
+                log.warn("SAS state store pool {}: the database takes no writes (a demoted primary?); dropping its"
+                        + " connections so that new ones find the primary", pool.getPoolName());
+                var bean = pool.getHikariPoolMXBean();
+                if (bean != null) {
+                    bean.softEvictConnections();
+                }
+            };
         }
 
         /** What {@link #build()} reads of the first connection. */

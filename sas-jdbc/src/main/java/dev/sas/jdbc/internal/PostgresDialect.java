@@ -36,6 +36,9 @@ final class PostgresDialect implements Dialect {
         config.addDataSourceProperty("connectTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
         config.addDataSourceProperty("loginTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
         config.addDataSourceProperty("socketTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.socket())));
+        // With several hosts (an HA cluster), pgjdbc skips a host it saw as a standby for
+        // hostRecheckSeconds (default 10 s), even after that standby was promoted.
+        config.addDataSourceProperty("hostRecheckSeconds", "2");
         // Session settings rather than the 'options' property, which an 'options' in the URL would
         // replace. A half-open connection's open transaction would hold its row locks until the
         // server notices, which TCP may take hours to do: the server ends a session idle inside a
