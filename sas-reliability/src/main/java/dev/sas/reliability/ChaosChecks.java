@@ -68,8 +68,15 @@ final class ChaosChecks {
     record Action(String task, String action, boolean result, long at) {
     }
 
-    /** When the database was unavailable (a restart, a failover). */
-    record Outage(long from, long to) {
+    /**
+     * When the database was unavailable (a restart, a failover), and how long nodes may take after
+     * it to reconnect ({@code reconnectMs}, added to the bound of a wait that overlaps it).
+     */
+    record Outage(long from, long to, long reconnectMs) {
+        Outage(long from, long to) {
+            this(from, to, 0);
+        }
+
         long length() {
             return to - from;
         }
@@ -313,7 +320,7 @@ final class ChaosChecks {
                 long allowed = bound;
                 for (Outage outage : outages) {
                     if (due < outage.to() && e.start() > outage.from()) {
-                        allowed += outage.length();
+                        allowed += outage.length() + outage.reconnectMs();
                     }
                 }
                 if (wait > r.maxWaitMs) {

@@ -513,7 +513,7 @@ public final class ChaosRun implements AutoCloseable {
         long died = kind == ChaosSettings.Failover.KILL ? killedAt(out, t0) : t0;
         boolean up = waitWritable(s.url, 120_000);
         long t1 = System.currentTimeMillis();
-        outages.add(new ChaosChecks.Outage(died + dbOffsetMs, t1 + dbOffsetMs));
+        outages.add(new ChaosChecks.Outage(died + dbOffsetMs, t1 + dbOffsetMs, s.reconnect.toMillis()));
         log(out.strip().replace('\n', ' ') + "; a primary accepts writes again after " + (t1 - died) + " ms"
                 + (up ? "" : " (NOT WRITABLE after 120 s)"));
         if (kind == ChaosSettings.Failover.KILL) {
@@ -786,15 +786,32 @@ public final class ChaosRun implements AutoCloseable {
      */
     private String describe(Connection c, FailoverRecord f) throws SQLException {
         long from = f.startedAt() + dbOffsetMs;
+        long writable = f.writableAt() + dbOffsetMs;
         Long first = null;
-        try (PreparedStatement ps = c.prepareStatement("SELECT MIN(at) FROM " + prefix
-                + "event WHERE type = 'STEP_COMPLETED' AND at > ?")) {
-            ps.setLong(1, from);
+        List<Long> completions = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT at FROM " + prefix
+                + "event WHERE type = 'STEP_COMPLETED' AND at >= ? AND at <= ? ORDER BY at")) {
+            ps.setLong(1, from - 5_000);
+            ps.setLong(2, f.healthyAt() + dbOffsetMs + 5_000);
             try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    long v = rs.getLong(1);
-                    first = rs.wasNull() ? null : v;
+                while (rs.next()) {
+                    long at = rs.getLong(1);
+                    completions.add(at);
+                    if (first == null && at > from) {
+                        first = at;
+                    }
                 }
+            }
+        }
+        // the longest pause in step completions that spans part of the outage
+        long pause = 0;
+        long pauseEnd = 0;
+        for (int i = 0; i + 1 < completions.size(); i++) {
+            long a = completions.get(i);
+            long b = completions.get(i + 1);
+            if (a <= writable && b >= from && b - a > pause) {
+                pause = b - a;
+                pauseEnd = b;
             }
         }
         String what = f.output().lines().filter(l -> l.startsWith("killed") || l.startsWith("switchover"))
@@ -802,7 +819,8 @@ public final class ChaosRun implements AutoCloseable {
         return f.kind() + " at +" + String.format(Locale.ROOT, "%.1f", (f.startedAt() - startedAt) / 1000.0) + " s ("
                 + what.replaceAll(" at \\d+$", "") + "): writable primary after " + (f.writableAt() - f.startedAt())
                 + " ms" + (f.writable() ? "" : " (NEVER)") + ", first step completed after "
-                + (first == null ? "NONE" : (first - from) + " ms") + ", cluster whole again after "
+                + (first == null ? "NONE" : (first - from) + " ms") + ", longest pause in step completions "
+                + pause + " ms (ending " + (pauseEnd - from) + " ms after the start), cluster whole again after "
                 + (f.healthyAt() - f.startedAt()) + " ms";
     }
 

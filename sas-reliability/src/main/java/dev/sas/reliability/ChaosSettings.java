@@ -52,6 +52,13 @@ public final class ChaosSettings {
      * loses them; synchronous replication holds the commits back instead). 0 = no lag.
      */
     long replicationLagMs;
+    /**
+     * After a failover, how long a node may take to reconnect before the stall bound runs on:
+     * HikariCP backs off between reconnection attempts up to the pool wait
+     * ({@code JdbcStateStore.CONNECTION_TIMEOUT}, 2 s), so a pool may find the new primary up to
+     * that long after it accepts writes.
+     */
+    Duration reconnect = Duration.ofSeconds(2);
     int tasks = 5_000;
     int workers = 3;
     int kills = 10;
@@ -371,6 +378,7 @@ public final class ChaosSettings {
                         }
                         case "--ha-dir" -> s.haDir = Path.of(v);
                         case "--replication-lag-ms" -> s.replicationLagMs = Long.parseLong(v);
+                        case "--reconnect-ms" -> s.reconnect = Duration.ofMillis(Long.parseLong(v));
                         case "--url" -> s.url = v;
                         case "--tasks" -> s.tasks = Integer.parseInt(v);
                         case "--workers" -> s.workers = Integer.parseInt(v);
@@ -463,7 +471,7 @@ public final class ChaosSettings {
                 + ", restartDb=" + restartDb + (restartDb ? " (" + String.join(" ", restartCommand()) + ")" : "")
                 + ", terminateBackends=" + terminateBackends
                 + (failovers.isEmpty() ? "" : ", failovers=" + failovers + " (" + haDir + "/), replicationLag="
-                        + replicationLagMs + " ms, ledger outside the store at " + ledgerUrl())
+                        + replicationLagMs + " ms, reconnect allowance " + reconnect.toMillis() + " ms after each, ledger outside the store at " + ledgerUrl())
                 + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
                 + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="

@@ -167,6 +167,20 @@ class ChaosChecksTest {
     }
 
     @Test
+    void a_failover_extends_the_stall_bound_by_its_length_and_the_reconnect_allowance_and_no_more() {
+        String id = "task-1";
+        tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
+        // bound 2,600 ms; outage 2,000 ms: 4,600 ms without the allowance, waited 5,000 ms
+        exec(id, "reserve", "forward", 1, NODE_A, 6_000, 2_000, 6_040L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 6_100, 2_000, 6_140L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_A, 6_200, 2_000, 6_240L, Ledger.APPLIED);
+
+        assertThat(check(new Outage(2_000, 4_000)).stallViolations).as("a restart: no allowance").isEqualTo(1);
+        assertThat(check(new Outage(2_000, 4_000, 300)).stallViolations).as("5,000 > 4,600 + 300").isEqualTo(1);
+        assertThat(check(new Outage(2_000, 4_000, 400)).stallViolations).isZero();
+    }
+
+    @Test
     void a_database_outage_during_the_wait_extends_the_stall_bound_by_its_length() {
         processed(0, 1_000);
         String id = "task-1";
