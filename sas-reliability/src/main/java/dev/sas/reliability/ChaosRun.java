@@ -536,7 +536,9 @@ public final class ChaosRun implements AutoCloseable {
 
     /** Runs a script of the HA cluster and returns its output (also appended to ha.log in the log directory). */
     private String runScript(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(s.haEnv);
+        Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         int rc = p.waitFor();
         Files.writeString(logDir.resolve("ha.log"), "$ " + String.join(" ", cmd) + " (exit " + rc + ")\n" + out,

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -59,6 +60,8 @@ public final class ChaosSettings {
      * that long after it accepts writes.
      */
     Duration reconnect = Duration.ofSeconds(2);
+    /** Environment for the HA scripts ({@code SAS_HA_DIR}, {@code SAS_HA_PORT} ...): a test's own cluster. */
+    Map<String, String> haEnv = Map.of();
     int tasks = 5_000;
     int workers = 3;
     int kills = 10;
@@ -123,6 +126,12 @@ public final class ChaosSettings {
 
     public ChaosSettings haDir(Path haDir) {
         this.haDir = Objects.requireNonNull(haDir);
+        return this;
+    }
+
+    /** Environment variables for the HA scripts, e.g. {@code SAS_HA_DIR} and {@code SAS_HA_PORT} of a test's own cluster. */
+    public ChaosSettings haEnv(Map<String, String> haEnv) {
+        this.haEnv = Map.copyOf(haEnv);
         return this;
     }
 
