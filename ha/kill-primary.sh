@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Kills the current primary's node the hard way: SIGKILL to its Patroni (so nothing restarts
-# PostgreSQL or releases the leader key) and then to its postmaster. Its leader key then expires in
+# Kills the current primary's node the hard way, as a machine dies: SIGKILL to its Patroni (so
+# nothing restarts PostgreSQL or releases the leader key), its postmaster and every PostgreSQL
+# process under it at once (a WAL sender left alive would still ship WAL to the standbys). Its leader key then expires in
 # etcd (ttl 10 s) and Patroni promotes a standby (in synchronous mode the synchronous one). Prints
 # the killed node's number and the kill time (epoch milliseconds). ha/start-node.sh N brings the
 # node back as a replica.
@@ -29,8 +30,6 @@ if [ "$lag" -gt 0 ]; then
   echo "froze WAL senders $(echo $senders) of node$leader for $lag ms"
   sleep "$(awk "BEGIN {print $lag / 1000}")"
 fi
-kill -KILL "$pat"
-kill -KILL "$pm"
-echo "killed node$leader (patroni $pat, postmaster $pm) at $(date +%s%3N)"
-# the frozen senders die with their postmaster once they run again
-[ "$lag" -gt 0 ] && [ -n "${senders:-}" ] && kill -CONT $senders 2>/dev/null || true
+children=$(ps -o pid= --ppid "$pm" | tr -s ' \n' ' ')
+kill -KILL "$pat" "$pm" $children 2>/dev/null || true
+echo "killed node$leader (patroni $pat, postmaster $pm and its $(echo $children | wc -w) processes) at $(date +%s%3N)"
