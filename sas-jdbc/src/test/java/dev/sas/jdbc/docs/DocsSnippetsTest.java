@@ -31,6 +31,7 @@ class DocsSnippetsTest {
                 Arguments.of("docs/getting-started.md", jdbcDocs + "OrderDocsTest.java", "worker-tier"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "definitions"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
+                Arguments.of("docs/ha-postgresql.md", jdbcDocs + "HaDocsTest.java", "ha-store"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
                         "workflow"));
     }
