@@ -94,7 +94,7 @@ class PostgresFailoverTest {
         // the new primary: new sessions take writes, and nothing but the pool's own reaction replaces
         // the read-only connections it holds
         admin("ALTER DATABASE " + database + " RESET default_transaction_read_only");
-        Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreException(StoreUnavailableException.class)
+        Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(StoreUnavailableException.class)
                 .until(() -> store.write(List.of(finish), T0).get(0), WriteOutcome::isApplied);
         assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
     }
