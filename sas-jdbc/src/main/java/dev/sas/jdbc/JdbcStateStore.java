@@ -77,8 +77,12 @@ public final class JdbcStateStore implements StateStore {
     public static final String DEFAULT_TABLE_PREFIX = "sas_";
     /** Pool size when the store creates its own pool and none is set. */
     public static final int DEFAULT_MAX_POOL_SIZE = 10;
-    /** How long a pool we create waits for a connection before the operation fails: 5 s. */
-    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * How long a pool we create waits for a connection before the operation fails: 2 s. HikariCP
+     * also waits up to this long between its attempts to reconnect while the database is away, so
+     * it bounds how late the pool notices a restarted database or a new primary after a failover.
+     */
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(2);
     /** How long opening a connection to PostgreSQL or MariaDB may take when none is set: 10 s. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /**
@@ -757,8 +761,9 @@ public final class JdbcStateStore implements StateStore {
                         createSchema ? "managed" : "not managed",
                         pool == null ? "" : ", pool " + pool.name() + " max " + pool.maxPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock), pool, description,
-                        hostTransaction);
+                Runnable onReadOnly = pool == null ? () -> { } : pool::dropConnections;
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock, onReadOnly), pool,
+                        description, hostTransaction);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 closeQuietly(pool, e);
                 if (e instanceof IllegalStateException ise) {

@@ -69,7 +69,7 @@ class BlackholeTest {
 
                 Map<TaskStatus, Long> counts = await().atMost(Duration.ofSeconds(120))
                         .pollInterval(Duration.ofMillis(200))
-                        .ignoreException(StateStoreException.class)
+                        .ignoreExceptionsInstanceOf(StateStoreException.class)
                         .until(sas.client()::countByStatus, c -> c.getOrDefault(TaskStatus.PROCESSED, 0L) == tasks);
                 assertThat(counts.get(TaskStatus.PROCESSED)).isEqualTo(tasks);
             } finally {

@@ -68,7 +68,7 @@ class PostgresConnectionLossTest {
             assertThat(e.getMessage()).contains("write");
             // Other pooled connections were killed too: read once the pool has replaced them.
             TaskInfo untouched = Awaitility.await().atMost(Duration.ofSeconds(20))
-                    .ignoreException(StateStoreException.class)
+                    .ignoreExceptionsInstanceOf(StateStoreException.class)
                     .until(() -> store.find(id).orElseThrow(), info -> true);
             assertThat(untouched.status()).isEqualTo(TaskStatus.PROCESSING);
             assertThat(untouched.steps()).isEmpty();
@@ -77,7 +77,7 @@ class PostgresConnectionLossTest {
         }
         if (!applied) {
             // the pool replaces broken connections; the runtime's retry then goes through
-            Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class)
+            Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(StateStoreException.class)
                     .until(() -> store.write(List.of(finish), T0).get(0).isApplied());
         }
         TaskInfo done = store.find(id).orElseThrow();
@@ -106,7 +106,7 @@ class PostgresConnectionLossTest {
                 // the next round (or the pool's replacement connection) goes on
             }
         }
-        Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreException(StateStoreException.class).until(() -> {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(StateStoreException.class).until(() -> {
             for (ClaimedTask c : store.claim("a", 50, T0, Tasks.WF_V1)) {
                 assertThat(seen.add(c.taskId())).isTrue();
             }

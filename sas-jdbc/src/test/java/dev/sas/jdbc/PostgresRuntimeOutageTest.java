@@ -48,7 +48,7 @@ class PostgresRuntimeOutageTest {
             kills += kill(url, poolName);
             // Reads may meet a killed pooled connection too: ride them out like the runtime does.
             Map<TaskStatus, Long> counts = await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
-                    .ignoreException(dev.sas.core.StateStoreException.class)
+                    .ignoreExceptionsInstanceOf(dev.sas.core.StateStoreException.class)
                     .until(sas.client()::countByStatus, c -> c.get(TaskStatus.PROCESSED) == tasks);
 
             assertThat(kills).as("connections were really killed").isPositive();

@@ -68,8 +68,15 @@ final class ChaosChecks {
     record Action(String task, String action, boolean result, long at) {
     }
 
-    /** When the database was unavailable (a restart), or null. */
-    record Outage(long from, long to) {
+    /**
+     * When the database was unavailable (a restart, a failover), and how long nodes may take after
+     * it to reconnect ({@code reconnectMs}, added to the bound of a wait that overlaps it).
+     */
+    record Outage(long from, long to, long reconnectMs) {
+        Outage(long from, long to) {
+            this(from, to, 0);
+        }
+
         long length() {
             return to - from;
         }
@@ -80,13 +87,13 @@ final class ChaosChecks {
     private final Map<String, List<Exec>> execsByTask = new HashMap<>();
     private final List<Effect> effects;
     private final Map<String, List<Action>> actionsByTask = new HashMap<>();
-    private final Outage outage;
+    private final List<Outage> outages;
     private List<Outage> supervisorLosses = List.of();
     /** Tasks that broke an invariant (their evidence is printed). */
     final Set<String> suspects = new TreeSet<>();
 
     ChaosChecks(ChaosSettings s, List<Task> tasks, List<Exec> execs, List<Effect> effects, List<Action> actions,
-            Outage outage) {
+            List<Outage> outages) {
         this.s = s;
         tasks.forEach(t -> this.tasks.put(t.id(), t));
         for (Exec e : execs) {
@@ -97,7 +104,7 @@ final class ChaosChecks {
         for (Action a : actions) {
             actionsByTask.computeIfAbsent(a.task(), x -> new ArrayList<>()).add(a);
         }
-        this.outage = outage;
+        this.outages = List.copyOf(outages);
     }
 
     /**
@@ -322,8 +329,10 @@ final class ChaosChecks {
                 }
                 long wait = e.start() - due;
                 long allowed = bound;
-                if (outage != null && due < outage.to() && e.start() > outage.from()) {
-                    allowed += outage.length();
+                for (Outage outage : outages) {
+                    if (due < outage.to() && e.start() > outage.from()) {
+                        allowed += outage.length() + outage.reconnectMs();
+                    }
                 }
                 for (Outage lost : supervisorLosses) {
                     if (due < lost.to() && e.start() > lost.from()) {

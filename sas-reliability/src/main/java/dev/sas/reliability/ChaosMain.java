@@ -15,6 +15,10 @@ import java.util.List;
  * {@code service mariadb restart}, or {@code --restart-cmd}), {@code --terminate-backends}, {@code --latency-ms a-b},
  * {@code --slow-per-mille}, {@code --complete-within-ms}, {@code --supervisor-interval-ms},
  * {@code --poll-interval-ms}, {@code --timeout-s}, {@code --log-dir}, {@code --keep-tables}.
+ * On the local HA cluster ({@code ha/start.sh}): {@code --db ha-postgres} (its multi-host URL, or
+ * SAS_TEST_HA_POSTGRES_URL; the harness's tables outside the cluster, or SAS_TEST_HA_OUTSIDE_URL),
+ * {@code --ledger-url}, {@code --failover kill,switchover}, {@code --replication-lag-ms},
+ * {@code --reconnect-ms}, {@code --ha-dir}.
  * Exits 0 when every invariant holds, 1 when one broke, 2 on a usage error.
  */
 public final class ChaosMain {

@@ -73,6 +73,16 @@ public final class ChaosReport {
     public long deadlinesMissed;
     public long retries;
     public long storeFailures;
+    /** Sum of the workers' {@code stepsCompleted}: step completions the store acknowledged. */
+    public long stepsCompletedMetric;
+    /** STEP_COMPLETED events in the store at the end. */
+    public long stepsCompletedEvents;
+    /** Sum of the workers' {@code tasksProcessed}: PROCESSED transitions the store acknowledged. */
+    public long tasksProcessedMetric;
+    /** PROCESSED events in the store at the end. */
+    public long processedEvents;
+    /** One line per failover of the HA cluster. */
+    public final List<String> failovers = new ArrayList<>();
     public long maxEventGapMs;
     public String maxEventGapTask;
     public long maxStallAfterStartMs;
@@ -165,6 +175,13 @@ public final class ChaosReport {
         row(sb, "workers that died on their own (restarted)", selfExits);
         row(sb, "worker JVMs started", workerProcesses);
         row(sb, "database disruption", dbDisruption);
+        for (int i = 0; i < failovers.size(); i++) {
+            row(sb, "failover " + (i + 1), failovers.get(i));
+        }
+        row(sb, "step completions acknowledged / recorded (STEP_COMPLETED events)", stepsCompletedMetric + " / "
+                + stepsCompletedEvents + " (exact when no worker was SIGKILLed: a kill loses up to 200 ms of metrics)");
+        row(sb, "tasks PROCESSED acknowledged / recorded (PROCESSED events)", tasksProcessedMetric + " / "
+                + processedEvents);
         row(sb, "supervisor takeovers (sum of timeoutsRecovered / STEP_TIMED_OUT events)",
                 takeoversMetric + " / " + takeoverEvents);
         row(sb, "stale replies rejected (sum of staleRejected)", staleRejected);

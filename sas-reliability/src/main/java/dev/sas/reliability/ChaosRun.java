@@ -22,6 +22,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -74,10 +75,14 @@ public final class ChaosRun implements AutoCloseable {
     private volatile boolean submitted;
     private volatile boolean closing;
     private volatile String dbDisruption = "none";
-    /** When the database was restarted, on the database clock; null if it was not. */
-    private volatile ChaosChecks.Outage outage;
+    /** When the database was restarted or failed over, on the database clock. */
+    private final List<ChaosChecks.Outage> outages = new CopyOnWriteArrayList<>();
+    /** The failovers of the HA cluster done so far. */
+    private final List<FailoverRecord> failoversDone = new CopyOnWriteArrayList<>();
+    /** Where the harness's tables are (ledger, actions, worker metrics); the store's URL unless set apart. */
+    private final String harnessUrl;
     /** From each SIGKILL or SIGSTOP of the supervisor lease's holder, one lease later (database clock). */
-    private final List<ChaosChecks.Outage> supervisorLosses = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ChaosChecks.Outage> supervisorLosses = new CopyOnWriteArrayList<>();
     /** The database clock minus this process's clock, measured at start. */
     private long dbOffsetMs;
     private int submitFailures;
@@ -89,6 +94,10 @@ public final class ChaosRun implements AutoCloseable {
     public ChaosRun(ChaosSettings settings) {
         this.s = settings;
         this.db = settings.db();
+        this.harnessUrl = settings.ledgerUrl();
+        if (!settings.failovers.isEmpty() && db != ChaosDb.POSTGRES) {
+            throw new IllegalArgumentException("--failover needs the HA PostgreSQL cluster (--db ha-postgres)");
+        }
         String id = randomLetters(6);
         this.prefix = "ch" + id + "_";
         this.appPrefix = "chaos-" + id + "-";
@@ -125,10 +134,12 @@ public final class ChaosRun implements AutoCloseable {
         log("run " + prefix + " on " + db + ": " + s + "; worker logs in " + logDir.toAbsolutePath());
         store = JdbcStateStore.builder().url(s.url).tablePrefix(prefix).maxPoolSize(4).poolName(appPrefix + "coord")
                 .build();
-        try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(harnessUrl); Statement st = c.createStatement()) {
             for (String ddl : db.ddl(prefix)) {
                 st.execute(ddl);
             }
+        }
+        try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
             dbOffsetMs = measureDbOffset(st);
         }
         log("database clock - coordinator clock = " + dbOffsetMs + " ms (corrects submission times for the stall check)");
@@ -175,7 +186,7 @@ public final class ChaosRun implements AutoCloseable {
                 "--prefix", prefix, "--slot", String.valueOf(slot), "--incarnation", String.valueOf(inc),
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid()), "--app-name", appPrefix + "w" + slot,
                 "--clock-offset", s.clockOffset(slot).toString(),
-                "--url", s.url, "--fail-every", String.valueOf(s.failEvery),
+                "--url", s.url, "--ledger-url", harnessUrl, "--fail-every", String.valueOf(s.failEvery),
                 "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
                 "--slow-per-mille", String.valueOf(s.slowPerMille),
                 "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
@@ -192,7 +203,7 @@ public final class ChaosRun implements AutoCloseable {
     /** True once every worker slot has reported metrics at least once. */
     public boolean workersReady() {
         try {
-            return queryLong("SELECT COUNT(DISTINCT slot) FROM " + prefix + "chaos_worker") >= slots.length;
+            return queryLong(harnessUrl, "SELECT COUNT(DISTINCT slot) FROM " + prefix + "chaos_worker") >= slots.length;
         } catch (SQLException e) {
             return false;
         }
@@ -299,7 +310,7 @@ public final class ChaosRun implements AutoCloseable {
         String sql = "INSERT INTO " + prefix + "chaos_action (task_id, action, result, at) VALUES (?, ?, ?, "
                 + db.nowMillis() + ")";
         for (int attempt = 1; attempt <= 40 && !closing; attempt++) {
-            try (Connection c = DriverManager.getConnection(s.url); PreparedStatement ps = c.prepareStatement(sql)) {
+            try (Connection c = DriverManager.getConnection(harnessUrl); PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setString(1, id.value());
                 ps.setString(2, action);
                 ps.setInt(3, result ? 1 : 0);
@@ -331,6 +342,12 @@ public final class ChaosRun implements AutoCloseable {
             }
             Collections.shuffle(actions);
             int disruptAt = (actions.size() + 1) / 2;
+            // failovers spread evenly over the actions: after action n * (j + 1) / (f + 1)
+            Map<Integer, List<ChaosSettings.Failover>> failoverAt = new HashMap<>();
+            for (int j = 0; j < s.failovers.size(); j++) {
+                int at = Math.max(1, actions.size() * (j + 1) / (s.failovers.size() + 1));
+                failoverAt.computeIfAbsent(at, x -> new ArrayList<>()).add(s.failovers.get(j));
+            }
             int k = 0;
             for (String action : actions) {
                 long base = s.killEvery.toMillis();
@@ -371,9 +388,20 @@ public final class ChaosRun implements AutoCloseable {
                 if (k == disruptAt) {
                     disruptDatabase();
                 }
+                for (ChaosSettings.Failover f : failoverAt.getOrDefault(k, List.of())) {
+                    failover(f);
+                }
             }
             if (actions.isEmpty()) {
                 disruptDatabase();
+                for (ChaosSettings.Failover f : s.failovers) {
+                    // with no worker actions, a failover every killEvery, the first once work is in flight
+                    pause(s.killEvery.toMillis());
+                    for (int w = 0; w < 100 && !submitted && nonTerminal() == 0 && !closing; w++) {
+                        pause(100);
+                    }
+                    failover(f);
+                }
             }
         } catch (Exception e) {
             log("chaos thread failed: " + e);
@@ -403,7 +431,7 @@ public final class ChaosRun implements AutoCloseable {
         long end = System.currentTimeMillis() + 30_000;
         while (System.currentTimeMillis() < end && !closing) {
             List<Integer> ready = new ArrayList<>();
-            try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement();
+            try (Connection c = DriverManager.getConnection(harnessUrl); Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("SELECT slot, MAX(incarnation) FROM " + prefix
                             + "chaos_worker GROUP BY slot")) {
                 while (rs.next()) {
@@ -462,7 +490,7 @@ public final class ChaosRun implements AutoCloseable {
             int rc = p.waitFor();
             boolean up = waitDbReady(s.url, 60_000);
             long t1 = System.currentTimeMillis();
-            outage = new ChaosChecks.Outage(t0 + dbOffsetMs, t1 + dbOffsetMs);
+            outages.add(new ChaosChecks.Outage(t0 + dbOffsetMs, t1 + dbOffsetMs));
             dbDisruption = db + " restarted (" + String.join(" ", cmd) + " exit " + rc + ", accepting again after "
                     + (t1 - t0) + " ms" + (up ? ")" : ", NOT READY)");
             log(dbDisruption);
@@ -470,13 +498,91 @@ public final class ChaosRun implements AutoCloseable {
             String sql = "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE left(application_name, "
                     + appPrefix.length() + ") = '" + appPrefix + "' AND pid <> pg_backend_pid()";
             try {
-                long n = queryLong(sql);
+                long n = queryLong(s.url, sql);
                 dbDisruption = "terminated all " + n + " backends of application_name " + appPrefix + "*";
             } catch (SQLException e) {
                 dbDisruption = "terminating backends failed: " + e.getMessage();
             }
             log(dbDisruption);
         }
+    }
+
+    /** One failover of the HA cluster, times on this process's clock. */
+    record FailoverRecord(ChaosSettings.Failover kind, String output, long startedAt, long writableAt, boolean writable,
+            long healthyAt) {
+    }
+
+    /**
+     * Moves the HA cluster's primary ({@code ha/kill-primary.sh} or {@code ha/switchover.sh}),
+     * waits until the store's URL reaches a writable primary again (the outage, kept for the stall
+     * check), and after a kill brings the killed node back ({@code ha/start-node.sh}) and waits
+     * until the cluster is whole again ({@code ha/wait.sh}), so the next failover finds a
+     * synchronous standby.
+     */
+    private void failover(ChaosSettings.Failover kind) throws IOException, InterruptedException {
+        if (closing) {
+            return;
+        }
+        List<String> cmd = new ArrayList<>(List.of("bash", s.haDir.resolve(
+                kind == ChaosSettings.Failover.KILL ? "kill-primary.sh" : "switchover.sh").toString()));
+        if (kind == ChaosSettings.Failover.KILL && s.replicationLagMs > 0) {
+            cmd.addAll(List.of("--lag-ms", String.valueOf(s.replicationLagMs)));
+        }
+        long open = nonTerminal();
+        long t0 = System.currentTimeMillis();
+        log("failover #" + (failoversDone.size() + 1) + " (" + kind + "), " + open + " tasks not terminal: "
+                + String.join(" ", cmd));
+        String out = runScript(cmd);
+        // a kill with replication lag froze the standbys first: the primary died at the end of the script
+        long died = kind == ChaosSettings.Failover.KILL ? killedAt(out, t0) : t0;
+        boolean up = waitWritable(s.url, 120_000);
+        long t1 = System.currentTimeMillis();
+        outages.add(new ChaosChecks.Outage(died + dbOffsetMs, t1 + dbOffsetMs, s.reconnect.toMillis()));
+        log(out.strip().replace('\n', ' ') + "; a primary accepts writes again after " + (t1 - died) + " ms"
+                + (up ? "" : " (NOT WRITABLE after 120 s)"));
+        if (kind == ChaosSettings.Failover.KILL) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("killed node(\\d+)").matcher(out);
+            if (m.find()) {
+                log(runScript(List.of("bash", s.haDir.resolve("start-node.sh").toString(), m.group(1))).strip());
+            }
+        }
+        String health = runScript(List.of("bash", s.haDir.resolve("wait.sh").toString(), "120"));
+        long t2 = System.currentTimeMillis();
+        log("cluster whole again after " + (t2 - died) + " ms" + (health.isBlank() ? "" : ": " + health.strip()));
+        failoversDone.add(new FailoverRecord(kind, out.strip(), died, t1, up, t2));
+    }
+
+    /** The kill time {@code kill-primary.sh} printed ("at <epoch ms>"), or {@code fallback}. */
+    static long killedAt(String out, long fallback) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("killed node\\d+ .* at (\\d+)").matcher(out);
+        return m.find() ? Long.parseLong(m.group(1)) : fallback;
+    }
+
+    /** Runs a script of the HA cluster and returns its output (also appended to ha.log in the log directory). */
+    private String runScript(List<String> cmd) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(s.haEnv);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        int rc = p.waitFor();
+        Files.writeString(logDir.resolve("ha.log"), "$ " + String.join(" ", cmd) + " (exit " + rc + ")\n" + out,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        return rc == 0 ? out : out + " (exit " + rc + ")";
+    }
+
+    /** Waits until {@code url} reaches a primary that accepts a write; true when it does. */
+    static boolean waitWritable(String url, long timeoutMs) throws InterruptedException {
+        long end = System.currentTimeMillis() + timeoutMs;
+        DriverManager.setLoginTimeout(5);
+        while (System.currentTimeMillis() < end) {
+            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+                st.execute("CREATE TEMPORARY TABLE chaos_probe (x INT)");
+                return true;
+            } catch (SQLException e) {
+                Thread.sleep(100);
+            }
+        }
+        return false;
     }
 
     /** Waits until the database at {@code url} accepts a connection and a query; true when it does. */
@@ -501,7 +607,7 @@ public final class ChaosRun implements AutoCloseable {
     /** Tasks not yet terminal, or -1 if the database cannot be asked right now. */
     public long nonTerminal() {
         try {
-            return queryLong("SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL);
+            return queryLong(s.url, "SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL);
         } catch (SQLException e) {
             return -1;
         }
@@ -583,7 +689,7 @@ public final class ChaosRun implements AutoCloseable {
         r.selfExits = selfExits.get();
         r.workerProcesses = started.size();
         r.dbDisruption = dbDisruption;
-        try (Connection c = DriverManager.getConnection(s.url)) {
+        try (Connection c = DriverManager.getConnection(s.url); Connection h = DriverManager.getConnection(harnessUrl)) {
             Map<String, int[]> eventCounts = new HashMap<>();
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT task_id, type, COUNT(*) FROM "
                     + prefix + "event WHERE type IN ('ERROR', 'RESUBMITTED') GROUP BY task_id, type")) {
@@ -620,7 +726,7 @@ public final class ChaosRun implements AutoCloseable {
                 r.maxCreatedToFinalMs = durations.get(durations.size() - 1);
             }
             List<ChaosChecks.Exec> execs = new ArrayList<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT id, task_id, step, kind,"
+            try (Statement st = h.createStatement(); ResultSet rs = st.executeQuery("SELECT id, task_id, step, kind,"
                     + " attempt, node, idem_key, started_at, window_ms, ended_at, outcome FROM " + prefix + "ledger_exec")) {
                 while (rs.next()) {
                     long ended = rs.getLong(10);
@@ -631,7 +737,7 @@ public final class ChaosRun implements AutoCloseable {
                 }
             }
             List<ChaosChecks.Effect> effects = new ArrayList<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+            try (Statement st = h.createStatement(); ResultSet rs = st.executeQuery(
                     "SELECT exec_id, idem_key, task_id, step, kind FROM " + prefix + "ledger_effect")) {
                 while (rs.next()) {
                     effects.add(new ChaosChecks.Effect(rs.getLong(1), rs.getString(2), rs.getString(3),
@@ -639,33 +745,41 @@ public final class ChaosRun implements AutoCloseable {
                 }
             }
             List<ChaosChecks.Action> actions = new ArrayList<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+            try (Statement st = h.createStatement(); ResultSet rs = st.executeQuery(
                     "SELECT task_id, action, result, at FROM " + prefix + "chaos_action")) {
                 while (rs.next()) {
                     actions.add(new ChaosChecks.Action(rs.getString(1), rs.getString(2), rs.getInt(3) == 1,
                             rs.getLong(4)));
                 }
             }
-            ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions, outage)
-                    .supervisorLost(supervisorLosses);
+            ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
+                    List.copyOf(outages)).supervisorLost(supervisorLosses);
             checks.check(r);
             Set<String> suspects = new TreeSet<>(checks.suspects);
             suspects.addAll(lost);
             // worker metrics and events
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+            try (Statement st = h.createStatement(); ResultSet rs = st.executeQuery(
                     "SELECT COALESCE(SUM(timeouts_recovered), 0), COALESCE(SUM(stale_rejected), 0),"
                             + " COALESCE(SUM(deadlines_missed), 0), COALESCE(SUM(retries), 0),"
-                            + " COALESCE(SUM(store_failures), 0) FROM " + prefix + "chaos_worker")) {
+                            + " COALESCE(SUM(store_failures), 0), COALESCE(SUM(steps_completed), 0),"
+                            + " COALESCE(SUM(tasks_processed), 0) FROM " + prefix + "chaos_worker")) {
                 rs.next();
                 r.takeoversMetric = rs.getLong(1);
                 r.staleRejected = rs.getLong(2);
                 r.deadlinesMissed = rs.getLong(3);
                 r.retries = rs.getLong(4);
                 r.storeFailures = rs.getLong(5);
+                r.stepsCompletedMetric = rs.getLong(6);
+                r.tasksProcessedMetric = rs.getLong(7);
+            }
+            r.stepsCompletedEvents = countEvents(c, "STEP_COMPLETED");
+            r.processedEvents = countEvents(c, "PROCESSED");
+            for (FailoverRecord f : failoversDone) {
+                r.failovers.add(describe(c, f));
             }
             eventGaps(c, r);
             if (r.maxStallTask != null) {
-                r.longestStall = describe(c, r.maxStallTask, tasks.get(r.maxStallTask));
+                r.longestStall = describe(h, r.maxStallTask, tasks.get(r.maxStallTask));
             }
             // evidence for whatever broke an invariant
             int shown = 0;
@@ -674,10 +788,66 @@ public final class ChaosRun implements AutoCloseable {
                     r.evidence.add("... and " + (suspects.size() - 10) + " more suspect tasks");
                     break;
                 }
-                r.evidence.add(describe(c, id, tasks.get(id)));
+                r.evidence.add(describe(h, id, tasks.get(id)));
             }
         }
         return r;
+    }
+
+    private long countEvents(Connection c, String type) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + prefix + "event WHERE type = ?")) {
+            ps.setString(1, type);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /**
+     * One failover in the report: what moved, how long until a primary accepted writes, and the
+     * time from the primary's death (or the switchover's start) to the first step completion
+     * recorded after it, that is on the new primary (event times are the recording runtimes'
+     * database-clock estimates).
+     */
+    private String describe(Connection c, FailoverRecord f) throws SQLException {
+        long from = f.startedAt() + dbOffsetMs;
+        long writable = f.writableAt() + dbOffsetMs;
+        Long first = null;
+        List<Long> completions = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT at FROM " + prefix
+                + "event WHERE type = 'STEP_COMPLETED' AND at >= ? AND at <= ? ORDER BY at")) {
+            ps.setLong(1, from - 5_000);
+            ps.setLong(2, f.healthyAt() + dbOffsetMs + 5_000);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    long at = rs.getLong(1);
+                    completions.add(at);
+                    if (first == null && at > from) {
+                        first = at;
+                    }
+                }
+            }
+        }
+        // the longest pause in step completions that spans part of the outage
+        long pause = 0;
+        long pauseEnd = 0;
+        for (int i = 0; i + 1 < completions.size(); i++) {
+            long a = completions.get(i);
+            long b = completions.get(i + 1);
+            if (a <= writable && b >= from && b - a > pause) {
+                pause = b - a;
+                pauseEnd = b;
+            }
+        }
+        String what = f.output().lines().filter(l -> l.startsWith("killed") || l.startsWith("switchover"))
+                .findFirst().orElse(f.kind().toString());
+        return f.kind() + " at +" + String.format(Locale.ROOT, "%.1f", (f.startedAt() - startedAt) / 1000.0) + " s ("
+                + what.replaceAll(" at \\d+$", "") + "): writable primary after " + (f.writableAt() - f.startedAt())
+                + " ms" + (f.writable() ? "" : " (NEVER)") + ", first step completed after "
+                + (first == null ? "NONE" : (first - from) + " ms") + ", longest pause in step completions "
+                + pause + " ms (ending " + (pauseEnd - from) + " ms after the start), cluster whole again after "
+                + (f.healthyAt() - f.startedAt()) + " ms";
     }
 
     /** The longest gaps between consecutive events of one task (event times are the recording nodes' clocks). */
@@ -749,8 +919,8 @@ public final class ChaosRun implements AutoCloseable {
         return sb.toString();
     }
 
-    private long queryLong(String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement();
+    private static long queryLong(String url, String sql) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -795,12 +965,14 @@ public final class ChaosRun implements AutoCloseable {
             store.close();
         }
         if (!s.keepTables) {
-            try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
-                for (String t : ChaosDb.tables(prefix)) {
-                    st.execute("DROP TABLE IF EXISTS " + t);
+            for (String url : new TreeSet<>(List.of(s.url, harnessUrl))) {
+                try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+                    for (String t : ChaosDb.tables(prefix)) {
+                        st.execute("DROP TABLE IF EXISTS " + t);
+                    }
+                } catch (SQLException e) {
+                    log("could not drop tables " + prefix + "*: " + e.getMessage());
                 }
-            } catch (SQLException e) {
-                log("could not drop tables " + prefix + "*: " + e.getMessage());
             }
         } else {
             log("kept tables " + prefix + "*");

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -18,7 +19,49 @@ public final class ChaosSettings {
     /** The default MariaDB URL (the machine's local server). */
     public static final String DEFAULT_MARIADB_URL = "jdbc:mariadb://127.0.0.1:3306/test?user=root";
 
+    /**
+     * The default URL of the local HA cluster ({@code ha/start.sh}): three Patroni nodes, the
+     * driver connects to whichever is the primary.
+     */
+    public static final String DEFAULT_HA_URL =
+            "jdbc:postgresql://127.0.0.1:5441,127.0.0.1:5442,127.0.0.1:5443/test?user=postgres&targetServerType=primary";
+    /** The default URL of the plain PostgreSQL outside the HA cluster ({@code ha/start.sh}), for the ledger. */
+    public static final String DEFAULT_HA_OUTSIDE_URL = "jdbc:postgresql://127.0.0.1:5444/test?user=postgres";
+
+    /** What moves the primary of an HA cluster: a SIGKILL of its node, or a planned switchover. */
+    public enum Failover {
+        /** {@code ha/kill-primary.sh}: SIGKILL the primary's Patroni and postmaster; Patroni promotes a standby. */
+        KILL,
+        /** {@code ha/switchover.sh}: a planned switchover with patronictl. */
+        SWITCHOVER
+    }
+
     String url = DEFAULT_POSTGRES_URL;
+    /**
+     * Where the harness keeps its own tables (ledger, operator actions, worker metrics); null = {@link #url}.
+     * On an HA cluster the ledger stands for the remote services' state, which a failover of the
+     * SAS store does not roll back, so it lives outside the cluster.
+     */
+    String ledgerUrl;
+    /** Failovers of the HA cluster, in order, spread over the chaos; empty = none. */
+    List<Failover> failovers = List.of();
+    /** Where the HA cluster's scripts are ({@code ha/} of the repository). */
+    Path haDir = Path.of("ha");
+    /**
+     * Before a {@link Failover#KILL}, freeze the standbys' WAL receivers (SIGSTOP) this long, so
+     * the primary is killed with commits the standbys have not received (asynchronous replication
+     * loses them; synchronous replication holds the commits back instead). 0 = no lag.
+     */
+    long replicationLagMs;
+    /**
+     * After a failover, how long a node may take to reconnect before the stall bound runs on:
+     * HikariCP backs off between reconnection attempts up to the pool wait
+     * ({@code JdbcStateStore.CONNECTION_TIMEOUT}, 2 s), so a pool may find the new primary up to
+     * that long after it accepts writes.
+     */
+    Duration reconnect = Duration.ofSeconds(2);
+    /** Environment for the HA scripts ({@code SAS_HA_DIR}, {@code SAS_HA_PORT} ...): a test's own cluster. */
+    Map<String, String> haEnv = Map.of();
     int tasks = 5_000;
     int workers = 3;
     int kills = 10;
@@ -63,6 +106,37 @@ public final class ChaosSettings {
 
     public ChaosSettings url(String url) {
         this.url = Objects.requireNonNull(url);
+        return this;
+    }
+
+    public ChaosSettings ledgerUrl(String ledgerUrl) {
+        this.ledgerUrl = ledgerUrl;
+        return this;
+    }
+
+    /** Where the harness's own tables are: {@link #ledgerUrl}, or else the store's URL. */
+    String ledgerUrl() {
+        return ledgerUrl != null ? ledgerUrl : url;
+    }
+
+    public ChaosSettings failovers(List<Failover> failovers) {
+        this.failovers = List.copyOf(failovers);
+        return this;
+    }
+
+    public ChaosSettings haDir(Path haDir) {
+        this.haDir = Objects.requireNonNull(haDir);
+        return this;
+    }
+
+    /** Environment variables for the HA scripts, e.g. {@code SAS_HA_DIR} and {@code SAS_HA_PORT} of a test's own cluster. */
+    public ChaosSettings haEnv(Map<String, String> haEnv) {
+        this.haEnv = Map.copyOf(haEnv);
+        return this;
+    }
+
+    public ChaosSettings replicationLagMs(long replicationLagMs) {
+        this.replicationLagMs = replicationLagMs;
         return this;
     }
 
@@ -169,7 +243,9 @@ public final class ChaosSettings {
         if (submitOverMs >= 0) {
             return submitOverMs;
         }
-        return (kills + pauses) * killEvery.toMillis() + pauses * (completeWithin.toMillis() + 2_000);
+        // a failover takes about the leader key's time-to-live (10 s) and the node's return as long again
+        return (kills + pauses) * killEvery.toMillis() + pauses * (completeWithin.toMillis() + 2_000)
+                + failovers.size() * 15_000L;
     }
 
     public ChaosSettings killEvery(Duration killEvery) {
@@ -289,11 +365,34 @@ public final class ChaosSettings {
                     }
                     String v = a.get(++i);
                     switch (opt) {
-                        case "--db" -> s.url = switch (v.toLowerCase(Locale.ROOT)) {
-                            case "postgres", "postgresql" -> env("SAS_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL);
-                            case "mariadb", "mysql" -> env("SAS_TEST_MARIADB_URL", DEFAULT_MARIADB_URL);
-                            default -> throw new IllegalArgumentException("--db must be postgres or mariadb, was " + v);
-                        };
+                        case "--db" -> {
+                            s.url = switch (v.toLowerCase(Locale.ROOT)) {
+                                case "postgres", "postgresql" -> env("SAS_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL);
+                                case "mariadb", "mysql" -> env("SAS_TEST_MARIADB_URL", DEFAULT_MARIADB_URL);
+                                case "ha-postgres" -> env("SAS_TEST_HA_POSTGRES_URL", DEFAULT_HA_URL);
+                                default -> throw new IllegalArgumentException(
+                                        "--db must be postgres, mariadb or ha-postgres, was " + v);
+                            };
+                            if (v.equalsIgnoreCase("ha-postgres") && s.ledgerUrl == null) {
+                                s.ledgerUrl = env("SAS_TEST_HA_OUTSIDE_URL", DEFAULT_HA_OUTSIDE_URL);
+                            }
+                        }
+                        case "--ledger-url" -> s.ledgerUrl = v;
+                        case "--failover" -> {
+                            List<Failover> f = new ArrayList<>();
+                            for (String k : v.split(",")) {
+                                f.add(switch (k.trim().toLowerCase(Locale.ROOT)) {
+                                    case "kill" -> Failover.KILL;
+                                    case "switchover" -> Failover.SWITCHOVER;
+                                    default -> throw new IllegalArgumentException(
+                                            "--failover takes kill and switchover, comma-separated; was " + v);
+                                });
+                            }
+                            s.failovers = List.copyOf(f);
+                        }
+                        case "--ha-dir" -> s.haDir = Path.of(v);
+                        case "--replication-lag-ms" -> s.replicationLagMs = Long.parseLong(v);
+                        case "--reconnect-ms" -> s.reconnect = Duration.ofMillis(Long.parseLong(v));
                         case "--url" -> s.url = v;
                         case "--tasks" -> s.tasks = Integer.parseInt(v);
                         case "--workers" -> s.workers = Integer.parseInt(v);
@@ -384,7 +483,10 @@ public final class ChaosSettings {
                 + cancelEvery + " (" + count(Fault.CANCEL) + " tasks cancelled within " + cancelWithin.toMillis()
                 + " ms of submission), stall bound=" + stallBoundMs() + " ms (slack " + stallSlack.toMillis() + " ms)"
                 + ", restartDb=" + restartDb + (restartDb ? " (" + String.join(" ", restartCommand()) + ")" : "")
-                + ", terminateBackends=" + terminateBackends + ", ledgerLatency="
+                + ", terminateBackends=" + terminateBackends
+                + (failovers.isEmpty() ? "" : ", failovers=" + failovers + " (" + haDir + "/), replicationLag="
+                        + replicationLagMs + " ms, reconnect allowance " + reconnect.toMillis() + " ms after each, ledger outside the store at " + ledgerUrl())
+                + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
                 + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
                 + supervisorInterval.toMillis() + " ms, pollInterval=" + pollInterval.toMillis() + " ms";

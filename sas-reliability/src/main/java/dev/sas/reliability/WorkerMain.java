@@ -88,7 +88,7 @@ public final class WorkerMain {
         String instanceId = "w" + slot + "-i" + incarnation + "-p" + pid;
 
         HikariConfig hc = new HikariConfig();
-        hc.setJdbcUrl(s.url);
+        hc.setJdbcUrl(s.ledgerUrl());
         hc.setPoolName(appName + "-ledger");
         hc.setMaximumPoolSize(12);
         hc.setConnectionTimeout(5_000);

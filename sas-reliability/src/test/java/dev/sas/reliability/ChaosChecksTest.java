@@ -55,14 +55,15 @@ class ChaosChecksTest {
     private ChaosReport check(Outage outage) {
         ChaosReport r = new ChaosReport();
         r.total = tasks.size();
-        new ChaosChecks(settings, tasks, execs, effects, actions, outage).check(r);
+        new ChaosChecks(settings, tasks, execs, effects, actions,
+                outage == null ? List.of() : List.of(outage)).check(r);
         return r;
     }
 
     private ChaosReport checkSupervisorLost(Outage lost) {
         ChaosReport r = new ChaosReport();
         r.total = tasks.size();
-        new ChaosChecks(settings, tasks, execs, effects, actions, null).supervisorLost(List.of(lost)).check(r);
+        new ChaosChecks(settings, tasks, execs, effects, actions, List.of()).supervisorLost(List.of(lost)).check(r);
         return r;
     }
 
@@ -170,6 +171,20 @@ class ChaosChecksTest {
         assertThat(r.stallViolations).isEqualTo(1);
         assertThat(r.worstStalls).singleElement().asString().contains(id, "waited 2601 ms > 2600 ms");
         assertThat(r.violations()).anyMatch(v -> v.contains("stall bound"));
+    }
+
+    @Test
+    void a_failover_extends_the_stall_bound_by_its_length_and_the_reconnect_allowance_and_no_more() {
+        String id = "task-1";
+        tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
+        // bound 2,600 ms; outage 2,000 ms: 4,600 ms without the allowance, waited 5,000 ms
+        exec(id, "reserve", "forward", 1, NODE_A, 6_000, 2_000, 6_040L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 6_100, 2_000, 6_140L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_A, 6_200, 2_000, 6_240L, Ledger.APPLIED);
+
+        assertThat(check(new Outage(2_000, 4_000)).stallViolations).as("a restart: no allowance").isEqualTo(1);
+        assertThat(check(new Outage(2_000, 4_000, 300)).stallViolations).as("5,000 > 4,600 + 300").isEqualTo(1);
+        assertThat(check(new Outage(2_000, 4_000, 400)).stallViolations).isZero();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.StateStoreException;
+import dev.sas.core.StoreUnavailableException;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
@@ -232,7 +233,9 @@ public final class Recorder {
      * in front of the rest. If the first two tried fail, the store is taken to be down and all are
      * returned for a later retry. Once one has succeeded, each that failed is tried once more, and
      * if it fails again it is refused for itself ({@link Result#REFUSED}, never retried; its step is
-     * failed with the store's error).
+     * failed with the store's error). A write that failed because the store was unavailable
+     * ({@link StoreUnavailableException}: a lost connection, a failover) says nothing about the
+     * transition, so it is never refused: it waits for the next retry with the others.
      *
      * @return the transitions to retry later
      */
@@ -261,6 +264,8 @@ public final class Recorder {
             try {
                 complete(p, store.write(List.of(p.transition), now).get(0), now);
                 storeUp = true;
+            } catch (StoreUnavailableException e) {
+                failed.add(p);
             } catch (Throwable e) {
                 p.failedAlone = true;
                 failed.add(p);
@@ -269,16 +274,20 @@ public final class Recorder {
         if (!storeUp) {
             return failed;
         }
-        // The store is up: what failed alone is tried once more (a passing glitch), then refused.
+        // The store is up: what failed alone is tried once more (a passing glitch), then refused,
+        // unless the store was unavailable for it (then it waits for the next retry).
+        List<Pending> later = new ArrayList<>();
         for (Pending p : failed) {
             Instant now = clock.instant();
             try {
                 complete(p, store.write(List.of(p.transition), now).get(0), now);
+            } catch (StoreUnavailableException e) {
+                later.add(p);
             } catch (Throwable e) {
                 refuse(p, e, now);
             }
         }
-        return List.of();
+        return later;
     }
 
     private void refuse(Pending p, Throwable e, Instant now) {

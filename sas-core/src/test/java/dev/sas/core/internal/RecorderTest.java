@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.StateStoreException;
+import dev.sas.core.StoreUnavailableException;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.StateStore;
@@ -21,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -100,6 +102,51 @@ class RecorderTest {
             assertThat(results.get(id)).isEqualTo(Recorder.Result.REFUSED);
             assertThat(refusals.get(id)).contains("invalid byte sequence (injected)");
         });
+    }
+
+    @Test
+    void a_transition_the_store_was_unavailable_for_while_it_wrote_others_is_retried_never_refused() throws Exception {
+        TaskId unlucky = TaskId.random();
+        AtomicInteger unluckyFailures = new AtomicInteger();
+        CountDownLatch firstWriteHeld = new CountDownLatch(1);
+        CountDownLatch queued = new CountDownLatch(1);
+        // A failover as one pool sees it: the writes holding one transition keep landing on
+        // connections to the old primary (unavailable) while the others reach the new one; then it
+        // gets through too.
+        StateStore store = (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+                    @SuppressWarnings("unchecked")
+                    List<Transition> ts = (List<Transition>) args[0];
+                    if (firstWriteHeld.getCount() > 0) {
+                        firstWriteHeld.countDown();
+                        queued.await(30, TimeUnit.SECONDS);
+                    }
+                    if (ts.stream().anyMatch(t -> t.taskId().equals(unlucky)) && unluckyFailures.incrementAndGet() <= 4) {
+                        throw new StoreUnavailableException("write failed: terminating connection due to administrator"
+                                + " command (injected)", null);
+                    }
+                    return ts.stream().map(t -> WriteOutcome.APPLIED).toList();
+                });
+        recorder = new Recorder(store, CLOCK, new Metrics(), 64);
+        recorder.start(1);
+        TaskId opener = TaskId.random();
+        write(opener);
+        assertThat(firstWriteHeld.await(30, TimeUnit.SECONDS)).isTrue();
+        List<TaskId> others = new ArrayList<>();
+        write(unlucky);
+        for (int i = 0; i < 5; i++) {
+            TaskId id = TaskId.random();
+            others.add(id);
+            write(id);
+        }
+        queued.countDown();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> results.size() == 7);
+        assertThat(results.get(unlucky)).isEqualTo(Recorder.Result.APPLIED);
+        assertThat(unluckyFailures.get()).as("failed alone while the others were written, then retried")
+                .isGreaterThanOrEqualTo(3);
+        assertThat(others).allSatisfy(id -> assertThat(results.get(id)).isEqualTo(Recorder.Result.APPLIED));
+        assertThat(refusals).isEmpty();
     }
 
     @Test

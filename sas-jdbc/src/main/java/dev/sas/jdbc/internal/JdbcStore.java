@@ -79,7 +79,18 @@ public final class JdbcStore implements StateStore {
      *     JVM's, so {@link #currentTime()} is empty and each runtime's clock is the authority
      */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, boolean serverClock) {
-        this.db = new StoreContext(jdbi, dialect, tables);
+        this(jdbi, dialect, tables, serverClock, () -> { });
+    }
+
+    /**
+     * A store on {@code jdbi}, whose schema is already in place.
+     *
+     * @param serverClock false for a database in this process (embedded H2), see above
+     * @param onReadOnly run when the database answers that it takes no writes (a primary demoted in
+     *     a failover): the store's own pool drops its connections so that new ones find the new primary
+     */
+    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, boolean serverClock, Runnable onReadOnly) {
+        this.db = new StoreContext(jdbi, dialect, tables, onReadOnly);
         this.serverClock = serverClock;
         this.dialect = dialect;
         this.submits = new Submits(db);

@@ -12,6 +12,16 @@ import javax.sql.DataSource;
  */
 public record OwnedPool(DataSource dataSource, String name, int maxPoolSize) implements AutoCloseable {
 
+    /**
+     * Drops the pool's connections (idle ones now, busy ones when returned): called when the
+     * database says it takes no writes, i.e. the primary they lead to was demoted in a failover.
+     * New connections go wherever the URL leads now ({@code targetServerType=primary} finds the new
+     * primary).
+     */
+    public void dropConnections() {
+        Pools.softEvict(dataSource, name);
+    }
+
     /** Closes the pool. */
     @Override
     public void close() {

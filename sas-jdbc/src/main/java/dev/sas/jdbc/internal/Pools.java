@@ -6,6 +6,7 @@ import dev.sas.core.StateStoreException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.slf4j.LoggerFactory;
 
 /** Creates the HikariCP pool a store owns when it is built from a URL. Not API. */
 public final class Pools {
@@ -73,5 +74,14 @@ public final class Pools {
             c = c.getCause();
         }
         return Urls.redact(String.valueOf(c.getMessage()));
+    }
+
+    /** See {@link OwnedPool#dropConnections()}. */
+    static void softEvict(javax.sql.DataSource pool, String name) {
+        LoggerFactory.getLogger(Pools.class).warn("SAS state store pool {}: the database takes no writes (a demoted"
+                + " primary?); dropping its connections so that new ones find the primary", name);
+        if (pool instanceof HikariDataSource h && h.getHikariPoolMXBean() != null) {
+            h.getHikariPoolMXBean().softEvictConnections();
+        }
     }
 }

@@ -36,6 +36,9 @@ final class PostgresDialect implements Dialect {
         config.addDataSourceProperty("connectTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
         config.addDataSourceProperty("loginTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.connect())));
         config.addDataSourceProperty("socketTimeout", String.valueOf(Timeouts.ceilSeconds(timeouts.socket())));
+        // With several hosts (an HA cluster), pgjdbc skips a host it saw as a standby for
+        // hostRecheckSeconds (default 10 s), even after that standby was promoted.
+        config.addDataSourceProperty("hostRecheckSeconds", "2");
         // Session settings rather than the 'options' property, which an 'options' in the URL would
         // replace. The store's transactions never wait on anything but the database, so a session
         // idle inside one belongs to a client that is frozen, cut off or half-open: the server ends

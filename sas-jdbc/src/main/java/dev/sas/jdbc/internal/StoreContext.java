@@ -1,6 +1,7 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.StateStoreException;
+import dev.sas.core.StoreUnavailableException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import java.sql.SQLException;
@@ -14,14 +15,22 @@ import org.jdbi.v3.core.JdbiException;
 /**
  * What every part of the store shares: the Jdbi that owns connections and transactions, the
  * dialect, the table names, and the one place where database errors become
- * {@link StateStoreException}s. Immutable and thread-safe.
+ * {@link StateStoreException}s: a {@link StoreUnavailableException} for an error that passes by
+ * itself (see {@link StoreErrors}), which the runtime retries and never blames on a task. When the
+ * database says it is read-only (a primary demoted in a failover), {@code onReadOnly} runs: the
+ * store's own pool then drops its connections, whose server will not take writes again, and the
+ * driver finds the new primary. Immutable and thread-safe.
  *
  * <p>Access style: Jdbi opens connections and runs transactions everywhere. Statements go through
  * Jdbi, except on the write path ({@link Submits}, {@link TransitionWriter} and the event writer in
  * {@link Rows}), which binds plain JDBC on the transaction's connection: binding through Jdbi cost
  * more CPU per row there than the database spent on the row.
  */
-record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
+record StoreContext(Jdbi jdbi, Dialect dialect, Tables t, Runnable onReadOnly) {
+
+    StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
+        this(jdbi, dialect, t, () -> { });
+    }
 
     /** Runs {@code body}, turning a database failure into a {@link StateStoreException} naming the operation. */
     <T> T run(String operation, Object taskId, Supplier<T> body) {
@@ -29,13 +38,31 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
             return body.get();
         } catch (JdbiException e) {
             throw failed(operation, taskId, e);
+        } catch (StoreUnavailableException e) {
+            throw e;
+        } catch (StateStoreException e) {
+            throw classified(e);
         }
     }
 
     /** The exception for a failed {@code operation} (on {@code taskId}, if not null). */
     StateStoreException failed(String operation, Object taskId, Exception e) {
-        return new StateStoreException(operation + " failed" + (taskId == null ? "" : " for task " + taskId)
-                + " on " + dialect.name() + ": " + rootMessage(e), e);
+        return classified(new StateStoreException(operation + " failed" + (taskId == null ? "" : " for task " + taskId)
+                + " on " + dialect.name() + ": " + rootMessage(e), e));
+    }
+
+    /**
+     * {@code e} as a {@link StoreUnavailableException} if its cause is a database error that passes
+     * by itself, otherwise {@code e}; a read-only error also runs {@code onReadOnly}.
+     */
+    StateStoreException classified(StateStoreException e) {
+        if (e instanceof StoreUnavailableException || !StoreErrors.isTransient(e)) {
+            return e;
+        }
+        if (StoreErrors.isReadOnly(e)) {
+            onReadOnly.run();
+        }
+        return new StoreUnavailableException(e.getMessage(), e.getCause());
     }
 
     /**
@@ -48,8 +75,8 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t) {
         try {
             Rows.insertEvents(h.getConnection(), t, events, replyTo);
         } catch (SQLException e) {
-            throw new StateStoreException("recording " + events.size() + " event(s) failed on " + dialect.name()
-                    + ": " + rootMessage(e), e);
+            throw classified(new StateStoreException("recording " + events.size() + " event(s) failed on "
+                    + dialect.name() + ": " + rootMessage(e), e));
         }
     }
 
