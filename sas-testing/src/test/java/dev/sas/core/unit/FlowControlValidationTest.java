@@ -121,7 +121,12 @@ class FlowControlValidationTest {
                 new Class<?>[] {StateStore.class}, (proxy, method, args) -> switch (method.getName()) {
                     case "supportsFlowControl" -> false;
                     case "toString" -> "PlainStore";
-                    default -> throw new UnsupportedOperationException(method.getName());
+                    default -> {
+                        if (method.isDefault()) {
+                            yield java.lang.reflect.InvocationHandler.invokeDefault(proxy, method, args);
+                        }
+                        throw new UnsupportedOperationException(method.getName());
+                    }
                 });
         Workflow<String> wf = workflow("wf", agent("payments", FlowControl.builder().maxConcurrentCalls(5).build()));
         assertThatThrownBy(() -> SasRuntime.builder().stateStore(plain).workflow(wf).build())
