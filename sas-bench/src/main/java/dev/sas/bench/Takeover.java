@@ -214,11 +214,11 @@ final class Takeover {
         }
     }
 
-    /** PROCESSED events in the event log, and the tasks they name. */
+    /** PROCESSED events in the event log (a row's own or the one it shares, schema 8), and the tasks they name. */
     private static long[] processedEvents(HikariDataSource pool, String prefix) throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement();
                 ResultSet r = s.executeQuery("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM " + prefix
-                        + "event WHERE type = 'PROCESSED'")) {
+                        + "event WHERE type = 'PROCESSED' OR then_type = 'PROCESSED'")) {
             r.next();
             return new long[] {r.getLong(1), r.getLong(2)};
         }

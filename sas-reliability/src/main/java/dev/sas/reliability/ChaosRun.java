@@ -691,8 +691,11 @@ public final class ChaosRun implements AutoCloseable {
         r.dbDisruption = dbDisruption;
         try (Connection c = DriverManager.getConnection(s.url); Connection h = DriverManager.getConnection(harnessUrl)) {
             Map<String, int[]> eventCounts = new HashMap<>();
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT task_id, type, COUNT(*) FROM "
-                    + prefix + "event WHERE type IN ('ERROR', 'RESUBMITTED') GROUP BY task_id, type")) {
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT task_id, type, COUNT(*) FROM"
+                    // an event may share its row with the one before it (then_type, schema 8)
+                    + " (SELECT task_id, type FROM " + prefix + "event UNION ALL SELECT task_id, then_type FROM "
+                    + prefix + "event WHERE then_type IS NOT NULL) x"
+                    + " WHERE type IN ('ERROR', 'RESUBMITTED') GROUP BY task_id, type")) {
                 while (rs.next()) {
                     eventCounts.computeIfAbsent(rs.getString(1), x -> new int[2])[rs.getString(2).equals("ERROR") ? 0
                             : 1] = rs.getInt(3);
