@@ -67,6 +67,13 @@ public final class SchemaManager {
                     throw e;
                 }
                 log.debug("schema update raced with another instance or failed; re-checking", e);
+                // the other instance's tables may not be visible yet (H2 runs concurrent DDL apart)
+                try {
+                    Thread.sleep(50L * attempt);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
             }
         }
     }

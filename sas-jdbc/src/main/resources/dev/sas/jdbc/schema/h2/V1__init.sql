@@ -55,7 +55,12 @@ CREATE TABLE IF NOT EXISTS ${prefix}event (
     step_name  VARCHAR(200),
     attempt    INT         NOT NULL,
     at         BIGINT      NOT NULL,
-    message    CHARACTER LARGE OBJECT
+    message    CHARACTER LARGE OBJECT,
+    -- schema 8's columns, here too: racing instances may run V8 before another's V1 is visible
+    then_type       VARCHAR(32),
+    then_step_index INT,
+    then_step_name  VARCHAR(200),
+    then_attempt    INT
 );
 CREATE INDEX IF NOT EXISTS ${prefix}event_task_idx ON ${prefix}event (task_id, id);
 
