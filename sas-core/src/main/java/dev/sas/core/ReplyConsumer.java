@@ -132,18 +132,7 @@ public final class ReplyConsumer implements AutoCloseable {
             throw new IllegalStateException("runOnce drives a reply consumer that was not started; " + consumerId
                     + " is " + (closed.get() ? "closed" : "started"));
         }
-        int delivered = 0;
-        for (ReplyPump pump : pumps.values()) {
-            try {
-                delivered += Math.max(0, pump.runOnce());
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new SasException("reply channel " + pump.channel() + ": its handler threw; the batch stays"
-                        + " pending: " + e, e);
-            }
-        }
-        return delivered;
+        return ReplyPump.runEachOnce(pumps.values());
     }
 
     /** Counters since this consumer was built (the reply counters and store failures). */

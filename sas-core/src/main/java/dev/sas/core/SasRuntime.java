@@ -493,18 +493,7 @@ public final class SasRuntime implements AutoCloseable {
      */
     public int runRepliesOnce() {
         requireManual();
-        int delivered = 0;
-        for (ReplyPump pump : replyPumps.values()) {
-            try {
-                delivered += Math.max(0, pump.runOnce());
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new SasException("reply channel " + pump.channel() + ": its handler threw; the batch stays"
-                        + " pending: " + e, e);
-            }
-        }
-        return delivered;
+        return ReplyPump.runEachOnce(replyPumps.values());
     }
 
     private void requireManual() {

@@ -164,6 +164,27 @@ public final class ReplyPump {
         }
     }
 
+    /**
+     * Delivers one batch of each pump on the calling thread (for manual driving).
+     *
+     * @return how many messages were delivered
+     * @throws dev.sas.core.SasException if a channel's handler threw (its batch stays pending)
+     */
+    public static int runEachOnce(Iterable<ReplyPump> pumps) {
+        int delivered = 0;
+        for (ReplyPump pump : pumps) {
+            try {
+                delivered += Math.max(0, pump.runOnce());
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new dev.sas.core.SasException("reply channel " + pump.channel() + ": its handler threw; the"
+                        + " batch stays pending: " + e, e);
+            }
+        }
+        return delivered;
+    }
+
     private void loop() {
         long backoffMs = FIRST_BACKOFF_MS;
         while (running) {
