@@ -28,9 +28,11 @@ import org.slf4j.LoggerFactory;
 final class ClaimLoop {
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
     /**
-     * How long a wake-up waits, while tasks are in flight, for more work to gather before it
-     * claims: a trickle of submits under load then makes one claim, not one claim per task. An
-     * idle loop (nothing in flight) claims at once.
+     * The shortest time between the starts of two claims while the runtime is loaded: a wake-up
+     * sooner than that after the last claim waits for the rest, so a trickle of submits under load
+     * makes one claim per interval, not one claim per task. A lightly loaded loop (fewer than
+     * {@link #coalesceAbove} tasks in flight), or one whose last claim is older, claims at once,
+     * so a task submitted to a quiet runtime starts without this wait.
      */
     static final Duration COALESCE = Duration.ofMillis(5);
     /** Longest wait between two failed claims. */
@@ -47,11 +49,15 @@ final class ClaimLoop {
     private final int claimBatch;
     private final int maxInFlight;
     private final int lowWater;
+    /** In-flight count from which a wake-up coalesces: a sixteenth of a claim batch, at least 2. */
+    private final int coalesceAbove;
     private final Duration pollInterval;
     private final AdaptivePoll poll;
     private final Consumer<ClaimedTask> onClaimed;
 
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** {@link System#nanoTime()} when the last claim started; written by the claiming thread. */
+    private volatile long lastClaimNanos = System.nanoTime() - COALESCE.toNanos();
     private final AtomicLong hostCommitWakeUpsAt = new AtomicLong(System.nanoTime() - 1_000_000_000L);
     private final Object idle = new Object();
     private final Semaphore wake = new Semaphore(0);
@@ -78,6 +84,7 @@ final class ClaimLoop {
         this.maxInFlight = maxInFlight;
         // Claim again once half a batch has drained, not at every release: fewer, fuller claims.
         this.lowWater = maxInFlight - Math.max(1, Math.min(claimBatch, maxInFlight) / 2);
+        this.coalesceAbove = Math.max(2, Math.min(claimBatch, maxInFlight) / 16);
         this.pollInterval = pollInterval;
         this.poll = poll;
         this.onClaimed = onClaimed;
@@ -172,9 +179,15 @@ final class ClaimLoop {
         }
     }
 
-    /** While tasks are in flight, waits up to {@link #COALESCE} (less if the last one finishes). */
+    /**
+     * While at least {@link #coalesceAbove} tasks are in flight, waits until {@link #COALESCE} has
+     * passed since the last claim started (less if the last task finishes).
+     */
     private void coalesce() throws InterruptedException {
-        long deadline = System.nanoTime() + COALESCE.toNanos();
+        if (inFlight.get() < coalesceAbove) {
+            return;
+        }
+        long deadline = lastClaimNanos + COALESCE.toNanos();
         synchronized (idle) {
             while (running && inFlight.get() > 0) {
                 long left = deadline - System.nanoTime();
@@ -211,6 +224,7 @@ final class ClaimLoop {
         if (want <= 0) {
             return 0;
         }
+        lastClaimNanos = System.nanoTime();
         clock.ensureFresh();
         List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
         metrics.claimPolled(clock.instant());
