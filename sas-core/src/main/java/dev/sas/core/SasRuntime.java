@@ -81,6 +81,11 @@ public final class SasRuntime implements AutoCloseable {
     /** Longest {@link #close()} waits for listeners to catch up: 5 s (or the shutdown grace, if shorter). */
     private static final Duration MAX_EVENT_DRAIN = Duration.ofSeconds(5);
     private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
+    /**
+     * After a "work is due" hint without a due time, when the claim loop looks again: a store may
+     * send one hint for the submits of a short interval (PostgreSQL: one per 2 ms per store).
+     */
+    private static final List<Duration> HINT_FOLLOW_UPS = List.of(Duration.ofMillis(5), Duration.ofMillis(25));
     /** Default time a task may be due while no live runtime can run it, before the supervisor parks it: 5 min. */
     public static final Duration DEFAULT_UNRUNNABLE_GRACE = Duration.ofMinutes(5);
     /** Default most final tasks deleted in one retention batch: 1,000. */
@@ -285,7 +290,12 @@ public final class SasRuntime implements AutoCloseable {
         if (config.schedulerEnabled()) {
             subscriptions.add(signals.subscribe(StoreSignals.Topic.TASKS_DUE, due -> {
                 if (due == null || due.isEmpty()) {
-                    scheduler.wakeUp();
+                    // A store may send one hint for several submits close together (PostgreSQL:
+                    // one per 2 ms): look again shortly, for those committed just after this one.
+                    java.time.Instant now = clock.instant();
+                    for (Duration again : HINT_FOLLOW_UPS) {
+                        scheduler.wakeUpAt(now.plus(again));
+                    }
                 } else {
                     scheduler.wakeUpAt(java.time.Instant.ofEpochMilli(Long.parseLong(due)));
                 }

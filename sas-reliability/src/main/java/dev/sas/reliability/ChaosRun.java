@@ -798,8 +798,11 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private long countEvents(Connection c, String type) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + prefix + "event WHERE type = ?")) {
+        // an event may be kept in another's row (then_type: a PROCESSED after the last STEP_COMPLETED)
+        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + prefix
+                + "event WHERE type = ? OR then_type = ?")) {
             ps.setString(1, type);
+            ps.setString(2, type);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);

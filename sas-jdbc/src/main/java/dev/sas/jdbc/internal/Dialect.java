@@ -181,6 +181,14 @@ public interface Dialect {
         return null;
     }
 
+    /**
+     * A statement that sends the "work is due" hint with the commit of the transaction it runs in,
+     * or null where the database pushes no hints. PostgreSQL: {@code SELECT pg_notify(<prefix>due, '')}.
+     */
+    default String submitHintSql(Tables t) {
+        return null;
+    }
+
     /** Drops what the schema scripts created besides tables (PostgreSQL: the trigger functions). Tests only. */
     default void dropExtras(Handle h, Tables t) {
     }

@@ -141,6 +141,11 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String submitHintSql(Tables t) {
+        return "SELECT pg_notify('" + t.notifyChannel("due") + "', '')";
+    }
+
+    @Override
     public void dropExtras(Handle h, Tables t) {
         for (String f : List.of("notify_submitted", "notify_due", "notify_done", "notify_replies")) {
             h.execute("DROP FUNCTION IF EXISTS " + t.prefix() + f + "() CASCADE");

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jdbi.v3.core.JdbiException;
 
 /**
@@ -41,13 +42,26 @@ final class Submits {
      * under MariaDB's default max_allowed_packet (16 MiB). A single larger task goes on its own.
      */
     static final long CHARS_PER_STATEMENT = 2_000_000;
+    /**
+     * Most one "work is due" hint per this interval from one store (PostgreSQL). A {@code NOTIFY}
+     * serialises the commits of the transactions that send one and wakes every listening node, and
+     * at a thousand submits a second it cost about half of the submit path; a node woken by a hint
+     * looks again shortly after ({@code SasRuntime}), which finds the submits of the interval
+     * that sent none. Only hints of committed store transactions count: a submit in a host's
+     * transaction, which may roll back, always sends its own.
+     */
+    static final long HINT_INTERVAL_NANOS = 2_000_000;
 
     private final StoreContext db;
     private final HostTransactions host;
+    private final String hintSql;
+    /** When the last hint of a committed store transaction was sent ({@link System#nanoTime()}). */
+    private final AtomicLong lastHintNanos = new AtomicLong(System.nanoTime() - HINT_INTERVAL_NANOS);
 
     Submits(StoreContext db) {
         this.db = db;
         this.host = new HostTransactions(db);
+        this.hintSql = db.dialect().submitHintSql(db.t());
     }
 
     /** See {@code StateStore.submit}. */
@@ -81,7 +95,20 @@ final class Submits {
         String operation = single ? "submit" : "submitAll of " + tasks.size() + " tasks";
         Object taskId = single ? tasks.get(0).taskId() : null;
         try {
-            return host.inTransaction(transaction, operation, c -> submitIn(c, tasks, received));
+            if (transaction != null) {
+                // a host's transaction may still roll back: its hint never counts for others
+                return host.inTransaction(transaction, operation, c -> submitIn(c, tasks, received, true));
+            }
+            long[] hintSentAt = {0};
+            List<SubmitResult> results = host.inTransaction(null, operation, c -> {
+                List<SubmitResult> r = submitIn(c, tasks, received, false);
+                hintSentAt[0] = sendHint(c, false);
+                return r;
+            });
+            if (hintSentAt[0] != 0) {
+                lastHintNanos.accumulateAndGet(hintSentAt[0], Math::max);
+            }
+            return results;
         } catch (SQLException | JdbiException e) {
             if (StoreContext.isValueTooLong(e)) {
                 throw valueTooLong(operation, tasks, e);
@@ -90,8 +117,8 @@ final class Submits {
         }
     }
 
-    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received)
-            throws SQLException {
+    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received,
+            boolean hostTransaction) throws SQLException {
         int n = tasks.size();
         // the first task of a (workflow, business key) in the batch wins; later ones get its id
         Map<List<String>, Integer> firstOfKey = new HashMap<>();
@@ -160,7 +187,28 @@ final class Submits {
         }
         EventRows.insert(c, db.t(), events);
         Rows.insertOutbox(c, db.t(), outbox, replyTo);
+        if (hostTransaction) {
+            sendHint(c, true);
+        }
         return results;
+    }
+
+    /**
+     * Sends the "work is due" hint with the commit of {@code c}'s transaction: always in a host's
+     * transaction, else unless a committed one of this store went out within
+     * {@link #HINT_INTERVAL_NANOS}.
+     *
+     * @return when it was sent ({@link System#nanoTime()}), or 0 if it was not
+     */
+    private long sendHint(Connection c, boolean always) throws SQLException {
+        long now = System.nanoTime();
+        if (hintSql == null || (!always && now - lastHintNanos.get() < HINT_INTERVAL_NANOS)) {
+            return 0;
+        }
+        try (PreparedStatement ps = c.prepareStatement(hintSql)) {
+            ps.execute();
+        }
+        return now;
     }
 
     /** The end (exclusive) of the chunk of {@code leaders} that starts at {@code from}. */

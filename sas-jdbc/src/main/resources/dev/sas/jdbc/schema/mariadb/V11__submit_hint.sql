@@ -1,0 +1,2 @@
+-- SAS schema version 11: on PostgreSQL a submit's wake-up hint moved from a trigger to the store.
+-- Nothing changes on this database, which pushes no hints.
