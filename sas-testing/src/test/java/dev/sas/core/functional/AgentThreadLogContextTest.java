@@ -27,7 +27,8 @@ import org.slf4j.MDC;
 
 /**
  * A step whose agent replies on the agent's own thread ({@code sas-agent-<name>-N}): the agent's
- * code and SAS's log line about the step's result there both carry the task in the MDC.
+ * code and SAS's log line about the step's result (on whichever thread handles it) both carry the
+ * task in the MDC.
  */
 class AgentThreadLogContextTest {
 
@@ -63,7 +64,9 @@ class AgentThreadLogContextTest {
                     .anyMatch(e -> e.getFormattedMessage().contains("failed")));
             ILoggingEvent retry = lines.list.stream().filter(e -> e.getFormattedMessage().contains("failed"))
                     .findFirst().orElseThrow();
-            assertThat(retry.getThreadName()).startsWith("sas-agent-payments-");
+            // logged on the thread that completed the agent's stage, or, when it was complete before
+            // the runner attached its callback (a fast agent on a loaded machine), on the scheduler's
+            assertThat(retry.getThreadName()).matches("sas-(agent-payments|scheduler)-\\d+");
             assertThat(retry.getMDCPropertyMap()).containsAllEntriesOf(Map.of("sas.taskId", id,
                     "sas.workflow", "mdc-agent", "sas.step", "0", "sas.attempt", "1"));
         } finally {
