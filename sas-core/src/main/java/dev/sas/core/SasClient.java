@@ -494,6 +494,89 @@ public final class SasClient {
         return requested;
     }
 
+    // ------------------------------------------------------------------ replies to awaiting steps
+
+    /**
+     * Completes the step attempt {@code replyToken} names with {@code reply} as its output: the
+     * reply to a request a step sent with {@link StepBuilder#awaitReply(ReplyRequest)}. Works from
+     * any node or process holding only a store (a webhook handler, a queue consumer). In one fenced
+     * store transaction it checks that the task still awaits this very attempt (same step, same
+     * lease) and that the store's time is before the step's deadline, then records the step as
+     * completed exactly as a scheduler would (the next step becomes due, or the task
+     * {@code PROCESSED}; events, reply channels, listeners and handles see it). A reply that arrives
+     * while the request's send is still being recorded is kept and applied by that record.
+     *
+     * <p>The reply is encoded with the step's codec: a step defined by name takes a {@link String},
+     * stored as is; a typed step ({@link TypedStepBuilder}) takes a value of its type, which needs
+     * this client to know the workflow (it submitted to it, or {@link Builder#workflow(Workflow)}).
+     *
+     * @param replyToken the token the request carried ({@link ReplyRequest#send})
+     * @param reply the step's output, or null
+     * @return what became of the reply; only {@link ReplyOutcome#COMPLETED} changed the task
+     * @throws NullPointerException if {@code replyToken} is null
+     * @throws IllegalArgumentException if {@code replyToken} is blank, the step named does not await a
+     *     reply, the workflow is unknown to this client for a non-string reply, or the reply cannot be
+     *     encoded, is too large or unstorable
+     * @throws StateStoreException if the store failed; the reply may then have been recorded or not
+     *     (sending it again is safe: a duplicate answers {@link ReplyOutcome#ALREADY_COMPLETED})
+     */
+    public ReplyOutcome completeStep(String replyToken, Object reply) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /**
+     * Completes the step attempt {@code replyToken} names with text already encoded with the step's
+     * codec (for transports that carry the encoded reply); otherwise as
+     * {@link #completeStep(String, Object)}.
+     *
+     * @param replyToken the token the request carried
+     * @param encodedReply the step's output as the step's codec encodes it, or null
+     * @return what became of the reply
+     * @throws NullPointerException if {@code replyToken} is null
+     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
+     *     await a reply, or the reply is too large or unstorable
+     * @throws StateStoreException if the store failed
+     */
+    public ReplyOutcome completeStepEncoded(String replyToken, String encodedReply) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /**
+     * Records the step attempt {@code replyToken} names as failed with {@code error}: retried per
+     * the step's {@link RetryPolicy} (the request is sent again, with the same idempotency key), or
+     * the step fails when the policy is spent. Fenced and bounded like
+     * {@link #completeStep(String, Object)}.
+     *
+     * @param replyToken the token the request carried
+     * @param error what went wrong (stored as the task's last error)
+     * @return what became of the failure; only {@link ReplyOutcome#FAILED} changed the task
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
+     *     await a reply
+     * @throws StateStoreException if the store failed
+     */
+    public ReplyOutcome failStep(String replyToken, String error) {
+        return failStep(replyToken, error, true);
+    }
+
+    /**
+     * Records the step attempt {@code replyToken} names as failed with {@code error}, like
+     * {@link #failStep(String, String)}; with {@code retryable} false the step fails for good at
+     * once (as a {@link NonRetryableException} would), whatever its retry policy.
+     *
+     * @param replyToken the token the request carried
+     * @param error what went wrong (stored as the task's last error)
+     * @param retryable whether the step's retry policy may retry it
+     * @return what became of the failure
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
+     *     await a reply
+     * @throws StateStoreException if the store failed
+     */
+    public ReplyOutcome failStep(String replyToken, String error, boolean retryable) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
     // ------------------------------------------------------------------ agents
 
     /**
