@@ -164,7 +164,7 @@ public final class SchemaManager {
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
                 tables.runtimeWorkflow(), tables.replyOutbox(), tables.replyChannel(), tables.agentPermit(),
-                tables.agentGate(), tables.schemaVersion())) {
+                tables.agentGate(), tables.stepReply(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }
         dialect.dropExtras(h, tables);
