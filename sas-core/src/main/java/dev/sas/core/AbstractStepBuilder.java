@@ -177,13 +177,25 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     }
 
     /** Checks the combination of settings and builds the step. */
-    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall) {
-        if (step == null && agentCall == null) {
-            throw new IllegalStateException("step '" + name + "' has no work: set execute(...) or call(...)");
+    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall,
+            StepDefinition.AwaitReply<I> awaitReply) {
+        List<String> kinds = new ArrayList<>();
+        if (step != null) {
+            kinds.add("execute(...)");
         }
-        if (step != null && agentCall != null) {
+        if (agentCall != null) {
+            kinds.add("call(...)");
+        }
+        if (awaitReply != null) {
+            kinds.add("awaitReply(...)");
+        }
+        if (kinds.isEmpty()) {
             throw new IllegalStateException(
-                    "step '" + name + "' sets both execute(...) and call(...); choose one");
+                    "step '" + name + "' has no work: set execute(...), call(...) or awaitReply(...)");
+        }
+        if (kinds.size() > 1) {
+            throw new IllegalStateException(
+                    "step '" + name + "' sets " + String.join(" and ", kinds) + "; choose one");
         }
         if (compensation != null && compensationCall != null) {
             throw new IllegalStateException("step '" + name + "' sets both compensateWith(compensation) and "
@@ -210,6 +222,6 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
-        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall);
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, awaitReply);
     }
 }

@@ -42,6 +42,11 @@ package dev.sas.core;
  *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
  *     breakers' state across the cluster
  * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
+ * @param lateReplies replies to awaiting steps ({@link SasClient#completeStep(String, Object)},
+ *     {@link SasClient#failStep(String, String)}) through this runtime's client rejected because they
+ *     came after the step's deadline ({@link ReplyOutcome#LATE})
+ * @param staleReplies replies through this runtime's client rejected because their token's attempt was
+ *     no longer the task's ({@link ReplyOutcome#STALE})
  */
 public record SasMetrics(
         long claimed,
@@ -65,5 +70,7 @@ public record SasMetrics(
         long replyChannelUnknown,
         long heldBack,
         long breakersOpened,
-        long breakersClosed) {
+        long breakersClosed,
+        long lateReplies,
+        long staleReplies) {
 }

@@ -7,8 +7,8 @@ import java.util.function.Function;
 /**
  * Configures one step whose output is a plain string (or none), inside
  * {@link Workflow.Builder#step(String, java.util.function.Consumer)}. Set exactly one kind of work:
- * {@link #execute} (a local function) or {@link #call} (a call through an {@link Agent} replying a
- * string). For a typed output, define the step with a {@link StepRef} instead
+ * {@link #execute} (a local function), {@link #call} (a call through an {@link Agent} replying a
+ * string) or {@link #awaitReply} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
  * ({@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}). Not thread-safe.
  *
  * @param <I> the workflow's input type
@@ -29,6 +29,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
+    private StepDefinition.AwaitReply<I> awaitReply;
 
     StepBuilder(String name) {
         super(name);
@@ -65,7 +66,23 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
         return this;
     }
 
+    /**
+     * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
+     * later, when its reply arrives through {@link SasClient#completeStep(String, Object)} from any
+     * node or process; the reply text is the step's output. No thread waits meanwhile: the task rests
+     * {@link TaskStatus#AWAITING_REPLY} until the reply or the step's deadline
+     * ({@link #completeWithin}, e.g. days for a human approval). A deadline missed counts a time-out
+     * and the request is sent again (same idempotency key, new token).
+     *
+     * @throws NullPointerException if {@code request} is null
+     */
+    public StepBuilder<I> awaitReply(ReplyRequest<I> request) {
+        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
+        this.awaitReply = new StepDefinition.AwaitReply<>(request, Codec.string());
+        return this;
+    }
+
     StepDefinition<I> build(int index) {
-        return build(index, StepRef.of(name), step, agentCall);
+        return build(index, StepRef.of(name), step, agentCall, awaitReply);
     }
 }

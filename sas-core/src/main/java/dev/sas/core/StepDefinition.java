@@ -31,9 +31,10 @@ public final class StepDefinition<I> {
     private final RetryPolicy compensationRetryPolicy;
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
+    private final AwaitReply<I> awaitReply;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
-            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall) {
+            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitReply<I> awaitReply) {
         this.name = b.name;
         this.index = index;
         this.ref = ref;
@@ -47,6 +48,42 @@ public final class StepDefinition<I> {
         this.compensationRetryPolicy = compensationRetryPolicy;
         this.step = step;
         this.agentCall = agentCall;
+        this.awaitReply = awaitReply;
+    }
+
+    /**
+     * Whether this step sends a request and completes later, when its reply arrives
+     * ({@link StepBuilder#awaitReply(ReplyRequest)}).
+     */
+    public boolean awaitsReply() {
+        return awaitReply != null;
+    }
+
+    /**
+     * Sends this step's request ({@link ReplyRequest#send}) on the calling thread.
+     *
+     * @throws IllegalStateException if the step does not await a reply
+     * @throws Exception what the request threw
+     */
+    public void sendRequest(StepContext<I> context, String replyToken) throws Exception {
+        if (awaitReply == null) {
+            throw new IllegalStateException("step '" + name + "' does not await a reply");
+        }
+        awaitReply.request.send(context, replyToken);
+    }
+
+    /**
+     * Encodes a reply to this awaiting step with the step's codec (a string for a step defined by
+     * name, the ref's codec for a typed one); a string reply to a step defined by name is stored as is.
+     *
+     * @throws IllegalStateException if the step does not await a reply
+     * @throws IllegalArgumentException if the reply cannot be encoded with the step's codec
+     */
+    public String encodeReply(Object reply) {
+        if (awaitReply == null) {
+            throw new IllegalStateException("step '" + name + "' does not await a reply");
+        }
+        return awaitReply.encode(reply, name);
     }
 
     /** The step's name, unique within its workflow. */
@@ -240,7 +277,32 @@ public final class StepDefinition<I> {
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
+                + (awaitReply != null ? ", awaitReply" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
+    }
+
+    /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */
+    static final class AwaitReply<I> {
+        final ReplyRequest<I> request;
+        final Codec<?> codec;
+
+        AwaitReply(ReplyRequest<I> request, Codec<?> codec) {
+            this.request = Objects.requireNonNull(request, "request must not be null");
+            this.codec = Objects.requireNonNull(codec, "codec must not be null");
+        }
+
+        @SuppressWarnings("unchecked")
+        String encode(Object reply, String step) {
+            if (reply == null) {
+                return null;
+            }
+            try {
+                return ((Codec<Object>) codec).encode(reply);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("reply to step '" + step + "' cannot be encoded with the step's"
+                        + " codec (" + e + "); pass a value of the step's output type", e);
+            }
+        }
     }
 
     /** A call through an agent; {@code replyCodec} is null for a compensation, whose reply is ignored. */

@@ -78,6 +78,13 @@ public record TaskEvent(
          * capacity, rate limit reached, or circuit breaker open (the message says which and until
          * when). The attempt was not spent; the task waits and comes back by itself.
          */
-        WAITING
+        WAITING,
+        /**
+         * A step that awaits a reply sent its request; the task waits ({@link TaskStatus#AWAITING_REPLY})
+         * for the reply or the step's deadline.
+         */
+        REPLY_AWAITED,
+        /** A reply to the step's request was accepted (the message says whether it completed or failed the attempt). */
+        REPLY_RECEIVED
     }
 }

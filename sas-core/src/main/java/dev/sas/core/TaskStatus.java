@@ -3,7 +3,8 @@ package dev.sas.core;
 /**
  * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; a task whose next
  * agent call is held back by the agent's flow control (capacity, rate limit, circuit breaker)
- * waits in {@code WAITING} and goes on by itself; the supervisor
+ * waits in {@code WAITING} and goes on by itself; a step that awaits a reply rests in
+ * {@code AWAITING_REPLY} between {@code PROCESSING} and the step's completion; the supervisor
  * moves a timed-out {@code PROCESSING} task back to {@code PENDING}, and parks a {@code PENDING}
  * task that no live runtime can run ({@code PARKED}) until one can; a task that cannot finish
  * goes to {@code ERROR}, or, when the workflow compensates, through {@code COMPENSATING} to
@@ -29,6 +30,15 @@ public enum TaskStatus {
     PARKED,
     /** Claimed by a scheduler, which is running its current step. */
     PROCESSING,
+    /**
+     * The current step ({@link StepBuilder#awaitReply(ReplyRequest)}) sent its request and waits for
+     * its reply, which {@link SasClient#completeStep(String, Object)} or
+     * {@link SasClient#failStep(String, String)} delivers from any node or process. No scheduler
+     * holds the task and no thread waits; the step's lease and deadline are kept, so a reply after
+     * the deadline or for an older attempt is rejected, and the supervisor treats a task still
+     * waiting at its deadline as a timed-out step (retried with the request sent again).
+     */
+    AWAITING_REPLY,
     /** Every step completed. Final. */
     PROCESSED,
     /** A step failed for good or timed out too often; waits for an operator to resubmit or cancel. */
@@ -44,7 +54,8 @@ public enum TaskStatus {
 
     /** True when no scheduler will move this task again without an operator. */
     public boolean isTerminal() {
-        return this != PENDING && this != WAITING && this != PARKED && this != PROCESSING && this != COMPENSATING;
+        return this != PENDING && this != WAITING && this != PARKED && this != PROCESSING
+                && this != AWAITING_REPLY && this != COMPENSATING;
     }
 
     /** True when the task is finished for good and may be purged after its retention period. */

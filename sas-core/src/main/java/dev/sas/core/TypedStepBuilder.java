@@ -7,8 +7,9 @@ import java.util.function.Function;
  * Configures one step defined by a {@link StepRef}, inside
  * {@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}: its output has the ref's
  * type and is encoded with the ref's codec, so neither is repeated here. Set exactly one kind of
- * work: {@link #execute} (a local function returning the output) or {@link #call} (a call through
- * an {@link Agent} whose reply is the output). Not thread-safe.
+ * work: {@link #execute} (a local function returning the output), {@link #call} (a call through
+ * an {@link Agent} whose reply is the output) or {@link #awaitReply} (a request whose reply, arriving
+ * later from anywhere, is the output). Not thread-safe.
  *
  * <pre>{@code
  * .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().amount())))
@@ -22,6 +23,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
     private final StepRef<O> ref;
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
+    private StepDefinition.AwaitReply<I> awaitReply;
 
     TypedStepBuilder(StepRef<O> ref) {
         super(ref.name());
@@ -60,7 +62,23 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
         return this;
     }
 
+    /**
+     * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
+     * later, when its reply arrives through {@link SasClient#completeStep(String, Object)} from any
+     * node or process; the reply, encoded with the ref's codec, is the step's output. No thread
+     * waits meanwhile: the task rests {@link TaskStatus#AWAITING_REPLY} until the reply or the
+     * step's deadline ({@link #completeWithin}). A deadline missed counts a time-out and the request
+     * is sent again (same idempotency key, new token).
+     *
+     * @throws NullPointerException if {@code request} is null
+     */
+    public TypedStepBuilder<I, O> awaitReply(ReplyRequest<I> request) {
+        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
+        this.awaitReply = new StepDefinition.AwaitReply<>(request, ref.codec());
+        return this;
+    }
+
     StepDefinition<I> build(int index) {
-        return build(index, ref, step, agentCall);
+        return build(index, ref, step, agentCall, awaitReply);
     }
 }

@@ -26,6 +26,8 @@ public final class Metrics {
     final LongAdder heldBack = new LongAdder();
     final LongAdder breakersOpened = new LongAdder();
     final LongAdder breakersClosed = new LongAdder();
+    final LongAdder lateReplies = new LongAdder();
+    final LongAdder staleReplies = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -42,6 +44,21 @@ public final class Metrics {
     /** Records the last measured offset of the store's clock to this node's, in ms. */
     public void clockSkew(long millis) {
         clockSkewMillis = millis;
+    }
+
+    /** Counts a task finished PROCESSED outside the scheduler (by a reply through the client). */
+    public void tasksProcessed() {
+        tasksProcessed.increment();
+    }
+
+    /** Counts a reply rejected because it came after the step's deadline. */
+    public void lateReply() {
+        lateReplies.increment();
+    }
+
+    /** Counts a reply rejected because its token's attempt was no longer the task's. */
+    public void staleReply() {
+        staleReplies.increment();
     }
 
     /** Counts tasks submitted through the runtime's client. */
@@ -65,6 +82,7 @@ public final class Metrics {
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
                 internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
-                replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum());
+                replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
+                lateReplies.sum(), staleReplies.sum());
     }
 }

@@ -1,0 +1,34 @@
+package dev.sas.core;
+
+/**
+ * What became of a reply handed to {@link SasClient#completeStep(String, Object)} or
+ * {@link SasClient#failStep(String, String)}.
+ */
+public enum ReplyOutcome {
+    /**
+     * Accepted: the step completed with this reply (or the reply is kept and applied as soon as the
+     * request's send commits).
+     */
+    COMPLETED,
+    /**
+     * Accepted: the failure was recorded as a failed attempt (retried per the step's policy, or the
+     * step failed).
+     */
+    FAILED,
+    /** The same step attempt was already answered (a duplicate): nothing changed. */
+    ALREADY_COMPLETED,
+    /** After the step's complete-by: rejected, nothing changed, counted. */
+    LATE,
+    /**
+     * The token's lease or attempt is no longer the task's (taken over, retried, cancelled):
+     * rejected, nothing changed, counted.
+     */
+    STALE,
+    /** No such task (purged), or a malformed token. */
+    NOT_FOUND;
+
+    /** True for {@link #COMPLETED} and {@link #FAILED}: the reply changed the task. */
+    public boolean accepted() {
+        return this == COMPLETED || this == FAILED;
+    }
+}
