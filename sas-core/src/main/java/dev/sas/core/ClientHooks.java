@@ -24,6 +24,14 @@ interface ClientHooks {
     /** An operator resubmitted or cancelled a task. */
     void operatorAction(TaskEvent event);
 
+    /** A reply applied {@code written} (its events to hand to listeners; a task due again to wake for). */
+    default void replied(dev.sas.core.spi.Transition written, List<Alert> alerts) {
+    }
+
+    /** A reply was rejected as {@link ReplyOutcome#LATE} or {@link ReplyOutcome#STALE} (counted). */
+    default void replyRejected(ReplyOutcome outcome) {
+    }
+
     /** True if this node consumes the reply channel {@code name} itself (known before it registered it in the store). */
     default boolean consumesReplyChannel(String name) {
         return false;

@@ -507,21 +507,24 @@ public final class SasClient {
      * while the request's send is still being recorded is kept and applied by that record.
      *
      * <p>The reply is encoded with the step's codec: a step defined by name takes a {@link String},
-     * stored as is; a typed step ({@link TypedStepBuilder}) takes a value of its type, which needs
-     * this client to know the workflow (it submitted to it, or {@link Builder#workflow(Workflow)}).
+     * stored as is; a typed step ({@link TypedStepBuilder}) takes a value of its type. The client
+     * must know the workflow (it submitted to it, was built with {@link Builder#workflow(Workflow)},
+     * or is a runtime's client): it checks the step and decides the task's next state from it.
+     * A malformed token, or one naming a task that no longer exists, answers
+     * {@link ReplyOutcome#NOT_FOUND}; a late or stale reply is logged at INFO (never its payload)
+     * and counted by a runtime's client ({@link SasMetrics#lateReplies()}).
      *
      * @param replyToken the token the request carried ({@link ReplyRequest#send})
      * @param reply the step's output, or null
      * @return what became of the reply; only {@link ReplyOutcome#COMPLETED} changed the task
-     * @throws NullPointerException if {@code replyToken} is null
-     * @throws IllegalArgumentException if {@code replyToken} is blank, the step named does not await a
+     * @throws IllegalArgumentException if {@code replyToken} is null or blank, the step named does not await a
      *     reply, the workflow is unknown to this client for a non-string reply, or the reply cannot be
      *     encoded, is too large or unstorable
      * @throws StateStoreException if the store failed; the reply may then have been recorded or not
      *     (sending it again is safe: a duplicate answers {@link ReplyOutcome#ALREADY_COMPLETED})
      */
     public ReplyOutcome completeStep(String replyToken, Object reply) {
-        throw new UnsupportedOperationException("not yet");
+        return reply(replyToken, (target, def) -> def.encodeReply(reply), dev.sas.core.spi.StepReply.Kind.COMPLETED);
     }
 
     /**
@@ -532,13 +535,12 @@ public final class SasClient {
      * @param replyToken the token the request carried
      * @param encodedReply the step's output as the step's codec encodes it, or null
      * @return what became of the reply
-     * @throws NullPointerException if {@code replyToken} is null
-     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
-     *     await a reply, or the reply is too large or unstorable
+     * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
+     *     await a reply, the workflow is unknown to this client, or the reply is too large or unstorable
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome completeStepEncoded(String replyToken, String encodedReply) {
-        throw new UnsupportedOperationException("not yet");
+        return reply(replyToken, (target, def) -> encodedReply, dev.sas.core.spi.StepReply.Kind.COMPLETED);
     }
 
     /**
@@ -550,9 +552,9 @@ public final class SasClient {
      * @param replyToken the token the request carried
      * @param error what went wrong (stored as the task's last error)
      * @return what became of the failure; only {@link ReplyOutcome#FAILED} changed the task
-     * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
-     *     await a reply
+     * @throws NullPointerException if {@code error} is null
+     * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
+     *     await a reply, or the workflow is unknown to this client
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome failStep(String replyToken, String error) {
@@ -568,13 +570,116 @@ public final class SasClient {
      * @param error what went wrong (stored as the task's last error)
      * @param retryable whether the step's retry policy may retry it
      * @return what became of the failure
-     * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code replyToken} is blank or names a step that does not
-     *     await a reply
+     * @throws NullPointerException if {@code error} is null
+     * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
+     *     await a reply, or the workflow is unknown to this client
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome failStep(String replyToken, String error, boolean retryable) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(error, "error must not be null");
+        String message = StorableText.replaceUnstorable(error.length() > MAX_REPLY_ERROR_LENGTH
+                ? error.substring(0, MAX_REPLY_ERROR_LENGTH) + "…" : error);
+        return reply(replyToken, (target, def) -> message, retryable ? dev.sas.core.spi.StepReply.Kind.FAILED
+                : dev.sas.core.spi.StepReply.Kind.FAILED_FOR_GOOD);
+    }
+
+    /** Longest error a {@link #failStep} records, in chars (longer ones are cut). */
+    private static final int MAX_REPLY_ERROR_LENGTH = 2000;
+
+    /** Encodes a reply for the awaiting step it answers. */
+    private interface ReplyPayload {
+        String encode(TaskInfo task, StepDefinition<?> step);
+    }
+
+    private ReplyOutcome reply(String replyToken, ReplyPayload payload, dev.sas.core.spi.StepReply.Kind kind) {
+        if (replyToken == null || replyToken.isBlank()) {
+            throw new IllegalArgumentException("replyToken must not be " + (replyToken == null ? "null" : "blank")
+                    + ": pass the token the step's ReplyRequest.send was given, unchanged");
+        }
+        dev.sas.core.internal.ReplyToken token = dev.sas.core.internal.ReplyToken.parse(replyToken).orElse(null);
+        if (token == null) {
+            log.info("a reply with a malformed token was ignored");
+            return ReplyOutcome.NOT_FOUND;
+        }
+        TaskInfo info = store.find(token.taskId()).orElse(null);
+        if (info == null) {
+            return ReplyOutcome.NOT_FOUND;
+        }
+        Workflow<?> wf = known.get(info.workflow() + '#' + info.workflowVersion());
+        if (wf == null) {
+            throw new IllegalArgumentException("the reply token names task " + token.taskId() + " of workflow '"
+                    + info.workflow() + "' version " + info.workflowVersion() + ", which this client does not know;"
+                    + " build the client with SasClient.builder().workflow(...) (or use a runtime's client) so it"
+                    + " can encode the reply and decide the step's next state");
+        }
+        if (token.step() >= wf.steps().size()) {
+            return ReplyOutcome.NOT_FOUND;
+        }
+        StepDefinition<?> def = wf.steps().get(token.step());
+        if (!def.awaitsReply()) {
+            throw new IllegalArgumentException("the reply token names step '" + def.name() + "' of workflow '"
+                    + wf.name() + "', which does not await a reply (define it with awaitReply(...)); pass the token a"
+                    + " ReplyRequest was given");
+        }
+        String encoded = payload.encode(info, def);
+        String what = "reply to step '" + def.name() + "' of task " + token.taskId();
+        int bytes = payloadLimit.excess(encoded);
+        if (bytes >= 0) {
+            throw new IllegalArgumentException(payloadLimit.message(what, bytes));
+        }
+        String unstorable = StorableText.problem(what, encoded);
+        if (unstorable != null) {
+            throw new IllegalArgumentException(unstorable + "; no database can store it: have the step's codec escape"
+                    + " or encode it (JSON, base64)");
+        }
+        Instant now = now();
+        dev.sas.core.spi.StepReply reply = new dev.sas.core.spi.StepReply(token.taskId(), token.step(), token.lease(),
+                kind, encoded, now);
+        java.util.concurrent.atomic.AtomicReference<dev.sas.core.internal.StepReplies.Decided> decided =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sas.core.spi.ReplyWrite w = store.acceptReply(reply, target -> {
+            dev.sas.core.internal.StepReplies.Decided d = dev.sas.core.internal.StepReplies.decide(target, wf, reply);
+            decided.set(d);
+            return d.transition();
+        }, now);
+        ReplyOutcome outcome = switch (w.kind()) {
+            case APPLIED, KEPT -> kind == dev.sas.core.spi.StepReply.Kind.COMPLETED ? ReplyOutcome.COMPLETED
+                    : ReplyOutcome.FAILED;
+            case DUPLICATE -> ReplyOutcome.ALREADY_COMPLETED;
+            case LATE -> ReplyOutcome.LATE;
+            case STALE, REFUSED -> ReplyOutcome.STALE;
+            case NOT_FOUND -> ReplyOutcome.NOT_FOUND;
+        };
+        dev.sas.core.internal.TaskLog.run(token.taskId(), wf.name(), token.step(), 0, () -> logReply(token, def,
+                w, outcome));
+        if (w.kind() == dev.sas.core.spi.ReplyWrite.Kind.APPLIED) {
+            hooks.replied(w.transition(), decided.get() == null ? List.of() : decided.get().alerts());
+            if (w.transition().status().isTerminal()) {
+                waiters.finished(token.taskId());
+            }
+        } else if (outcome == ReplyOutcome.LATE || outcome == ReplyOutcome.STALE) {
+            hooks.replyRejected(outcome);
+        }
+        return outcome;
+    }
+
+    private static void logReply(dev.sas.core.internal.ReplyToken token, StepDefinition<?> def,
+            dev.sas.core.spi.ReplyWrite w, ReplyOutcome outcome) {
+        switch (w.kind()) {
+            case APPLIED -> log.info("task {} step {}: reply accepted ({}); task now {}", token.taskId(), def.name(),
+                    outcome, w.transition().status());
+            case KEPT -> log.info("task {} step {}: reply accepted ({}) while its request is being sent; applied"
+                    + " when that is recorded", token.taskId(), def.name(), outcome);
+            case DUPLICATE -> log.info("task {} step {}: duplicate reply to attempt with lease {} ignored",
+                    token.taskId(), def.name(), token.lease());
+            case LATE -> log.info("task {} step {}: late reply rejected: it came after the attempt's deadline",
+                    token.taskId(), def.name());
+            case STALE -> log.info("task {} step {}: stale reply rejected: the task no longer awaits the attempt with"
+                    + " lease {}", token.taskId(), def.name(), token.lease());
+            case REFUSED -> log.warn("task {} step {}: the store refused to record the reply", token.taskId(),
+                    def.name());
+            case NOT_FOUND -> log.info("task {}: reply for a task that no longer exists ignored", token.taskId());
+        }
     }
 
     // ------------------------------------------------------------------ agents

@@ -187,6 +187,27 @@ public final class SasRuntime implements AutoCloseable {
             events.publish(List.of(event), null);
             scheduler.wakeUp();
         }
+
+        @Override
+        public void replied(dev.sas.core.spi.Transition written, List<Alert> alerts) {
+            if (written.status() == TaskStatus.PROCESSED) {
+                metrics.tasksProcessed();
+            }
+            events.publish(written.events(), written.replyTo());
+            alerts.forEach(events::alert);
+            if (written.nextAttemptAt() != null) {
+                scheduler.wakeUp();
+            }
+        }
+
+        @Override
+        public void replyRejected(ReplyOutcome outcome) {
+            if (outcome == ReplyOutcome.LATE) {
+                metrics.lateReply();
+            } else if (outcome == ReplyOutcome.STALE) {
+                metrics.staleReply();
+            }
+        }
     }
 
     /** A new builder. Not thread-safe. */

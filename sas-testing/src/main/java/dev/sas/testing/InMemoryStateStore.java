@@ -22,6 +22,10 @@ import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.AwaitWrite;
+import dev.sas.core.spi.ReplyTarget;
+import dev.sas.core.spi.ReplyWrite;
+import dev.sas.core.spi.StepReply;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import java.time.Clock;
@@ -273,16 +277,9 @@ public final class InMemoryStateStore implements StateStore {
         if (r != null && r.lastTransition == t.id()) {
             return WriteOutcome.APPLIED_ALREADY;
         }
-        if (r == null || r.lease != t.lease() || r.lockedBy == null || r.status != t.fromStatus()
-                || r.currentStep != t.fromStep()) {
-            return WriteOutcome.STALE;
-        }
-        boolean expired = r.completeBy.isBefore(now);
-        if (t.guard() == Transition.Guard.HOLDER ? expired : !expired) {
-            return WriteOutcome.STALE;
-        }
-        if (t.unlessCancelRequested() && r.cancelRequested) {
-            return WriteOutcome.CANCEL_REQUESTED;
+        WriteOutcome fence = check(t, r, now);
+        if (fence != null) {
+            return fence;
         }
         r.lastTransition = t.id();
         r.status = t.status();
@@ -293,6 +290,9 @@ public final class InMemoryStateStore implements StateStore {
         r.stepTimeout = t.stepTimeout();
         if (t.keepLock()) {
             r.completeBy = now.plus(t.stepTimeout());
+        } else if (t.status() == TaskStatus.AWAITING_REPLY) {
+            // nobody holds it; lease and deadline stay in force for the reply and the supervisor
+            r.lockedBy = Transition.AWAITING_REPLY_HOLDER;
         } else {
             r.lockedBy = null;
             r.completeBy = null;
@@ -324,6 +324,86 @@ public final class InMemoryStateStore implements StateStore {
         }
         addEvents(r, t.events());
         return WriteOutcome.APPLIED;
+    }
+
+    /** Which attempt a kept reply answers. */
+    private record ReplyKey(TaskId taskId, int step, long lease) {
+    }
+
+    private final Map<ReplyKey, StepReply> stepReplies = new HashMap<>();
+
+    @Override
+    public AwaitWrite awaitReply(Transition awaiting, Function<StepReply, Transition> ifReplied, Instant now) {
+        Objects.requireNonNull(awaiting, "awaiting must not be null");
+        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
+        synchronized (lock) {
+            Row r = tasks.get(awaiting.taskId());
+            StepReply kept = stepReplies.get(new ReplyKey(awaiting.taskId(), awaiting.fromStep(), awaiting.lease()));
+            if (kept == null || r == null || r.lastTransition == awaiting.id()) {
+                return new AwaitWrite(apply(awaiting, now), null, awaiting);
+            }
+            // the reply came first: check the awaiting transition's fences, then write the reply's instead
+            WriteOutcome fence = check(awaiting, r, now);
+            if (fence != null) {
+                return new AwaitWrite(fence, null, awaiting);
+            }
+            Transition instead = ifReplied.apply(kept);
+            return new AwaitWrite(apply(instead, now), kept, instead);
+        }
+    }
+
+    @Override
+    public ReplyWrite acceptReply(StepReply reply, Function<ReplyTarget, Transition> decide, Instant now) {
+        Objects.requireNonNull(reply, "reply must not be null");
+        Objects.requireNonNull(decide, "decide must not be null");
+        synchronized (lock) {
+            Row r = tasks.get(reply.taskId());
+            if (r == null) {
+                return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
+            }
+            ReplyKey key = new ReplyKey(reply.taskId(), reply.step(), reply.lease());
+            if (stepReplies.containsKey(key)) {
+                return ReplyWrite.of(ReplyWrite.Kind.DUPLICATE);
+            }
+            if (r.lease != reply.lease() || r.currentStep != reply.step() || r.lockedBy == null
+                    || (r.status != TaskStatus.AWAITING_REPLY && r.status != TaskStatus.PROCESSING)) {
+                return ReplyWrite.of(ReplyWrite.Kind.STALE);
+            }
+            if (r.completeBy.isBefore(now)) {
+                return ReplyWrite.of(ReplyWrite.Kind.LATE);
+            }
+            if (r.status == TaskStatus.PROCESSING) {
+                stepReplies.put(key, reply);
+                return ReplyWrite.of(ReplyWrite.Kind.KEPT);
+            }
+            Transition t = decide.apply(new ReplyTarget(r.taskId, r.workflow, r.version, r.businessKey, r.status,
+                    r.lease, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.replyTo));
+            WriteOutcome outcome = apply(t, now);
+            if (outcome.kind() == WriteOutcome.Kind.REFUSED) {
+                return ReplyWrite.of(ReplyWrite.Kind.REFUSED);
+            }
+            if (!outcome.isApplied()) {
+                return ReplyWrite.of(ReplyWrite.Kind.STALE);
+            }
+            stepReplies.put(key, reply);
+            return new ReplyWrite(ReplyWrite.Kind.APPLIED, t);
+        }
+    }
+
+    /** Why {@code t} cannot be written to {@code r}: its lease, state, step, guard or a cancel; null if it can. */
+    private static WriteOutcome check(Transition t, Row r, Instant now) {
+        if (r == null || r.lease != t.lease() || r.lockedBy == null || r.status != t.fromStatus()
+                || r.currentStep != t.fromStep()) {
+            return WriteOutcome.STALE;
+        }
+        boolean expired = r.completeBy.isBefore(now);
+        if (t.guard() == Transition.Guard.HOLDER ? expired : !expired) {
+            return WriteOutcome.STALE;
+        }
+        if (t.unlessCancelRequested() && r.cancelRequested) {
+            return WriteOutcome.CANCEL_REQUESTED;
+        }
+        return null;
     }
 
     @Override
@@ -586,6 +666,13 @@ public final class InMemoryStateStore implements StateStore {
                         return false;
                     }
                 }
+                case AWAITING_REPLY -> {
+                    // no claim to wait for: a scheduler compensates it, the awaited step included
+                    r.status = TaskStatus.PENDING;
+                    r.lockedBy = null;
+                    r.completeBy = null;
+                    r.nextAttemptAt = now;
+                }
                 case WAITING -> {
                     if (r.cancelRequested) {
                         return false;
@@ -618,6 +705,7 @@ public final class InMemoryStateStore implements StateStore {
                 Row r = it.next();
                 if (r.status.isFinal() && r.updatedAt.isBefore(finishedBefore)) {
                     it.remove();
+                    stepReplies.keySet().removeIf(k -> k.taskId().equals(r.taskId));
                     byBusinessKey.remove(key(r.workflow, r.businessKey));
                     deleted++;
                 }

@@ -46,6 +46,11 @@ public final class Metrics {
         clockSkewMillis = millis;
     }
 
+    /** Counts a task finished PROCESSED outside the scheduler (by a reply through the client). */
+    public void tasksProcessed() {
+        tasksProcessed.increment();
+    }
+
     /** Counts a reply rejected because it came after the step's deadline. */
     public void lateReply() {
         lateReplies.increment();

@@ -143,6 +143,17 @@ public final class Recorder {
         queue.add(new Pending(transition, deadline, callback));
     }
 
+    /**
+     * Writes a transition that makes a task await a reply, or the kept reply's instead, on the
+     * calling thread ({@link StateStore#awaitReply}).
+     *
+     * @throws StateStoreException if the store failed
+     */
+    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
+            java.util.function.Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
+        return store.awaitReply(awaiting, ifReplied, now);
+    }
+
     /** A writer thread: contains whatever escapes {@link #loop()} and starts it again, so writing goes on. */
     private void loopContained() {
         while (true) {

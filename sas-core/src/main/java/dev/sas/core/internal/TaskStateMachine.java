@@ -53,6 +53,15 @@ final class TaskStateMachine {
             Objects.requireNonNull(status, "status must not be null");
         }
 
+        /**
+         * A task that awaits a reply, as the store read it when the reply arrived; nobody holds it,
+         * so a decision never goes on in a claim ({@code shuttingDown}).
+         */
+        static Snapshot of(dev.sas.core.spi.ReplyTarget r, Workflow<?> workflow) {
+            return new Snapshot(r.taskId(), r.businessKey(), r.workflow(), workflow, r.lease(), r.status(),
+                    r.currentStep(), r.attempt(), r.failureCount(), r.cancelRequested(), true);
+        }
+
         /** A task held by this scheduler. */
         static Snapshot of(TaskRun run, boolean shuttingDown) {
             return new Snapshot(run.taskId, run.businessKey, run.workflow.name(), run.workflow, run.lease, run.status,
@@ -155,6 +164,44 @@ final class TaskStateMachine {
     }
 
     /**
+     * The current step's request was sent ({@code awaitReply}): the task now awaits its reply,
+     * released by this scheduler, with its lease and deadline kept.
+     */
+    record RequestSent() implements Outcome {
+    }
+
+    /**
+     * A reply to the current step's request arrived and says {@code result} (a {@link StepCompleted}
+     * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#REPLY_RECEIVED} event first.
+     */
+    record ReplyReceived(Outcome result) implements Outcome {
+        ReplyReceived {
+            if (!(result instanceof StepCompleted) && !(result instanceof StepFailed)) {
+                throw new IllegalArgumentException("a reply completes or fails the step, was " + result);
+            }
+        }
+
+        /** What {@code reply} says, for an attempt that began at {@code startedAt}. */
+        static ReplyReceived of(dev.sas.core.spi.StepReply reply, Instant startedAt) {
+            return new ReplyReceived(switch (reply.kind()) {
+                case COMPLETED -> new StepCompleted(reply.payload(), startedAt);
+                case FAILED -> new StepFailed(new FailedReply(reply.payload()), startedAt);
+                case FAILED_FOR_GOOD -> new StepFailed(new NonRetryableException(String.valueOf(reply.payload())),
+                        startedAt);
+            });
+        }
+    }
+
+    /** The error a reply reported ({@code SasClient.failStep}); the step's retry policy decides. */
+    static final class FailedReply extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        FailedReply(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
      * What to do.
      *
      * @param transition what to write
@@ -199,6 +246,14 @@ final class TaskStateMachine {
             return park(s, o.reason(), now);
         } else if (outcome instanceof HeldBack o) {
             return heldBack(s, o, now);
+        } else if (outcome instanceof RequestSent) {
+            return requestSent(s, now);
+        } else if (outcome instanceof ReplyReceived o) {
+            return replyReceived(s, o, now);
+        } else if (outcome instanceof ReplyLead o) {
+            Decision d = decide(s, o.inner(), now);
+            return new Decision(withLeadingEvent(d.transition(), o.received()), d.alerts(), d.ifCancelRequested(),
+                    d.retryAt());
         }
         throw new NullPointerException("outcome must not be null");
     }
@@ -306,6 +361,13 @@ final class TaskStateMachine {
         int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from) : -1;
         CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason);
         List<TaskEvent> evs = new ArrayList<>(lead);
+        if (j >= 0 && s.shuttingDown()) {
+            // Not going on in this claim (stopping, or a reply with no claim): a scheduler compensates.
+            evs.add(event(s, TaskEvent.Type.COMPENSATING, -1, 0, now, reason));
+            Transition t = compensatingHolder(s, j).unlessCancelRequested(!forCancel).attempt(0).failureCount(0)
+                    .lastError(reason).recording(step).events(evs).release(TaskStatus.COMPENSATING, now);
+            return new Decision(t, List.of(), ifCancelled, null);
+        }
         if (j >= 0) {
             evs.add(event(s, TaskEvent.Type.COMPENSATING, -1, 0, now, reason));
             evs.add(event(s, TaskEvent.Type.COMPENSATION_STARTED, j, 1, now, null));
@@ -371,6 +433,48 @@ final class TaskStateMachine {
         return new Decision(t, List.of(), ifCancelled, null);
     }
 
+    /**
+     * The request of an awaiting step was sent: the task awaits its reply, no longer held by this
+     * scheduler; attempts, time-outs, lease and deadline are kept. Yields to a cancel, which then
+     * compensates the step too (its request went out).
+     */
+    private static Decision requestSent(Snapshot s, Instant now) {
+        int i = s.currentStep();
+        CancelRequested cancel = new CancelRequested(i, null, List.of(), CANCELLED_BY_OPERATOR);
+        if (s.cancelRequested()) {
+            return decide(s, cancel, now);
+        }
+        Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
+                .events(event(s, TaskEvent.Type.REPLY_AWAITED, i, s.attempt(), now, null)).awaitReply();
+        return new Decision(t, List.of(), cancel, null);
+    }
+
+    /** A reply decides like the step's own result would, recorded with a REPLY_RECEIVED event first. */
+    private static Decision replyReceived(Snapshot s, ReplyReceived o, Instant now) {
+        Decision d = decide(s, o.result(), now);
+        String what = o.result() instanceof StepCompleted ? "completed" : "failed";
+        TaskEvent received = event(s, TaskEvent.Type.REPLY_RECEIVED, s.currentStep(), s.attempt(), now, what);
+        return new Decision(withLeadingEvent(d.transition(), received), d.alerts(),
+                d.ifCancelRequested() == null ? null : new ReplyLead(d.ifCancelRequested(), received), d.retryAt());
+    }
+
+    /**
+     * The outcome decided instead when a reply's transition yields to a cancel: {@code inner},
+     * with the reply's REPLY_RECEIVED event kept first.
+     */
+    record ReplyLead(Outcome inner, TaskEvent received) implements Outcome {
+    }
+
+    private static Transition withLeadingEvent(Transition t, TaskEvent first) {
+        List<TaskEvent> events = new ArrayList<>(t.events().size() + 1);
+        events.add(first);
+        events.addAll(t.events());
+        return new Transition(t.taskId(), t.lease(), t.fromStatus(), t.fromStep(), t.guard(),
+                t.unlessCancelRequested(), t.status(), t.keepLock(), t.currentStep(), t.currentStepName(), t.attempt(),
+                t.failureCount(), t.stepTimeout(), t.nextAttemptAt(), t.lastError(), t.step(), events, t.id(),
+                t.replyTo());
+    }
+
     // ------------------------------------------------------------------ supervisor outcome
 
     /**
@@ -392,7 +496,8 @@ final class TaskStateMachine {
         Duration timeout = def != null ? def.completeWithin(compensating) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
         String name = def != null ? def.name() : null;
         String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
-                + " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy() + " (time-out " + failures
+                + (s.status() == TaskStatus.AWAITING_REPLY ? " got no reply by its deadline " + o.completeBy()
+                        : " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy()) + " (time-out " + failures
                 + " of " + maxTimeouts + (def != null ? ", attempt " + s.attempt() + " of " + policy.maxAttempts() : "")
                 + ")";
         List<TaskEvent> evs = new ArrayList<>();

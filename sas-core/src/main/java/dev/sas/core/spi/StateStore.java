@@ -105,8 +105,51 @@ public interface StateStore extends AutoCloseable {
     List<WriteOutcome> write(List<Transition> transitions, Instant now);
 
     /**
-     * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Must
-     * not read unexpired or unlocked rows.
+     * Writes {@code awaiting}, the transition that makes a claimed task (PROCESSING, its step's
+     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitReply()}):
+     * fenced like {@link #write}; the claim is released to the pseudo-holder
+     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a reply
+     * to the same task, step ({@link Transition#fromStep()}) and lease was kept before
+     * ({@link #acceptReply} answered {@link ReplyWrite.Kind#KEPT}), the store writes
+     * {@code ifReplied.apply(reply)} instead, in the same transaction, with the same fencing
+     * (a holder transition under the same claim). {@code ifReplied} is pure and cheap; it may be
+     * called while the store holds the task's row locked.
+     *
+     * @return the outcome, the kept reply if one was applied, and the transition it is about
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
+     */
+    default AwaitWrite awaitReply(Transition awaiting, java.util.function.Function<StepReply, Transition> ifReplied,
+            Instant now) {
+        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
+    }
+
+    /**
+     * Records a reply to an awaiting step, atomically: under the task's row lock, a reply already
+     * kept for the same task, step and lease answers {@link ReplyWrite.Kind#DUPLICATE}; a task that
+     * is absent {@code NOT_FOUND}; at another lease or step, or in a state other than
+     * {@code AWAITING_REPLY} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
+     * {@code now}, {@code LATE}. A {@code PROCESSING} task (its request is still being sent) keeps
+     * the reply ({@code KEPT}) for {@link #awaitReply}. An {@code AWAITING_REPLY} task gets
+     * {@code decide.apply(target)} written as {@link #write} would (events and outbox included) and
+     * the reply kept, in one transaction ({@code APPLIED}); a transition the store cannot write
+     * leaves nothing written ({@code STALE} or {@code REFUSED}). Nothing else is ever written.
+     *
+     * @param reply the reply, naming the attempt it answers
+     * @param decide the transition to write for the task as read; pure and cheap
+     * @param now the store's time, compared with {@code completeBy}
+     * @throws NullPointerException if an argument is null
+     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
+     */
+    default ReplyWrite acceptReply(StepReply reply, java.util.function.Function<ReplyTarget, Transition> decide,
+            Instant now) {
+        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
+    }
+
+    /**
+     * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Tasks that
+     * await a reply are locked by {@link Transition#AWAITING_REPLY_HOLDER}, so the same scan finds
+     * those whose deadline passed. Must not read unexpired or unlocked rows.
      */
     List<ExpiredTask> findExpired(Instant now, int limit);
 
@@ -215,10 +258,12 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * Marks a {@code PENDING}, {@code WAITING}, {@code PARKED}, {@code PROCESSING},
-     * {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
+     * {@code AWAITING_REPLY}, {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
      * {@code ERROR} task becomes {@code PENDING} and due at {@code now} with its failure count reset
      * so that a scheduler compensates it, and a {@code WAITING} task becomes due at {@code now} (its
-     * cancel does not wait for the agent). Its {@code attempt} is kept: on an {@code ERROR} task it counts the
+     * cancel does not wait for the agent). An {@code AWAITING_REPLY} task is released (no holder, no
+     * deadline) and becomes {@code PENDING}, due at {@code now}: a scheduler compensates it, its
+     * awaiting step included (the request was sent), and a later reply finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is
      * compensated too. A {@code PARKED} task stays parked: it is cancelled once a runtime that can
      * run it claims it. Atomic with every {@link #write}: a transition that yields to a cancel

@@ -26,7 +26,8 @@ import java.util.Objects;
  * @param taskId the task
  * @param lease the lease the writer holds (or, for the supervisor, saw expire)
  * @param fromStatus the state the writer saw the task in ({@code PROCESSING} or {@code COMPENSATING},
- *     the states of a claimed task); the write applies only if the task is still in it
+ *     the states of a claimed task, or {@code AWAITING_REPLY}, a task whose step awaits a reply); the
+ *     write applies only if the task is still in it
  * @param fromStep the step the writer saw the task at; the write applies only if the task is
  *     still there. With {@code fromStatus}, every applied transition that keeps the claim changes
  *     what the next one must name, so no transition computed from an older view can apply
@@ -35,7 +36,9 @@ import java.util.Objects;
  *     nothing and report {@link WriteOutcome#CANCEL_REQUESTED}
  * @param status the task's new state
  * @param keepLock true to keep holding the task (it moves on to its next step in the same
- *     claim: {@code completeBy = now + stepTimeout}); false to release it
+ *     claim: {@code completeBy = now + stepTimeout}); false to release it. A released task whose
+ *     {@code status} is {@link TaskStatus#AWAITING_REPLY} is held by {@link #AWAITING_REPLY_HOLDER}
+ *     instead, with its lease and {@code completeBy} kept
  * @param currentStep the step to run next (or compensate next)
  * @param currentStepName its name (for event rows written at the next claim); may be null when terminal
  * @param attempt attempts at {@code currentStep} so far (1 when kept locked for a new step); for
@@ -76,6 +79,13 @@ public record Transition(
         String replyTo) {
 
     /**
+     * The {@code lockedBy} of a task that awaits a reply ({@link TaskStatus#AWAITING_REPLY}): no
+     * runtime holds it, but its lease and deadline stay in force, so the reply is fenced by them and
+     * the supervisor's expired scan finds it when its deadline passes, through the same index.
+     */
+    public static final String AWAITING_REPLY_HOLDER = "sas:awaiting-reply";
+
+    /**
      * @throws NullPointerException if a required field is null
      * @throws IllegalArgumentException if a terminal transition keeps the lock, {@code fromStatus}
      *     is not a claimed task's state, or {@code id} is 0
@@ -83,9 +93,10 @@ public record Transition(
     public Transition {
         Objects.requireNonNull(taskId, "taskId");
         Objects.requireNonNull(fromStatus, "fromStatus");
-        if (fromStatus != TaskStatus.PROCESSING && fromStatus != TaskStatus.COMPENSATING) {
-            throw new IllegalArgumentException("fromStatus must be PROCESSING or COMPENSATING (the states of a"
-                    + " claimed task), was " + fromStatus);
+        if (fromStatus != TaskStatus.PROCESSING && fromStatus != TaskStatus.COMPENSATING
+                && fromStatus != TaskStatus.AWAITING_REPLY) {
+            throw new IllegalArgumentException("fromStatus must be PROCESSING, COMPENSATING or AWAITING_REPLY (the"
+                    + " states of a held task), was " + fromStatus);
         }
         if (id == 0) {
             throw new IllegalArgumentException("id must not be 0 (stores use 0 for none); use the builders,"
@@ -95,6 +106,10 @@ public record Transition(
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(stepTimeout, "stepTimeout");
         events = List.copyOf(events);
+        if (keepLock && status == TaskStatus.AWAITING_REPLY) {
+            throw new IllegalArgumentException("a transition to AWAITING_REPLY releases the claim; use"
+                    + " Builder.awaitReply()");
+        }
         if (keepLock && status.isTerminal()) {
             throw new IllegalArgumentException("a terminal transition cannot keep the lock: " + status);
         }
@@ -272,6 +287,17 @@ public record Transition(
         }
 
         /**
+         * Releases the claim and leaves the task {@link TaskStatus#AWAITING_REPLY}: held by
+         * {@link Transition#AWAITING_REPLY_HOLDER}, with its lease and deadline kept, until a reply
+         * or the supervisor moves it on.
+         *
+         * @throws NullPointerException if no step was set with {@link #at}
+         */
+        public Transition awaitReply() {
+            return build(TaskStatus.AWAITING_REPLY, false, null);
+        }
+
+        /**
          * Releases the claim; the task is due again at {@code dueAt}.
          *
          * @throws IllegalArgumentException if {@code status} is terminal
@@ -279,8 +305,9 @@ public record Transition(
          */
         public Transition release(TaskStatus status, Instant dueAt) {
             Objects.requireNonNull(dueAt, "dueAt must not be null");
-            if (status.isTerminal()) {
-                throw new IllegalArgumentException("a released task must be due again, but " + status + " is terminal");
+            if (status.isTerminal() || status == TaskStatus.AWAITING_REPLY) {
+                throw new IllegalArgumentException("a released task must be due again, but " + status
+                        + (status.isTerminal() ? " is terminal" : " is not due (use awaitReply())"));
             }
             return build(status, false, dueAt);
         }
