@@ -211,6 +211,33 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
+     * <p>One transaction that locks the task's row first.
+     */
+    @Override
+    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
+            Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
+        Objects.requireNonNull(awaiting, "awaiting must not be null");
+        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
+        return store.awaitReply(awaiting, ifReplied, now);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction that locks the task's row first; the reply is kept in the
+     * {@code <prefix>step_reply} table until the task is purged.
+     */
+    @Override
+    public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
+            Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
+        Objects.requireNonNull(reply, "reply must not be null");
+        Objects.requireNonNull(decide, "decide must not be null");
+        return store.acceptReply(reply, decide, now);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * @throws StateStoreException if the database fails
      */
     @Override

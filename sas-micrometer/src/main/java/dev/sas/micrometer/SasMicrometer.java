@@ -91,6 +91,10 @@ public final class SasMicrometer {
                 SasMetrics::timeoutsRecovered);
         counter("results.stale", "results rejected because the deadline passed or the lease moved on", runtime,
                 SasMetrics::staleRejected);
+        counter("replies.late", "replies to awaiting steps rejected because they came after the step's deadline",
+                runtime, SasMetrics::lateReplies);
+        counter("replies.stale", "replies to awaiting steps rejected because the task no longer awaited that attempt",
+                runtime, SasMetrics::staleReplies);
         counter("deadlines.missed", "attempts the scheduler stopped waiting for at their deadline", runtime,
                 SasMetrics::deadlinesMissed);
         counter("store.failures", "state store operations that failed", runtime, SasMetrics::storeFailures);

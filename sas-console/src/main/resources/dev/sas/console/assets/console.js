@@ -3,10 +3,11 @@
 'use strict';
 (function () {
   const TOKEN_KEY = 'sas.console.token';
-  const ACTIVE = ['PENDING', 'PARKED', 'PROCESSING', 'COMPENSATING'];
+  const ACTIVE = ['PENDING', 'WAITING', 'PARKED', 'PROCESSING', 'AWAITING_REPLY', 'COMPENSATING'];
   const NEEDS_OPERATOR = ['ERROR', 'COMPENSATION_FAILED', 'PARKED'];
   const SHORT = {
-    PENDING: 'Pending', PARKED: 'Parked', PROCESSING: 'Processing', PROCESSED: 'Processed', ERROR: 'Error',
+    PENDING: 'Pending', WAITING: 'Waiting', PARKED: 'Parked', PROCESSING: 'Processing',
+    AWAITING_REPLY: 'Awaiting reply', PROCESSED: 'Processed', ERROR: 'Error',
     COMPENSATING: 'Compensating', COMPENSATED: 'Compensated', COMPENSATION_FAILED: 'Comp. failed', CANCELLED: 'Cancelled'
   };
   let info = { title: 'SAS', actions: false, payloads: false, tokenHeader: 'X-SAS-Console-Token', statuses: [] };

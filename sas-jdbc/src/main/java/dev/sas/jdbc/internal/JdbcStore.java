@@ -65,6 +65,7 @@ public final class JdbcStore implements StateStore {
     private final Parking parking;
     private final Replies replies;
     private final PgSignals signals;
+    private final StepReplies stepReplies;
     private final Gates gates;
 
     /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
@@ -97,6 +98,7 @@ public final class JdbcStore implements StateStore {
         this.claims = new Claims(db);
         this.runtimeWorkflows = new RuntimeWorkflows(db);
         this.writer = new TransitionWriter(db);
+        this.stepReplies = new StepReplies(db, writer);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
         this.operator = new OperatorActions(db);
@@ -165,6 +167,18 @@ public final class JdbcStore implements StateStore {
     @Override
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
         return writer.write(transitions, now);
+    }
+
+    @Override
+    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
+            Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
+        return stepReplies.awaitReply(awaiting, ifReplied, now);
+    }
+
+    @Override
+    public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
+            Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
+        return stepReplies.acceptReply(reply, decide, now);
     }
 
     @Override

@@ -34,13 +34,17 @@ final class OperatorActions {
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values.
         // attempt is kept: it tells the scheduler whether an ERROR task's failed step may have applied.
         // A WAITING task is made due: its cancel does not wait for the agent.
+        // An AWAITING_REPLY task has no claim to wait for: released and due now, a scheduler compensates it.
         return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
                 + " SET cancel_requested = TRUE, updated_at = ?,"
-                + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING') THEN ? ELSE next_attempt_at END,"
+                + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING','AWAITING_REPLY') THEN ?"
+                + " ELSE next_attempt_at END,"
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
-                + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE state END"
-                + " WHERE task_id = ? AND (state = 'ERROR'"
-                + " OR (cancel_requested = FALSE AND state IN ('PENDING','WAITING','PARKED','PROCESSING','COMPENSATING')))",
+                + " locked_by = CASE WHEN state = 'AWAITING_REPLY' THEN NULL ELSE locked_by END,"
+                + " complete_by = CASE WHEN state = 'AWAITING_REPLY' THEN NULL ELSE complete_by END,"
+                + " state = CASE WHEN state IN ('ERROR','AWAITING_REPLY') THEN 'PENDING' ELSE state END"
+                + " WHERE task_id = ? AND (state = 'ERROR' OR (cancel_requested = FALSE AND state IN"
+                + " ('PENDING','WAITING','PARKED','PROCESSING','AWAITING_REPLY','COMPENSATING')))",
                 nowMs, nowMs, taskId.value());
     }
 

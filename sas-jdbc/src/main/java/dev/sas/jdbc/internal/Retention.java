@@ -39,6 +39,7 @@ final class Retention {
                     String in = " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")";
                     Rows.bindAll(h.createUpdate("DELETE FROM " + t.event() + in), 0, ids).execute();
                     Rows.bindAll(h.createUpdate("DELETE FROM " + t.step() + in), 0, ids).execute();
+                    Rows.bindAll(h.createUpdate("DELETE FROM " + t.stepReply() + in), 0, ids).execute();
                     return Rows.bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + FINAL_STATES),
                             0, ids).execute();
                 });

@@ -29,7 +29,7 @@ public final class SchemaManager {
     static final List<Script> SCRIPTS = List.of(new Script(1, "init"), new Script(2, "runtime_workflows"),
             new Script(3, "claim_order"), new Script(4, "transition_id"), new Script(5, "parked"),
             new Script(6, "reply_outbox"), new Script(7, "agent_flow"), new Script(8, "lean_events"),
-            new Script(10, "trace_context"));
+            new Script(9, "step_reply"), new Script(10, "trace_context"));
 
     /** One script. */
     record Script(int version, String name) {
@@ -164,7 +164,7 @@ public final class SchemaManager {
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
                 tables.runtimeWorkflow(), tables.replyOutbox(), tables.replyChannel(), tables.agentPermit(),
-                tables.agentGate(), tables.schemaVersion())) {
+                tables.agentGate(), tables.stepReply(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }
         dialect.dropExtras(h, tables);

@@ -72,6 +72,11 @@ public record Tables(String prefix) {
         return prefix + "agent_permit";
     }
 
+    /** Replies to steps that await one, one per answered attempt. */
+    public String stepReply() {
+        return prefix + "step_reply";
+    }
+
     /** The applied schema versions. */
     public String schemaVersion() {
         return prefix + "schema_version";

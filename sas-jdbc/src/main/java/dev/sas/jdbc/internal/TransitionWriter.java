@@ -43,8 +43,9 @@ final class TransitionWriter {
         // statement variants keep the whole batch one prepared statement.
         this.updateTask = "UPDATE " + db.t().task() + " SET state = ?, current_step = ?, current_step_name = ?,"
                 + " attempt = ?, failure_count = ?, step_timeout_ms = ?, updated_at = ?,"
-                + " locked_by = CASE WHEN ? = 1 THEN locked_by ELSE NULL END, complete_by = ?,"
-                + " next_attempt_at = CASE WHEN ? = 1 THEN next_attempt_at ELSE ? END,"
+                + " locked_by = CASE WHEN ? = 1 THEN locked_by WHEN ? = 2 THEN '" + Transition.AWAITING_REPLY_HOLDER
+                + "' ELSE NULL END, complete_by = CASE WHEN ? = 2 THEN complete_by ELSE ? END,"
+                + " next_attempt_at = CASE WHEN ? >= 1 THEN next_attempt_at ELSE ? END,"
                 + " last_error = COALESCE(?, last_error), last_transition = ?"
                 + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
                 + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
@@ -115,7 +116,8 @@ final class TransitionWriter {
                 }));
     }
 
-    private List<WriteOutcome> writeIn(Connection c, List<Transition> transitions, long nowMs) throws SQLException {
+    /** Writes {@code transitions} on {@code c}, in the caller's transaction (see {@link #write}). */
+    List<WriteOutcome> writeIn(Connection c, List<Transition> transitions, long nowMs) throws SQLException {
         int n = transitions.size();
         // Lock rows in task-id order so that two batches touching the same tasks cannot deadlock.
         Integer[] order = new Integer[n];
@@ -247,7 +249,8 @@ final class TransitionWriter {
 
     private static void bindUpdate(PreparedStatement updates, Transition x, long nowMs) throws SQLException {
         int holder = x.guard() == Transition.Guard.HOLDER ? 1 : 0;
-        int keep = x.keepLock() ? 1 : 0;
+        // 1: keep the claim; 2: await a reply (pseudo-holder, lease and deadline kept); 0: release
+        int keep = x.keepLock() ? 1 : x.status() == dev.sas.core.TaskStatus.AWAITING_REPLY ? 2 : 0;
         long timeout = x.stepTimeout().toMillis();
         updates.setString(1, x.status().name());
         updates.setInt(2, x.currentStep());
@@ -257,21 +260,23 @@ final class TransitionWriter {
         updates.setLong(6, timeout);
         updates.setLong(7, nowMs);
         updates.setInt(8, keep);
-        setLong(updates, 9, x.keepLock() ? Long.valueOf(nowMs + timeout) : null);
+        updates.setInt(9, keep);
         updates.setInt(10, keep);
-        setLong(updates, 11, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
-        setString(updates, 12, x.lastError());
-        updates.setLong(13, x.id());
-        updates.setString(14, x.taskId().value());
-        updates.setLong(15, x.lease());
-        updates.setInt(16, holder);
-        updates.setLong(17, nowMs);
+        setLong(updates, 11, x.keepLock() ? Long.valueOf(nowMs + timeout) : null);
+        updates.setInt(12, keep);
+        setLong(updates, 13, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
+        setString(updates, 14, x.lastError());
+        updates.setLong(15, x.id());
+        updates.setString(16, x.taskId().value());
+        updates.setLong(17, x.lease());
         updates.setInt(18, holder);
         updates.setLong(19, nowMs);
-        updates.setInt(20, x.unlessCancelRequested() ? 1 : 0);
-        updates.setInt(21, x.fromStep());
-        updates.setString(22, x.fromStatus().name());
-        updates.setLong(23, x.id());
+        updates.setInt(20, holder);
+        updates.setLong(21, nowMs);
+        updates.setInt(22, x.unlessCancelRequested() ? 1 : 0);
+        updates.setInt(23, x.fromStep());
+        updates.setString(24, x.fromStatus().name());
+        updates.setLong(25, x.id());
     }
 
     /** Step rows of applied transitions, as multi-row upserts. */

@@ -39,7 +39,7 @@ class HaDocsTest {
         } finally {
             try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement()) {
                 for (String t : new String[] {"event", "step", "task", "supervisor_lease", "runtime_workflow",
-                    "schema_version"}) {
+                    "reply_outbox", "reply_channel", "agent_permit", "agent_gate", "step_reply", "schema_version"}) {
                     st.execute("DROP TABLE IF EXISTS sas_ha_docs_" + t);
                 }
             } catch (java.sql.SQLException e) {

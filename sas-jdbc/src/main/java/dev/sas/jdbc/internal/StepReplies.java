@@ -1,0 +1,162 @@
+package dev.sas.jdbc.internal;
+
+import static dev.sas.jdbc.internal.Rows.setString;
+
+import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.AwaitWrite;
+import dev.sas.core.spi.ReplyTarget;
+import dev.sas.core.spi.ReplyWrite;
+import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.WriteOutcome;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Replies to steps that await one: the transition that makes a task await its reply (or applies a
+ * reply kept meanwhile), and a reply's fenced application. Each runs in one transaction that first
+ * locks the task's row, so a reply and the awaiting transition of the same attempt are serialised,
+ * and a reply's checks (duplicate, lease, step, state, deadline) and writes see one state. Plain
+ * JDBC on the transaction's connection, sharing the transition writer. Thread-safe.
+ */
+final class StepReplies {
+
+    private final StoreContext db;
+    private final TransitionWriter writer;
+    private final String lockTask;
+    private final String findReply;
+    private final String insertReply;
+
+    StepReplies(StoreContext db, TransitionWriter writer) {
+        this.db = db;
+        this.writer = writer;
+        this.lockTask = "SELECT workflow, workflow_version, business_key, state, lease, current_step, attempt,"
+                + " failure_count, complete_by, cancel_requested, reply_to, locked_by FROM " + db.t().task()
+                + " WHERE task_id = ? FOR UPDATE";
+        // a locking read sees the latest committed row whatever the isolation (MariaDB's snapshot too)
+        this.findReply = "SELECT outcome, payload, received_at FROM " + db.t().stepReply()
+                + " WHERE task_id = ? AND step_index = ? AND lease = ? FOR UPDATE";
+        this.insertReply = "INSERT INTO " + db.t().stepReply()
+                + " (task_id, step_index, lease, outcome, payload, received_at) VALUES (?, ?, ?, ?, ?, ?)";
+    }
+
+    /** See {@code StateStore.awaitReply}. */
+    AwaitWrite awaitReply(Transition awaiting, Function<StepReply, Transition> ifReplied, Instant now) {
+        long nowMs = now.toEpochMilli();
+        return db.run("awaitReply", awaiting.taskId(), () -> db.jdbi().inTransaction(h -> {
+            Connection c = h.getConnection();
+            try {
+                if (lock(c, awaiting.taskId()) == null) {
+                    return new AwaitWrite(WriteOutcome.STALE, null, awaiting);
+                }
+                StepReply kept = find(c, awaiting.taskId(), awaiting.fromStep(), awaiting.lease());
+                if (kept == null) {
+                    return new AwaitWrite(writer.writeIn(c, List.of(awaiting), nowMs).get(0), null, awaiting);
+                }
+                // The reply came first. Its transition is fenced as the awaiting one would be (same
+                // holder, lease, state and step), so it is written instead, in this transaction.
+                Transition instead = ifReplied.apply(kept);
+                return new AwaitWrite(writer.writeIn(c, List.of(instead), nowMs).get(0), kept, instead);
+            } catch (SQLException e) {
+                throw failed("awaitReply", e);
+            }
+        }));
+    }
+
+    /** See {@code StateStore.acceptReply}. */
+    ReplyWrite acceptReply(StepReply reply, Function<ReplyTarget, Transition> decide, Instant now) {
+        long nowMs = now.toEpochMilli();
+        return db.run("acceptReply", reply.taskId(), () -> db.jdbi().inTransaction(h -> {
+            Connection c = h.getConnection();
+            try {
+                Row r = lock(c, reply.taskId());
+                if (r == null) {
+                    return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
+                }
+                if (find(c, reply.taskId(), reply.step(), reply.lease()) != null) {
+                    return ReplyWrite.of(ReplyWrite.Kind.DUPLICATE);
+                }
+                boolean awaiting = r.target.status() == TaskStatus.AWAITING_REPLY;
+                if (r.target.lease() != reply.lease() || r.target.currentStep() != reply.step() || r.lockedBy == null
+                        || (!awaiting && r.target.status() != TaskStatus.PROCESSING)) {
+                    return ReplyWrite.of(ReplyWrite.Kind.STALE);
+                }
+                if (r.target.completeBy() == null || r.target.completeBy().toEpochMilli() < nowMs) {
+                    return ReplyWrite.of(ReplyWrite.Kind.LATE);
+                }
+                if (!awaiting) {
+                    insert(c, reply);
+                    return ReplyWrite.of(ReplyWrite.Kind.KEPT);
+                }
+                Transition t = decide.apply(r.target);
+                WriteOutcome outcome = writer.writeIn(c, List.of(t), nowMs).get(0);
+                if (outcome.kind() == WriteOutcome.Kind.REFUSED) {
+                    return ReplyWrite.of(ReplyWrite.Kind.REFUSED);
+                }
+                if (!outcome.isApplied()) {
+                    return ReplyWrite.of(ReplyWrite.Kind.STALE);
+                }
+                insert(c, reply);
+                return new ReplyWrite(ReplyWrite.Kind.APPLIED, t);
+            } catch (SQLException e) {
+                throw failed("acceptReply", e);
+            }
+        }));
+    }
+
+    private record Row(ReplyTarget target, String lockedBy) {
+    }
+
+    private Row lock(Connection c, TaskId id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(lockTask)) {
+            ps.setString(1, id.value());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                return new Row(new ReplyTarget(id, rs.getString(1), rs.getInt(2), rs.getString(3),
+                        TaskStatus.valueOf(rs.getString(4)), rs.getLong(5), rs.getInt(6), rs.getInt(7), rs.getInt(8),
+                        RowMapper.instantOrNull(rs, 9), rs.getBoolean(10), rs.getString(11)), rs.getString(12));
+            }
+        }
+    }
+
+    private StepReply find(Connection c, TaskId id, int step, long lease) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(findReply)) {
+            ps.setString(1, id.value());
+            ps.setInt(2, step);
+            ps.setLong(3, lease);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                return new StepReply(id, step, lease, StepReply.Kind.valueOf(rs.getString(1)), rs.getString(2),
+                        Instant.ofEpochMilli(rs.getLong(3)));
+            }
+        }
+    }
+
+    private void insert(Connection c, StepReply reply) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(insertReply)) {
+            ps.setString(1, reply.taskId().value());
+            ps.setInt(2, reply.step());
+            ps.setLong(3, reply.lease());
+            ps.setString(4, reply.kind().name());
+            setString(ps, 5, reply.payload());
+            ps.setLong(6, reply.receivedAt().toEpochMilli());
+            ps.executeUpdate();
+        }
+    }
+
+    private StateStoreException failed(String operation, SQLException e) {
+        return new StateStoreException(operation + " failed on " + db.dialect().name() + ": "
+                + StoreContext.rootMessage(e), e);
+    }
+}

@@ -1,0 +1,479 @@
+package dev.sas.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.sas.core.Codec;
+import dev.sas.core.ReplyOutcome;
+import dev.sas.core.ReplyRequest;
+import dev.sas.core.RetryPolicy;
+import dev.sas.core.RuntimeBuilder;
+import dev.sas.core.SasClient;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.StepRef;
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.core.spi.Transition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What steps that await a reply ({@code awaitReply}) do on every store: the request is sent, the
+ * task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a reply through
+ * {@link SasClient#completeStep} or {@link SasClient#failStep} (here from a client with no runtime)
+ * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
+ * stale and duplicate replies change nothing. Driven by hand with a {@link ManualClock}. Subclass it
+ * with a fresh store per test, as for {@link StateStoreContract}.
+ */
+public abstract class AwaitReplyContract extends StoreTestSupport {
+
+    /** The approval step's deadline. */
+    protected static final Duration DEADLINE = Duration.ofDays(7);
+    /** Retries after 1 s, no jitter, 3 attempts. */
+    protected static final RetryPolicy THREE_TRIES = RetryPolicy.builder().maxAttempts(3)
+            .fixedBackoff(Duration.ofSeconds(1)).jitter(0).build();
+
+    /** Time for every runtime and client. */
+    protected final ManualClock clock = new ManualClock();
+    private final List<SasRuntime> runtimes = new ArrayList<>();
+    /** Every request sent, in order. */
+    private final List<Sent> sent = new CopyOnWriteArrayList<>();
+    private final List<String> compensated = new CopyOnWriteArrayList<>();
+
+    /** One request as the step sent it. */
+    private record Sent(TaskId taskId, String step, int attempt, String idempotencyKey, String token) {
+    }
+
+    @Override
+    void beforeStoreIsDestroyed() {
+        runtimes.forEach(SasRuntime::close);
+    }
+
+    private SasRuntime runtime(Workflow<?>... workflows) {
+        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a");
+        for (Workflow<?> w : workflows) {
+            b.workflow(w);
+        }
+        SasRuntime sas = b.build();
+        runtimes.add(sas);
+        return sas;
+    }
+
+    /** A client with no runtime, as a webhook handler in another process would hold. */
+    private SasClient bareClient(Workflow<?>... workflows) {
+        SasClient.Builder b = SasClient.builder().stateStore(store).clock(clock).trustLocalClock();
+        for (Workflow<?> w : workflows) {
+            b.workflow(w);
+        }
+        return b.build();
+    }
+
+    private <I> ReplyRequest<I> recording() {
+        return (ctx, token) -> sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(),
+                token));
+    }
+
+    /** approve (awaits a reply, compensated), then ship. */
+    private Workflow<String> approval(String name, ReplyRequest<String> request) {
+        return Workflow.builder(name, Codec.string())
+                .step("approve", s -> s.awaitReply(request).completeWithin(DEADLINE).retry(THREE_TRIES).maxTimeouts(2)
+                        .compensateWith(ctx -> compensated.add(ctx.taskId() + ":" + ctx.stepName())))
+                .step("ship", s -> s.execute(ctx -> "shipped " + ctx.output("approve").orElse("?")))
+                .build();
+    }
+
+    private Workflow<String> approval(String name) {
+        return approval(name, recording());
+    }
+
+    private Sent lastSent(TaskId id) {
+        List<Sent> mine = sent.stream().filter(s -> s.taskId().equals(id)).toList();
+        assertThat(mine).as("requests sent for " + id).isNotEmpty();
+        return mine.get(mine.size() - 1);
+    }
+
+    private static List<TaskEvent.Type> types(SasClient client, TaskId id) {
+        return client.events(id).stream().map(TaskEvent::type).toList();
+    }
+
+    private static long count(List<TaskEvent.Type> types, TaskEvent.Type type) {
+        return Collections.frequency(types, type);
+    }
+
+    // ------------------------------------------------------------------ awaiting
+
+    @Test
+    void the_request_is_sent_and_the_task_awaits_its_reply_held_by_nobody() {
+        Workflow<String> wf = approval("await-basic");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(info.status().isTerminal()).isFalse();
+        assertThat(info.lockedBy()).isEqualTo(Transition.AWAITING_REPLY_HOLDER);
+        assertThat(info.completeBy()).isEqualTo(clock.instant().plus(DEADLINE));
+        assertThat(sas.inFlight()).as("no scheduler holds an awaiting task").isZero();
+        assertThat(sent).hasSize(1);
+        assertThat(lastSent(id).token()).matches("[A-Za-z0-9_-]+");
+        assertThat(types(sas.client(), id)).endsWith(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.REPLY_AWAITED);
+        assertThat(sas.client().countByStatus()).containsEntry(TaskStatus.AWAITING_REPLY, 1L);
+        assertThat(sas.runSupervisorOnce()).as("not expired before its deadline").isZero();
+        assertThat(Drain.untilIdle(sas)).as("an awaiting task is not claimed").isZero();
+    }
+
+    @Test
+    void complete_step_from_a_client_without_runtime_completes_it_and_the_next_step_runs() {
+        Workflow<String> wf = approval("await-complete");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        clock.tick(Duration.ofDays(6));
+
+        ReplyOutcome outcome = bareClient(wf).completeStep(lastSent(id).token(), "approved by ann");
+
+        assertThat(outcome).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(outcome.accepted()).isTrue();
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(info.step("approve").status()).isEqualTo(StepStatus.COMPLETED);
+        assertThat(info.step("approve").output()).isEqualTo("approved by ann");
+        Drain.untilIdle(sas);
+        info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("ship").output()).isEqualTo("shipped approved by ann");
+        List<TaskEvent.Type> types = types(sas.client(), id);
+        assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
+        assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void a_typed_step_takes_a_reply_of_its_type_encoded_with_its_codec() {
+        StepRef<Integer> amount = StepRef.of("amount", Codec.of(String::valueOf, Integer::valueOf));
+        Workflow<String> wf = Workflow.builder("await-typed", Codec.string())
+                .step(amount, s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step("double", s -> s.execute(ctx -> String.valueOf(ctx.output(amount) * 2)))
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "quote-1", "q").id();
+        Drain.untilIdle(sas);
+
+        assertThat(bareClient(wf).completeStep(lastSent(id).token(), 21)).isEqualTo(ReplyOutcome.COMPLETED);
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("double").output()).isEqualTo("42");
+    }
+
+    @Test
+    void the_last_step_completed_by_a_reply_ends_the_task_and_wakes_await() {
+        Workflow<String> wf = Workflow.builder("await-last", Codec.string())
+                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+
+        assertThat(sas.client().completeStepEncoded(lastSent(id).token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+
+        assertThat(sas.client().handle(id).await(Duration.ofSeconds(30)).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(sas.metrics().tasksProcessed()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ failures
+
+    @Test
+    void a_retryable_failure_is_retried_and_the_request_sent_again_with_the_same_idempotency_key() {
+        Workflow<String> wf = approval("await-fail");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        Sent first = lastSent(id);
+
+        assertThat(bareClient(wf).failStep(first.token(), "mail server down")).isEqualTo(ReplyOutcome.FAILED);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lastError()).contains("mail server down");
+        assertThat(Drain.afterTime(sas, clock, Duration.ofSeconds(1))).isEqualTo(1);
+        Sent second = lastSent(id);
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
+        assertThat(second.token()).isNotEqualTo(first.token());
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(bareClient(wf).completeStep(first.token(), "too late, old attempt")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(bareClient(wf).completeStep(second.token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+    }
+
+    @Test
+    void a_failure_that_must_not_be_retried_fails_the_step_and_compensates_nothing_it_did_not_apply() {
+        Workflow<String> wf = Workflow.builder("await-refused", Codec.string())
+                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE).retry(THREE_TRIES))
+                .step("ship", s -> s.execute(ctx -> "shipped"))
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+
+        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected by ann", false))
+                .isEqualTo(ReplyOutcome.FAILED);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(info.step("approve").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(info.lastError()).contains("rejected by ann");
+        assertThat(sent).hasSize(1);
+        assertThat(types(sas.client(), id)).contains(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.STEP_FAILED,
+                TaskEvent.Type.ERROR);
+    }
+
+    @Test
+    void a_failure_for_good_of_a_compensated_workflow_is_compensated_by_a_scheduler() {
+        Workflow<String> wf = Workflow.builder("await-refused-comp", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "reserved").compensateWith(ctx -> compensated.add("reserve")))
+                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .compensateOnFailure(true)
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+
+        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected", false)).isEqualTo(ReplyOutcome.FAILED);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATING);
+        Drain.untilIdle(sas);
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("reserve");
+    }
+
+    // ------------------------------------------------------------------ late, stale, duplicate
+
+    @Test
+    void a_reply_after_the_deadline_is_late_changes_nothing_and_is_counted() {
+        Workflow<String> wf = approval("await-late");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        TaskInfo before = sas.client().find(id).orElseThrow();
+        int events = sas.client().events(id).size();
+        clock.tick(DEADLINE.plusMillis(1));
+
+        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.LATE);
+
+        TaskInfo after = sas.client().find(id).orElseThrow();
+        assertThat(after.status()).as("the supervisor has not recovered it yet").isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(after.lease()).isEqualTo(before.lease());
+        assertThat(after.lockedBy()).isEqualTo(before.lockedBy());
+        assertThat(after.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
+        assertThat(sas.client().events(id)).as("no event").hasSize(events);
+        assertThat(sas.metrics().lateReplies()).isEqualTo(1);
+        assertThat(bareClient(wf).failStep(lastSent(id).token(), "x")).isEqualTo(ReplyOutcome.LATE);
+    }
+
+    @Test
+    void the_supervisor_times_out_an_awaiting_step_and_the_request_is_sent_again_old_replies_are_stale() {
+        Workflow<String> wf = approval("await-timeout");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        Sent first = lastSent(id);
+
+        clock.tick(DEADLINE.plusSeconds(1));
+        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.failureCount()).isEqualTo(1);
+        assertThat(info.lastError()).contains("got no reply by its deadline");
+        assertThat(sas.client().completeStep(first.token(), "approved")).as("state moved on, same lease")
+                .isEqualTo(ReplyOutcome.STALE);
+
+        Drain.afterTime(sas, clock, Duration.ofSeconds(1));
+        Sent second = lastSent(id);
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
+        assertThat(sas.client().completeStep(first.token(), "approved")).as("lease moved on")
+                .isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.metrics().staleReplies()).isEqualTo(2);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+
+        // maxTimeouts(2): a second time-out fails the step (no compensateOnFailure: ERROR)
+        clock.tick(DEADLINE.plusSeconds(1));
+        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(sas.client().completeStep(second.token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
+    }
+
+    @Test
+    void a_duplicate_reply_is_recognised_and_changes_nothing() {
+        Workflow<String> wf = approval("await-dup");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        String token = lastSent(id).token();
+
+        assertThat(bareClient(wf).completeStep(token, "first")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).completeStep(token, "second")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+        Drain.untilIdle(sas);
+        assertThat(bareClient(wf).failStep(token, "third")).as("after the task finished too")
+                .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("approve").output()).isEqualTo("first");
+        assertThat(count(types(sas.client(), id), TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ the reply that comes first
+
+    @Test
+    void a_reply_that_arrives_while_the_request_is_being_sent_is_kept_and_applied() {
+        Map<TaskId, ReplyOutcome> outcomes = new ConcurrentHashMap<>();
+        AtomicReference<Workflow<String>> holder = new AtomicReference<>();
+        Workflow<String> wf = approval("await-first", (ctx, token) -> {
+            sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
+            // the agent answers before send returns: the task is still PROCESSING under this lease
+            outcomes.put(ctx.taskId(), bareClient(holder.get()).completeStep(token, "instant"));
+        });
+        holder.set(wf);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+
+        Drain.untilIdle(sas);
+
+        assertThat(outcomes).containsEntry(id, ReplyOutcome.COMPLETED);
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("ship").output()).isEqualTo("shipped instant");
+        List<TaskEvent.Type> types = types(sas.client(), id);
+        assertThat(types).doesNotContain(TaskEvent.Type.REPLY_AWAITED);
+        assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
+        assertThat(bareClient(wf).completeStep(lastSent(id).token(), "again"))
+                .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+    }
+
+    @Test
+    void replies_racing_the_awaiting_transition_from_other_threads_complete_each_task_exactly_once()
+            throws Exception {
+        int tasks = 20;
+        ExecutorService repliers = Executors.newFixedThreadPool(4);
+        List<Future<ReplyOutcome>> replies = new CopyOnWriteArrayList<>();
+        try {
+            AtomicReference<Workflow<String>> holder = new AtomicReference<>();
+            Workflow<String> wf = approval("await-race", (ctx, token) -> {
+                sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
+                SasClient replier = bareClient(holder.get());
+                replies.add(repliers.submit(() -> replier.completeStep(token, "ok " + ctx.businessKey())));
+            });
+            holder.set(wf);
+            SasRuntime sas = runtime(wf);
+            List<TaskId> ids = new ArrayList<>();
+            for (int i = 0; i < tasks; i++) {
+                ids.add(sas.client().submit(wf, "order-" + i, "car").id());
+            }
+
+            Drain.untilIdle(sas);
+            await().atMost(60, TimeUnit.SECONDS).until(() -> replies.size() == tasks
+                    && replies.stream().allMatch(Future::isDone));
+            Drain.untilIdle(sas);
+
+            for (Future<ReplyOutcome> f : replies) {
+                assertThat(f.get()).isEqualTo(ReplyOutcome.COMPLETED);
+            }
+            for (int i = 0; i < tasks; i++) {
+                TaskId id = ids.get(i);
+                TaskInfo info = sas.client().find(id).orElseThrow();
+                assertThat(info.status()).as(id.toString()).isEqualTo(TaskStatus.PROCESSED);
+                assertThat(info.step("ship").output()).isEqualTo("shipped ok order-" + i);
+                List<TaskEvent.Type> types = types(sas.client(), id);
+                assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+                assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
+            }
+            assertThat(sent).hasSize(tasks);
+        } finally {
+            repliers.shutdownNow();
+        }
+    }
+
+    // ------------------------------------------------------------------ cancel
+
+    @Test
+    void cancel_of_an_awaiting_task_compensates_the_sent_request_and_later_replies_are_stale() {
+        Workflow<String> wf = approval("await-cancel");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+
+        assertThat(sas.client().cancel(id)).isTrue();
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).as("no claim to wait for").isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        Drain.untilIdle(sas);
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(compensated).containsExactly(id + ":approve");
+        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sent).hasSize(1);
+    }
+
+    // ------------------------------------------------------------------ bad input
+
+    @Test
+    void bad_tokens_and_wrong_steps_are_refused_clearly() {
+        Workflow<String> wf = approval("await-bad");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        SasClient client = sas.client();
+        String token = lastSent(id).token();
+
+        assertThatThrownBy(() -> client.completeStep(null, "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("replyToken must not be null");
+        assertThatThrownBy(() -> client.failStep(" ", "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("replyToken must not be blank");
+        assertThat(client.completeStep("not-a-token", "x")).isEqualTo(ReplyOutcome.NOT_FOUND);
+        assertThat(client.completeStep(forged(TaskId.random(), 0, 1), "x")).isEqualTo(ReplyOutcome.NOT_FOUND);
+        assertThatThrownBy(() -> client.completeStep(forged(id, 1, 1), "x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'ship'")
+                .hasMessageContaining("does not await a reply");
+        assertThatThrownBy(() -> SasClient.builder().stateStore(store).clock(clock).trustLocalClock().build()
+                .completeStep(token, "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("does not know");
+        assertThatThrownBy(() -> client.completeStep(token, 42)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot be encoded");
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+    }
+
+    /** A token in the documented-as-opaque format, for tests of forged or stale tokens. */
+    private static String forged(TaskId id, int step, long lease) {
+        String plain = "1:" + step + ":" + lease + ":" + id.value();
+        return java.util.Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(plain.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+}
