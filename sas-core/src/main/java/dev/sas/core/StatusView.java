@@ -22,7 +22,8 @@ final class StatusView {
         List<TaskInfo.StepInfo> steps = new ArrayList<>();
         for (StepDefinition<?> def : wf.steps()) {
             TaskInfo.StepInfo s = recorded.get(def.index());
-            boolean running = info.status() == TaskStatus.PROCESSING && info.currentStep() == def.index();
+            boolean running = (info.status() == TaskStatus.PROCESSING || info.status() == TaskStatus.AWAITING_REPLY)
+                    && info.currentStep() == def.index();
             if (s == null) {
                 s = new TaskInfo.StepInfo(def.index(), def.name(), running ? StepStatus.PROCESSING : StepStatus.PENDING,
                         0, null, null, null, null, null);

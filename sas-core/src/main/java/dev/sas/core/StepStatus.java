@@ -4,7 +4,7 @@ package dev.sas.core;
 public enum StepStatus {
     /** Not started yet. */
     PENDING,
-    /** Claimed and running (or its runner died and the supervisor has not noticed yet). */
+    /** Claimed and running (or its runner died and the supervisor has not noticed yet), or awaiting its reply. */
     PROCESSING,
     /** Finished and its result recorded. */
     COMPLETED,

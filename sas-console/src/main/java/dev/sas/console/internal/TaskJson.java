@@ -93,12 +93,13 @@ public final class TaskJson {
     }
 
     /**
-     * Which party records an event of this type: the submitting client, an operator, the
+     * Which party records an event of this type: the submitting client (or the one that delivered a
+     * reply to an awaiting step), an operator, the
      * supervisor, or a runtime (a scheduler, or the supervisor failing a step that ran out of time).
      */
     static String actor(TaskEvent.Type type) {
         return switch (type) {
-            case RECEIVED -> "client";
+            case RECEIVED, REPLY_RECEIVED -> "client";
             case RESUBMITTED, CANCEL_REQUESTED -> "operator";
             case STEP_TIMED_OUT, PARKED, UNPARKED -> "supervisor";
             default -> "runtime";

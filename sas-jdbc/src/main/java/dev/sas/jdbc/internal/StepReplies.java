@@ -40,9 +40,10 @@ final class StepReplies {
         this.lockTask = "SELECT workflow, workflow_version, business_key, state, lease, current_step, attempt,"
                 + " failure_count, complete_by, cancel_requested, reply_to, locked_by FROM " + db.t().task()
                 + " WHERE task_id = ? FOR UPDATE";
-        // a locking read sees the latest committed row whatever the isolation (MariaDB's snapshot too)
+        // Read after the task's row lock, which every writer of a task's replies takes first; the
+        // store's connections run at READ COMMITTED, so this sees every reply committed before.
         this.findReply = "SELECT outcome, payload, received_at FROM " + db.t().stepReply()
-                + " WHERE task_id = ? AND step_index = ? AND lease = ? FOR UPDATE";
+                + " WHERE task_id = ? AND step_index = ? AND lease = ?";
         this.insertReply = "INSERT INTO " + db.t().stepReply()
                 + " (task_id, step_index, lease, outcome, payload, received_at) VALUES (?, ?, ?, ?, ?, ?)";
     }

@@ -36,6 +36,8 @@ class DocsSnippetsTest {
                 Arguments.of("docs/concepts.md", jdbcDocs + "OrderDocsTest.java", "run"),
                 Arguments.of("docs/agents.md", jdbcDocs + "AgentsDocsTest.java", "agent"),
                 Arguments.of("docs/agents.md", jdbcDocs + "AgentsDocsTest.java", "operator"),
+                Arguments.of("docs/async-replies.md", jdbcDocs + "AsyncRepliesDocsTest.java", "workflow"),
+                Arguments.of("docs/async-replies.md", jdbcDocs + "AsyncRepliesDocsTest.java", "webhook"),
                 Arguments.of("docs/ha-postgresql.md", jdbcDocs + "HaDocsTest.java", "ha-store"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
                         "workflow"),
