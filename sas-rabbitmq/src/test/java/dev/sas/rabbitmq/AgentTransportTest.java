@@ -56,11 +56,13 @@ class AgentTransportTest {
         uri = RabbitTests.rabbitUri();
         agentName = "test-" + RabbitTests.randomLetters(8);
         rabbit = RabbitConnection.builder().uri(uri).connectionName("sas-test").build();
-        agent = RabbitAgent.builder(agentName, rabbit).build();
+        // tag::agent[]
+        agent = RabbitAgent.builder(agentName, rabbit).build();  // queues sas.agent.<name> and sas.agent.<name>.replies
         pay = Workflow.builder("pay", Codec.string())
-                .step("charge", s -> s.completeWithin(Duration.ofMinutes(1))
+                .step("charge", s -> s.completeWithin(Duration.ofMinutes(1))   // the reply's deadline
                         .awaitReply(agent.request(ctx -> "charge " + ctx.input())))
                 .build();
+        // end::agent[]
         runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).build();
     }
 
@@ -136,11 +138,13 @@ class AgentTransportTest {
         publish(agent.requestQueue(), request.getProps(), request.getBody()); // delivered twice
         List<String> keys = new CopyOnWriteArrayList<>();
 
-        try (AgentWorker worker = worker(r -> {
+        // tag::consumer[]
+        RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start();
+        // end::consumer[]
+        try (replies; AgentWorker worker = worker(r -> {
             keys.add(r.idempotencyKey());
             return "paid (" + r.payload() + ", " + r.remaining() + " left)";
-        }).build().start();
-                RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
+        }).build().start()) {
             Awaitility.await().atMost(WAIT).until(() -> replies.count(ReplyOutcome.COMPLETED)
                     + replies.count(ReplyOutcome.ALREADY_COMPLETED) == 2);
             assertThat(replies.count(ReplyOutcome.COMPLETED)).isEqualTo(1);
