@@ -169,7 +169,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
     @Test
     void a_typed_step_takes_a_reply_of_its_type_encoded_with_its_codec() {
-        StepRef<Integer> amount = StepRef.of("amount", Codec.of(String::valueOf, Integer::valueOf));
+        StepRef<Integer> amount = StepRef.of("amount", Codec.<Integer>of(i -> Integer.toString(i), text -> Integer.valueOf(text)));
         Workflow<String> wf = Workflow.builder("await-typed", Codec.string())
                 .step(amount, s -> s.awaitReply(recording()).completeWithin(DEADLINE))
                 .step("double", s -> s.execute(ctx -> String.valueOf(ctx.output(amount) * 2)))
