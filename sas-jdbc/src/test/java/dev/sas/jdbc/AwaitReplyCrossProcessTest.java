@@ -39,15 +39,15 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class AwaitReplyCrossProcessTest {
 
+    /** Where JVM 1's request puts the token (the approval e-mail, in effect). */
+    static volatile Path tokenFile;
+
     /** The approval workflow, defined alike in both JVMs; the request writes the token to {@link #tokenFile}. */
     static final Workflow<String> APPROVAL = Workflow.builder("human-approval", Codec.string())
             .step("approve", s -> s.awaitReply((ctx, token) -> Files.writeString(AwaitReplyCrossProcessTest.tokenFile, token))
                     .completeWithin(Duration.ofDays(7)))
             .step("ship", s -> s.execute(ctx -> "shipped after " + ctx.output("approve").orElseThrow()))
             .build();
-
-    /** Where JVM 1's request puts the token (the approval e-mail, in effect). */
-    static volatile Path tokenFile;
 
     @ParameterizedTest
     @EnumSource(value = TestDb.class, names = {"POSTGRES", "MARIADB"})

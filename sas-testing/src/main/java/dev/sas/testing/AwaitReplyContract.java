@@ -222,7 +222,8 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
         assertThat(second.token()).isNotEqualTo(first.token());
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(bareClient(wf).completeStep(first.token(), "too late, old attempt")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(bareClient(wf).completeStep(first.token(), "another answer to the failed attempt"))
+                .as("that attempt was answered").isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
         assertThat(bareClient(wf).completeStep(second.token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
@@ -319,11 +320,12 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(sas.metrics().staleReplies()).isEqualTo(2);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
 
-        // maxTimeouts(2): a second time-out fails the step (no compensateOnFailure: ERROR)
+        // maxTimeouts(2): a second time-out fails the step; its request went out, so it is compensated
         clock.tick(DEADLINE.plusSeconds(1));
         assertThat(sas.runSupervisorOnce()).isEqualTo(1);
         Drain.untilIdle(sas);
-        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly(id + ":approve");
         assertThat(sas.client().completeStep(second.token(), "approved")).isEqualTo(ReplyOutcome.STALE);
         assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
     }
