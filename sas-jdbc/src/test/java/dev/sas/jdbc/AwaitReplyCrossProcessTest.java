@@ -44,7 +44,7 @@ class AwaitReplyCrossProcessTest {
 
     /** The approval workflow, defined alike in both JVMs; the request writes the token to {@link #tokenFile}. */
     static final Workflow<String> APPROVAL = Workflow.builder("human-approval", Codec.string())
-            .step("approve", s -> s.awaitReply((ctx, token) -> Files.writeString(AwaitReplyCrossProcessTest.tokenFile, token))
+            .step("approve", s -> s.awaitReply((ctx, token) -> Files.writeString(tokenFile, token))
                     .completeWithin(Duration.ofDays(7)))
             .step("ship", s -> s.execute(ctx -> "shipped after " + ctx.output("approve").orElseThrow()))
             .build();
