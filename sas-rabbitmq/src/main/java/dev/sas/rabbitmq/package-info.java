@@ -1,6 +1,10 @@
 /**
- * RabbitMQ for SAS: {@link dev.sas.rabbitmq.RabbitReplyChannel}, a reply channel that publishes each
- * task's status messages to a broker with publisher confirms, and {@link dev.sas.rabbitmq.RabbitConnection},
- * the connection it (and whatever else talks to the broker) shares.
+ * RabbitMQ for SAS. Remote agents behind a queue, as in the pattern's figure:
+ * {@link dev.sas.rabbitmq.RabbitAgent} sends an awaiting step's request to the agent's queue,
+ * {@link dev.sas.rabbitmq.AgentWorker} (in the agent's own processes) calls the service and publishes
+ * the reply, and {@link dev.sas.rabbitmq.RabbitReplyConsumer} completes the step with it on any node.
+ * Reply channels: {@link dev.sas.rabbitmq.RabbitReplyChannel} publishes each task's status messages
+ * to a broker with publisher confirms. {@link dev.sas.rabbitmq.RabbitConnection} is the connection
+ * they all share.
  */
 package dev.sas.rabbitmq;

@@ -122,18 +122,22 @@ public final class OrderRun {
 
         try (HikariDataSource ds = dataSource(url, "shop", 16);
                 JdbcStateStore store = JdbcStateStore.builder().dataSource(ds).build();
-                Shop shop = Shop.start(config)) {
+                Shop shop = Shop.start(config);
+                RabbitPayments payments = RabbitPayments.connect(config.rabbitUri(), tag)) {
             OrderDatabase db = new OrderDatabase(ds, clock);
             db.createSchema();
             OrderWorkflow.Agents agents = OrderWorkflow.Agents.connect(shop.inventory().uri(), shop.payment().uri(),
                     shop.shipping().uri());
-            Workflow<Order> workflow = OrderWorkflow.create(agents, db);
+            Workflow<Order> workflow = OrderWorkflow.create(agents, db, payments == null ? null : payments.agent());
             out.printf("order-processing example: %d orders (ids %s-00001..), seed %d, faults %s, crash %s%n",
                     orders.size(), tag, config.seed(), config.faults() ? "on" : "off", config.crash());
             out.println("  database:  " + database);
             out.println("  services:  " + shop.inventory() + "\n             " + shop.payment() + "\n             "
                     + shop.shipping());
             out.println("  logs:      " + logDestination() + "; operator log " + operator.file());
+            if (payments != null) {
+                out.println("  payments:  charged through " + payments.describe());
+            }
 
             SasRuntime sas = runtime(store, workflow, "shop-" + tag, board, operator);
             Progress progress = new Progress(sas, orders.size());
@@ -185,6 +189,9 @@ public final class OrderRun {
                             .build().start();
                     out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }
+                if (payments != null) {
+                    payments.start(sas.client(), shop, dir, out);
+                }
                 if (mode == RunConfig.Crash.NONE) {
                     sas.start();
                 }
@@ -219,6 +226,13 @@ public final class OrderRun {
                             + " placed and unfinished; shop-" + tag + " took over";
                     out.println("  CRASH: " + crash);
                     sas.start();
+                }
+                if (payments != null) {
+                    // the payment worker dies while customers are still placing orders; a new one takes over
+                    long killAt = Math.max(1, orders.size() / 4);
+                    await(() -> progress.refresh().terminal() >= killAt, Duration.ofSeconds(60));
+                    crash = payments.killAndRestartWorker(shop, dir, out) + " with " + progress.refresh().terminal()
+                            + " orders finished";
                 }
                 boolean outage = startOutage(shop, progress, ticker, orders.size());
                 for (Future<?> f : placed) {
@@ -265,6 +279,9 @@ public final class OrderRun {
                 }
                 sas.close();
                 SasMetrics m = sas.metrics();
+                if (payments != null) {
+                    out.println("  payments:  replies " + payments.replyCounts());
+                }
 
                 LedgerCheck.Result checks = LedgerCheck.verify(orders, statuses, db.statuses(tag + "-"), shop);
                 if (resubmitted != null) {

@@ -5,6 +5,7 @@ import dev.sas.core.FlowControl;
 import dev.sas.core.StepRef;
 import dev.sas.core.Workflow;
 import dev.sas.examples.orders.services.Form;
+import dev.sas.rabbitmq.RabbitAgent;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -92,6 +93,21 @@ public final class OrderWorkflow {
      * @throws NullPointerException if an argument is null
      */
     public static Workflow<Order> create(Agents agents, OrderDatabase orders) {
+        return create(agents, orders, null);
+    }
+
+    /**
+     * Builds the workflow with the charge sent over RabbitMQ: the payment step publishes the charge
+     * to {@code payments}' request queue and completes when a {@link PaymentWorker} (in a process of
+     * its own) publishes the payment service's reply, which a {@code RabbitReplyConsumer} hands to the
+     * store. The refund (the compensation) still calls the payment service directly.
+     *
+     * @param agents the services' agents
+     * @param orders the order database, for the confirming step
+     * @param payments the payment agent over RabbitMQ, or null to charge through {@code agents.payment()}
+     * @throws NullPointerException if {@code agents} or {@code orders} is null
+     */
+    public static Workflow<Order> create(Agents agents, OrderDatabase orders, RabbitAgent payments) {
         Objects.requireNonNull(agents, "agents must not be null");
         Objects.requireNonNull(orders, "orders must not be null");
         ServiceAgent inventory = agents.inventory();
@@ -107,10 +123,14 @@ public final class OrderWorkflow {
                         .maxTimeouts(MAX_TIMEOUTS)
                         .compensateWith(inventory, ctx -> ServiceCall.post("/release",
                                 "orderId", ctx.input().orderId())))
-                .step(CHARGE_PAYMENT, s -> s
-                        .call(payment, ctx -> ServiceCall.post("/charge",
+                .step(CHARGE_PAYMENT, s -> (payments == null
+                        ? s.call(payment, ctx -> ServiceCall.post("/charge",
                                 "orderId", ctx.input().orderId(),
                                 "amountCents", Long.toString(ctx.input().amountCents())))
+                        : s.awaitReply(payments.request(ctx -> Form.encode(Form.of(
+                                "orderId", ctx.input().orderId(),
+                                "amountCents", Long.toString(ctx.input().amountCents())))))
+                                .retry(ServiceAgent.RETRY))
                         .completeWithin(STEP_DEADLINE)
                         .maxTimeouts(MAX_TIMEOUTS)
                         .compensateWith(payment, ctx -> ServiceCall.post("/refund",

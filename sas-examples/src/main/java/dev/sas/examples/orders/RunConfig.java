@@ -22,6 +22,9 @@ import java.time.Duration;
  * @param verbose log to the console instead of {@code sas.log}
  * @param consolePort after the run, serve the operator console on this port (0: any free port) and
  *     keep the JVM running until interrupted; -1 (the default) ends the run as usual
+ * @param rabbitUri a RabbitMQ broker's AMQP URI: the payment step then sends its charge to a payment
+ *     agent worker in a separate JVM over RabbitMQ (killed and restarted mid-run); null for the
+ *     in-process HTTP agent
  */
 public record RunConfig(
         int orders,
@@ -38,7 +41,8 @@ public record RunConfig(
         String postgresUrl,
         Path dir,
         boolean verbose,
-        int consolePort) {
+        int consolePort,
+        String rabbitUri) {
 
     /** {@link #consolePort} when no console is asked for. */
     public static final int NO_CONSOLE = -1;
@@ -71,18 +75,21 @@ public record RunConfig(
             "  --dir PATH              where the H2 file and logs go (default: a new temp directory)",
             "  --verbose               log to the console instead of sas.log",
             "  --console[=PORT]        after the run, keep the JVM up with the operator console on",
-            "                          127.0.0.1:PORT (default: a free port) until Ctrl-C; also -Dsas.console=true|PORT");
+            "                          127.0.0.1:PORT (default: a free port) until Ctrl-C; also -Dsas.console=true|PORT",
+            "  --rabbitmq URI          the payment agent runs as a separate worker process over RabbitMQ, e.g.",
+            "                          amqp://guest:guest@127.0.0.1:5672; the worker is killed and restarted mid-run",
+            "                          (no --crash, no payment outage in this mode)");
 
     /** The defaults: 200 orders, seed 42, faults on, a 3 s payment outage, no crash, H2. */
     public static RunConfig defaults() {
         return new RunConfig(200, 42, true, 0.15, Duration.ofMillis(15), 0.03, 0.03, 0.04, 0.03, Crash.NONE,
-                Duration.ofSeconds(3), null, null, false, NO_CONSOLE);
+                Duration.ofSeconds(3), null, null, false, NO_CONSOLE, null);
     }
 
     /** The same settings with {@code dir} as the run's directory. */
     public RunConfig withDir(Path dir) {
         return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blockedRate, declineRate,
-                undeliverableRate, crash, outage, postgresUrl, dir, verbose, consolePort);
+                undeliverableRate, crash, outage, postgresUrl, dir, verbose, consolePort, rabbitUri);
     }
 
     /**
@@ -107,6 +114,8 @@ public record RunConfig(
         Path dir = c.dir;
         boolean verbose = c.verbose;
         int consolePort = c.consolePort;
+        String rabbit = c.rabbitUri;
+        boolean outageSet = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -122,7 +131,11 @@ public record RunConfig(
                     case "--undeliverable-rate" -> undeliverable = Double.parseDouble(args[++i]);
                     case "--crash", "--crash=process" -> crash = Crash.PROCESS;
                     case "--crash=in-process" -> crash = Crash.IN_PROCESS;
-                    case "--outage-ms" -> outage = Duration.ofMillis(Long.parseLong(args[++i]));
+                    case "--outage-ms" -> {
+                        outage = Duration.ofMillis(Long.parseLong(args[++i]));
+                        outageSet = true;
+                    }
+                    case "--rabbitmq" -> rabbit = args[++i];
                     case "--postgres" -> postgres = args[++i];
                     case "--dir" -> dir = Path.of(args[++i]);
                     case "--verbose" -> verbose = true;
@@ -155,7 +168,15 @@ public record RunConfig(
             throw new IllegalArgumentException("--blocked-rate, --decline-rate and --undeliverable-rate must add up to"
                     + " at most 1, were " + blocked + ", " + decline + ", " + undeliverable);
         }
+        if (rabbit != null && crash != Crash.NONE) {
+            throw new IllegalArgumentException("--rabbitmq and --crash cannot be combined: with --rabbitmq the payment"
+                    + " worker process is the one killed mid-run");
+        }
+        if (rabbit != null && outageSet && !outage.isZero()) {
+            throw new IllegalArgumentException("--rabbitmq and --outage-ms cannot be combined: the payment outage shows"
+                    + " the in-process agent's circuit breaker, which the RabbitMQ worker does not have");
+        }
         return new RunConfig(orders, seed, faults, failureRate, latency, hangRate, blocked, decline, undeliverable, crash,
-                faults ? outage : Duration.ZERO, postgres, dir, verbose, consolePort);
+                faults && rabbit == null ? outage : Duration.ZERO, postgres, dir, verbose, consolePort, rabbit);
     }
 }

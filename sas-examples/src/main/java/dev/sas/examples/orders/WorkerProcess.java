@@ -16,7 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Starts a {@link CrashWorker} in a second JVM on this JVM's class path, follows its metrics, and
+ * Starts a {@link CrashWorker} (or a {@link PaymentWorker}) in a second JVM on this JVM's class path, follows its metrics, and
  * kills it with {@link Process#destroyForcibly()} (SIGKILL: no shutdown hook, no grace, no last
  * write). Thread-safe.
  */
@@ -56,6 +56,24 @@ final class WorkerProcess implements AutoCloseable {
         cmd.add(operatorLog.toString());
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         return new WorkerProcess(p);
+    }
+
+    /** Starts a {@link PaymentWorker} consuming {@code queue} on the broker at {@code rabbitUri}. */
+    static WorkerProcess startPaymentWorker(String rabbitUri, Shop shop, String queue, Path log) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(classPath());
+        cmd.add("-Dorg.slf4j.simpleLogger.logFile=" + log);
+        cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+        cmd.add(PaymentWorker.class.getName());
+        cmd.add("--rabbitmq");
+        cmd.add(rabbitUri);
+        cmd.add("--payment");
+        cmd.add(shop.payment().uri().toString());
+        cmd.add("--queue");
+        cmd.add(queue);
+        return new WorkerProcess(new ProcessBuilder(cmd).redirectErrorStream(true).start());
     }
 
     /** The class path of the code running this example: the exec:java class loader's, else java.class.path. */

@@ -23,6 +23,9 @@ class DocsSnippetsTest {
     private static final String TRACING_TEST =
             "sas-opentelemetry/src/test/java/dev/sas/opentelemetry/TracingAcrossNodesTest.java";
     private static final String STARTER_TESTS = "sas-spring-boot-starter/src/test/java/dev/sas/spring/boot/";
+    private static final String RABBIT_TEST = "sas-rabbitmq/src/test/java/dev/sas/rabbitmq/AgentTransportTest.java";
+    private static final String PAYMENT_WORKER =
+            "sas-examples/src/main/java/dev/sas/examples/orders/PaymentWorker.java";
 
     static Stream<Arguments> snippets() {
         String jdbcDocs = "sas-jdbc/src/test/java/dev/sas/jdbc/docs/";
@@ -51,7 +54,11 @@ class DocsSnippetsTest {
                 Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "web-tier"),
                 Arguments.of("docs/reply-channels.md", jdbcDocs + "ReplyChannelDocsTest.java", "runtime"),
                 Arguments.of("docs/reply-channels.md",
-                        "sas-rabbitmq/src/test/java/dev/sas/rabbitmq/RabbitReplyChannelTest.java", "rabbit"));
+                        "sas-rabbitmq/src/test/java/dev/sas/rabbitmq/RabbitReplyChannelTest.java", "rabbit"),
+                Arguments.of("docs/rabbitmq.md", RABBIT_TEST, "agent"),
+                Arguments.of("docs/rabbitmq.md", RABBIT_TEST, "consumer"),
+                Arguments.of("docs/rabbitmq.md", PAYMENT_WORKER, "worker"),
+                Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")

@@ -1,0 +1,29 @@
+package dev.sas.rabbitmq;
+
+import dev.sas.core.Codec;
+import dev.sas.core.RetryPolicy;
+import dev.sas.core.Workflow;
+import java.time.Duration;
+
+/** The workflows of the multi-JVM tests: one step charging through the payment agent over RabbitMQ. */
+final class PayFlows {
+    /** Retries for a minute or more of broker trouble; time-outs bounded separately. */
+    static final RetryPolicy PATIENT = RetryPolicy.builder().maxAttempts(100)
+            .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2.0).build();
+
+    private PayFlows() {
+    }
+
+    /** {@code rabbit-pay}: the step "charge" sends the input to the agent and completes with its reply. */
+    static Workflow<String> pay(RabbitAgent agent, Duration completeWithin) {
+        return pay("rabbit-pay", agent, completeWithin);
+    }
+
+    /** The same, under another workflow name (a second deadline in the same test). */
+    static Workflow<String> pay(String name, RabbitAgent agent, Duration completeWithin) {
+        return Workflow.builder(name, Codec.string())
+                .step("charge", s -> s.completeWithin(completeWithin).retry(PATIENT).maxTimeouts(5)
+                        .awaitReply(agent.request(ctx -> ctx.input())))
+                .build();
+    }
+}
