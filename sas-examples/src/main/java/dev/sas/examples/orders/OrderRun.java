@@ -249,6 +249,11 @@ public final class OrderRun {
                 await(() -> progress.refresh().terminal() == orders.size(), limit);
                 Duration untilTerminal = Duration.ofNanos(System.nanoTime() - placing);
                 ticker.shutdownNow();
+                if (outage) {
+                    // the ticker's end of the outage is cancelled with it when every order finished
+                    // first (a fast run): end it here, or the operator's resubmit meets a dead service
+                    shop.payment().faults().down(false);
+                }
                 printProgress(progress.refresh());
 
                 Map<String, TaskStatus> statuses = statuses(sas, ids);
