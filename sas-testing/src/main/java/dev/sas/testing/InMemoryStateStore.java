@@ -362,22 +362,17 @@ public final class InMemoryStateStore implements StateStore {
                 return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
             }
             ReplyKey key = new ReplyKey(reply.taskId(), reply.step(), reply.lease());
-            if (stepReplies.containsKey(key)) {
-                return ReplyWrite.of(ReplyWrite.Kind.DUPLICATE);
-            }
-            if (r.lease != reply.lease() || r.currentStep != reply.step() || r.lockedBy == null
-                    || (r.status != TaskStatus.AWAITING_REPLY && r.status != TaskStatus.PROCESSING)) {
-                return ReplyWrite.of(ReplyWrite.Kind.STALE);
-            }
-            if (r.completeBy.isBefore(now)) {
-                return ReplyWrite.of(ReplyWrite.Kind.LATE);
+            ReplyTarget target = new ReplyTarget(r.taskId, r.workflow, r.version, r.businessKey, r.status,
+                    r.lease, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.replyTo);
+            ReplyWrite.Kind refused = reply.refusal(target, r.lockedBy != null, stepReplies.containsKey(key), now);
+            if (refused != null) {
+                return ReplyWrite.of(refused);
             }
             if (r.status == TaskStatus.PROCESSING) {
                 stepReplies.put(key, reply);
                 return ReplyWrite.of(ReplyWrite.Kind.KEPT);
             }
-            Transition t = decide.apply(new ReplyTarget(r.taskId, r.workflow, r.version, r.businessKey, r.status,
-                    r.lease, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.replyTo));
+            Transition t = decide.apply(target);
             WriteOutcome outcome = apply(t, now);
             if (outcome.kind() == WriteOutcome.Kind.REFUSED) {
                 return ReplyWrite.of(ReplyWrite.Kind.REFUSED);

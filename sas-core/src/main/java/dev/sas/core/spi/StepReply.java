@@ -1,6 +1,7 @@
 package dev.sas.core.spi;
 
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
 import java.time.Instant;
 import java.util.Objects;
 
@@ -23,6 +24,35 @@ public record StepReply(TaskId taskId, int step, long lease, Kind kind, String p
         Objects.requireNonNull(taskId, "taskId must not be null");
         Objects.requireNonNull(kind, "kind must not be null");
         Objects.requireNonNull(receivedAt, "receivedAt must not be null");
+    }
+
+    /**
+     * The checks every store makes, in this order, on this reply against the task it read under lock,
+     * before it keeps or applies the reply: a reply already kept for this attempt is a
+     * {@link ReplyWrite.Kind#DUPLICATE}; a task not held ({@code held} false) or held for another
+     * lease, step or state than {@code AWAITING_REPLY} or {@code PROCESSING} is
+     * {@link ReplyWrite.Kind#STALE}; a deadline before {@code now} (or none) is
+     * {@link ReplyWrite.Kind#LATE}. Shared so that every store answers a reply alike.
+     *
+     * @param target the task as read under lock
+     * @param held whether the task row names a holder (a scheduler or the awaiting pseudo-holder)
+     * @param duplicate whether a reply to this attempt is already kept
+     * @param now the store's time
+     * @return the answer that ends the reply here, or null when it may be kept ({@code PROCESSING})
+     *     or applied ({@code AWAITING_REPLY})
+     */
+    public ReplyWrite.Kind refusal(ReplyTarget target, boolean held, boolean duplicate, Instant now) {
+        if (duplicate) {
+            return ReplyWrite.Kind.DUPLICATE;
+        }
+        if (target.lease() != lease || target.currentStep() != step || !held
+                || (target.status() != TaskStatus.AWAITING_REPLY && target.status() != TaskStatus.PROCESSING)) {
+            return ReplyWrite.Kind.STALE;
+        }
+        if (target.completeBy() == null || target.completeBy().isBefore(now)) {
+            return ReplyWrite.Kind.LATE;
+        }
+        return null;
     }
 
     /** What a reply says. */

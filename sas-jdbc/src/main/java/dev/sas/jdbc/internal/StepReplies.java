@@ -81,18 +81,12 @@ final class StepReplies {
                 if (r == null) {
                     return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
                 }
-                if (find(c, reply.taskId(), reply.step(), reply.lease()) != null) {
-                    return ReplyWrite.of(ReplyWrite.Kind.DUPLICATE);
+                ReplyWrite.Kind refused = reply.refusal(r.target, r.lockedBy != null,
+                        find(c, reply.taskId(), reply.step(), reply.lease()) != null, Instant.ofEpochMilli(nowMs));
+                if (refused != null) {
+                    return ReplyWrite.of(refused);
                 }
-                boolean awaiting = r.target.status() == TaskStatus.AWAITING_REPLY;
-                if (r.target.lease() != reply.lease() || r.target.currentStep() != reply.step() || r.lockedBy == null
-                        || (!awaiting && r.target.status() != TaskStatus.PROCESSING)) {
-                    return ReplyWrite.of(ReplyWrite.Kind.STALE);
-                }
-                if (r.target.completeBy() == null || r.target.completeBy().toEpochMilli() < nowMs) {
-                    return ReplyWrite.of(ReplyWrite.Kind.LATE);
-                }
-                if (!awaiting) {
+                if (r.target.status() != TaskStatus.AWAITING_REPLY) {
                     insert(c, reply);
                     return ReplyWrite.of(ReplyWrite.Kind.KEPT);
                 }
