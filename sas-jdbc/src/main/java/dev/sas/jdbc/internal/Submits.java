@@ -95,17 +95,16 @@ final class Submits {
         String operation = single ? "submit" : "submitAll of " + tasks.size() + " tasks";
         Object taskId = single ? tasks.get(0).taskId() : null;
         try {
-            if (transaction != null) {
-                // a host's transaction may still roll back: its hint never counts for others
-                return host.inTransaction(transaction, operation, c -> submitIn(c, tasks, received, true));
-            }
+            // a host's transaction may still roll back: it always sends its own hint, which never
+            // counts for others
+            boolean hostTransaction = transaction != null;
             long[] hintSentAt = {0};
-            List<SubmitResult> results = host.inTransaction(null, operation, c -> {
-                List<SubmitResult> r = submitIn(c, tasks, received, false);
-                hintSentAt[0] = sendHint(c, false);
+            List<SubmitResult> results = host.inTransaction(transaction, operation, c -> {
+                List<SubmitResult> r = submitIn(c, tasks, received);
+                hintSentAt[0] = sendHint(c, hostTransaction);
                 return r;
             });
-            if (hintSentAt[0] != 0) {
+            if (!hostTransaction && hintSentAt[0] != 0) {
                 lastHintNanos.accumulateAndGet(hintSentAt[0], Math::max);
             }
             return results;
@@ -117,8 +116,8 @@ final class Submits {
         }
     }
 
-    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received,
-            boolean hostTransaction) throws SQLException {
+    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received)
+            throws SQLException {
         int n = tasks.size();
         // the first task of a (workflow, business key) in the batch wins; later ones get its id
         Map<List<String>, Integer> firstOfKey = new HashMap<>();
@@ -187,9 +186,6 @@ final class Submits {
         }
         EventRows.insert(c, db.t(), events);
         Rows.insertOutbox(c, db.t(), outbox, replyTo);
-        if (hostTransaction) {
-            sendHint(c, true);
-        }
         return results;
     }
 
