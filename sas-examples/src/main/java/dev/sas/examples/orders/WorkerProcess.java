@@ -35,13 +35,7 @@ final class WorkerProcess implements AutoCloseable {
 
     static WorkerProcess start(String dbUrl, Shop shop, String instanceId, Path log, Path operatorLog)
             throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-cp");
-        cmd.add(classPath());
-        cmd.add("-Dorg.slf4j.simpleLogger.logFile=" + log);
-        cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
-        cmd.add(CrashWorker.class.getName());
+        List<String> cmd = javaCommand(CrashWorker.class, log);
         cmd.add("--db");
         cmd.add(dbUrl);
         cmd.add("--inventory");
@@ -60,13 +54,7 @@ final class WorkerProcess implements AutoCloseable {
 
     /** Starts a {@link PaymentWorker} consuming {@code queue} on the broker at {@code rabbitUri}. */
     static WorkerProcess startPaymentWorker(String rabbitUri, Shop shop, String queue, Path log) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-cp");
-        cmd.add(classPath());
-        cmd.add("-Dorg.slf4j.simpleLogger.logFile=" + log);
-        cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
-        cmd.add(PaymentWorker.class.getName());
+        List<String> cmd = javaCommand(PaymentWorker.class, log);
         cmd.add("--rabbitmq");
         cmd.add(rabbitUri);
         cmd.add("--payment");
@@ -74,6 +62,18 @@ final class WorkerProcess implements AutoCloseable {
         cmd.add("--queue");
         cmd.add(queue);
         return new WorkerProcess(new ProcessBuilder(cmd).redirectErrorStream(true).start());
+    }
+
+    /** A command that runs {@code main} in a new JVM on this example's class path, logging to {@code log}. */
+    private static List<String> javaCommand(Class<?> main, Path log) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(classPath());
+        cmd.add("-Dorg.slf4j.simpleLogger.logFile=" + log);
+        cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+        cmd.add(main.getName());
+        return cmd;
     }
 
     /** The class path of the code running this example: the exec:java class loader's, else java.class.path. */
