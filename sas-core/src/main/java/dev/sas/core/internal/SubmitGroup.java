@@ -9,14 +9,15 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Group commit for single submits: threads that submit at the same time share one store
  * transaction ({@link StateStore#submitAll}), and each returns once its own task is durable. No
- * thread of its own and no added wait: a submitter queues its task and takes the commit lock; the
- * holder commits everything queued so far, so while one commit is in flight the next group
- * gathers behind it. One thread alone commits one task at a time, as before.
+ * thread of its own and no added wait: a submitter queues its task, and the one submitter that
+ * leads commits everything queued so far, so while one commit is in flight the next group gathers
+ * behind it. One thread alone commits one task at a time, as before.
  *
  * <p>A group the store refuses as a whole is retried task by task, so one bad task (an input too
  * long for its column) never fails another's submit; when the store itself fails, every submitter
@@ -29,9 +30,29 @@ public final class SubmitGroup {
 
     private final StateStore store;
     private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
-    private final ReentrantLock committing = new ReentrantLock();
+    /** True while one submitter commits for the others. */
+    private final AtomicBoolean leading = new AtomicBoolean();
 
-    private record Pending(NewTask task, TaskEvent received, CompletableFuture<SubmitResult> result) {
+    private static final class Pending {
+        final NewTask task;
+        final TaskEvent received;
+        final Thread submitter = Thread.currentThread();
+        final CompletableFuture<SubmitResult> result = new CompletableFuture<>();
+
+        Pending(NewTask task, TaskEvent received) {
+            this.task = task;
+            this.received = received;
+        }
+
+        void complete(SubmitResult r) {
+            result.complete(r);
+            LockSupport.unpark(submitter);
+        }
+
+        void fail(Throwable e) {
+            result.completeExceptionally(e);
+            LockSupport.unpark(submitter);
+        }
     }
 
     public SubmitGroup(StateStore store) {
@@ -41,20 +62,39 @@ public final class SubmitGroup {
     /**
      * Makes {@code task} durable, in a transaction shared with other threads submitting now.
      *
+     * <p>One submitter at a time leads: it commits everything queued and, when it is done, wakes
+     * the oldest submitter still waiting to lead next. The others sleep until their own task is
+     * committed; none of them takes a lock just to find its task already committed (a lock here
+     * made every finished submitter queue for it in turn, and the groups stayed small).
+     *
      * @return the store's result for this task, as {@link StateStore#submit} would give it
      * @throws RuntimeException what the store threw for this task ({@code StateStoreException},
      *     {@code IllegalArgumentException}); the task may then not exist
      */
     public SubmitResult submit(NewTask task, TaskEvent received) {
-        Pending mine = new Pending(task, received, new CompletableFuture<>());
+        Pending mine = new Pending(task, received);
         queue.add(mine);
-        committing.lock();
-        try {
-            while (!mine.result.isDone()) {
-                commitQueued();
+        boolean interrupted = false;
+        while (!mine.result.isDone()) {
+            if (leading.compareAndSet(false, true)) {
+                try {
+                    commitQueued();
+                } finally {
+                    leading.set(false);
+                    // Whoever queued while this group committed leads next; a submitter that queued
+                    // after this check finds no leader and leads itself.
+                    Pending next = queue.peek();
+                    if (next != null) {
+                        LockSupport.unpark(next.submitter);
+                    }
+                }
+            } else {
+                LockSupport.park(this);
+                interrupted |= Thread.interrupted(); // a submit is not interruptible: it may be committing
             }
-        } finally {
-            committing.unlock();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
         try {
             return mine.result.get();
@@ -74,7 +114,7 @@ public final class SubmitGroup {
         }
     }
 
-    /** Commits what is queued (at most {@link #MAX_GROUP} tasks); called with the lock held. */
+    /** Commits what is queued (at most {@link #MAX_GROUP} tasks); called by the leader. */
     private void commitQueued() {
         List<Pending> group = new ArrayList<>();
         for (Pending p; group.size() < MAX_GROUP && (p = queue.poll()) != null; ) {
@@ -100,11 +140,11 @@ public final class SubmitGroup {
             retryAlone(group, e);
             return;
         } catch (Throwable e) {
-            group.forEach(p -> p.result.completeExceptionally(e));
+            group.forEach(p -> p.fail(e));
             return;
         }
         for (int i = 0; i < group.size(); i++) {
-            group.get(i).result.complete(results.get(i));
+            group.get(i).complete(results.get(i));
         }
     }
 
@@ -118,7 +158,7 @@ public final class SubmitGroup {
         int failuresInARow = 0;
         for (Pending p : group) {
             if (failuresInARow >= 2) {
-                p.result.completeExceptionally(groupError);
+                p.fail(groupError);
                 continue;
             }
             commitAlone(p);
@@ -128,9 +168,9 @@ public final class SubmitGroup {
 
     private void commitAlone(Pending p) {
         try {
-            p.result.complete(store.submit(p.task, p.received, null));
+            p.complete(store.submit(p.task, p.received, null));
         } catch (Throwable e) {
-            p.result.completeExceptionally(e);
+            p.fail(e);
         }
     }
 }

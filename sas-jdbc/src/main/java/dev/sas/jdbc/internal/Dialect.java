@@ -189,6 +189,14 @@ public interface Dialect {
         return null;
     }
 
+    /**
+     * Statements that refresh the planner's statistics of the tables the hot path reads by key
+     * (see {@link PlannerStatistics}), or an empty list where cached plans need no refresh.
+     */
+    default List<String> refreshStatisticsSql(Tables t) {
+        return List.of();
+    }
+
     /** Drops what the schema scripts created besides tables (PostgreSQL: the trigger functions). Tests only. */
     default void dropExtras(Handle h, Tables t) {
     }

@@ -146,6 +146,11 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public List<String> refreshStatisticsSql(Tables t) {
+        return List.of("ANALYZE " + t.task(), "ANALYZE " + t.step());
+    }
+
+    @Override
     public void dropExtras(Handle h, Tables t) {
         for (String f : List.of("notify_submitted", "notify_due", "notify_done", "notify_replies")) {
             h.execute("DROP FUNCTION IF EXISTS " + t.prefix() + f + "() CASCADE");
@@ -156,6 +161,8 @@ final class PostgresDialect implements Dialect {
     public void afterSchemaApplied(Handle h, Tables t) {
         // A fresh, never-analysed table makes the planner scan and sort every pending row for the
         // claim until autovacuum gets to it; statistics from the start give the index plans at once.
+        // (A statement's cached generic plan, made while the table is tiny, is refreshed as the
+        // table fills: PlannerStatistics.)
         h.execute("ANALYZE " + t.task() + ", " + t.step() + ", " + t.event() + ", " + t.lease());
     }
 }

@@ -57,9 +57,11 @@ final class Submits {
     private final String hintSql;
     /** When the last hint of a committed store transaction was sent ({@link System#nanoTime()}). */
     private final AtomicLong lastHintNanos = new AtomicLong(System.nanoTime() - HINT_INTERVAL_NANOS);
+    private final PlannerStatistics statistics;
 
     Submits(StoreContext db) {
         this.db = db;
+        this.statistics = new PlannerStatistics(db);
         this.host = new HostTransactions(db);
         this.hintSql = db.dialect().submitHintSql(db.t());
     }
@@ -107,6 +109,7 @@ final class Submits {
             if (!hostTransaction && hintSentAt[0] != 0) {
                 lastHintNanos.accumulateAndGet(hintSentAt[0], Math::max);
             }
+            statistics.inserted(tasks.size());
             return results;
         } catch (SQLException | JdbiException e) {
             if (StoreContext.isValueTooLong(e)) {
