@@ -6,11 +6,8 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Group commit for single submits: threads that submit at the same time share one store
@@ -33,25 +30,76 @@ public final class SubmitGroup {
     /** True while one submitter commits for the others. */
     private final AtomicBoolean leading = new AtomicBoolean();
 
+    /** One submitter's task; its fields are guarded by the object's monitor, on which the submitter waits. */
     private static final class Pending {
         final NewTask task;
         final TaskEvent received;
-        final Thread submitter = Thread.currentThread();
-        final CompletableFuture<SubmitResult> result = new CompletableFuture<>();
+        private SubmitResult result;
+        private Throwable error;
+        private boolean done;
+        /** Set when the leader before asks this submitter to lead next. */
+        private boolean mayLead;
 
         Pending(NewTask task, TaskEvent received) {
             this.task = task;
             this.received = received;
         }
 
-        void complete(SubmitResult r) {
-            result.complete(r);
-            LockSupport.unpark(submitter);
+        synchronized void complete(SubmitResult r) {
+            result = r;
+            done = true;
+            notifyAll();
         }
 
-        void fail(Throwable e) {
-            result.completeExceptionally(e);
-            LockSupport.unpark(submitter);
+        synchronized void fail(Throwable e) {
+            error = e;
+            done = true;
+            notifyAll();
+        }
+
+        synchronized boolean done() {
+            return done;
+        }
+
+        synchronized boolean failed() {
+            return done && error != null;
+        }
+
+        synchronized void offerLead() {
+            mayLead = true;
+            notifyAll();
+        }
+
+        /**
+         * Waits until the task is committed or this submitter is asked to lead.
+         *
+         * @return whether the thread was interrupted meanwhile (a submit is not interruptible: its
+         *     task may be committing)
+         */
+        synchronized boolean awaitDoneOrLead() {
+            boolean interrupted = false;
+            while (!done && !mayLead) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            mayLead = false;
+            return interrupted;
+        }
+
+        synchronized SubmitResult get() {
+            if (error instanceof RuntimeException re) {
+                throw re;
+            }
+            if (error instanceof Error err) {
+                throw err;
+            }
+            if (error != null) {
+                throw new IllegalStateException(error);
+            }
+            return result;
         }
     }
 
@@ -62,8 +110,8 @@ public final class SubmitGroup {
     /**
      * Makes {@code task} durable, in a transaction shared with other threads submitting now.
      *
-     * <p>One submitter at a time leads: it commits everything queued and, when it is done, wakes
-     * the oldest submitter still waiting to lead next. The others sleep until their own task is
+     * <p>One submitter at a time leads: it commits everything queued and, when it is done, asks
+     * the oldest submitter still queued to lead next. The others wait until their own task is
      * committed; none of them takes a lock just to find its task already committed (a lock here
      * made every finished submitter queue for it in turn, and the groups stayed small).
      *
@@ -75,7 +123,7 @@ public final class SubmitGroup {
         Pending mine = new Pending(task, received);
         queue.add(mine);
         boolean interrupted = false;
-        while (!mine.result.isDone()) {
+        while (!mine.done()) {
             if (leading.compareAndSet(false, true)) {
                 try {
                     commitQueued();
@@ -85,33 +133,17 @@ public final class SubmitGroup {
                     // after this check finds no leader and leads itself.
                     Pending next = queue.peek();
                     if (next != null) {
-                        LockSupport.unpark(next.submitter);
+                        next.offerLead();
                     }
                 }
             } else {
-                LockSupport.park(this);
-                interrupted |= Thread.interrupted(); // a submit is not interruptible: it may be committing
+                interrupted |= mine.awaitDoneOrLead();
             }
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        try {
-            return mine.result.get();
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            if (cause instanceof Error err) {
-                throw err;
-            }
-            throw new IllegalStateException(cause);
-        } catch (InterruptedException e) {
-            // Not reachable: the result is complete before get() is called.
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return mine.get();
     }
 
     /** Commits what is queued (at most {@link #MAX_GROUP} tasks); called by the leader. */
@@ -162,7 +194,7 @@ public final class SubmitGroup {
                 continue;
             }
             commitAlone(p);
-            failuresInARow = p.result.isCompletedExceptionally() ? failuresInARow + 1 : 0;
+            failuresInARow = p.failed() ? failuresInARow + 1 : 0;
         }
     }
 
