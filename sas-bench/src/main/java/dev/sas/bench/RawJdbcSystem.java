@@ -107,30 +107,39 @@ public final class RawJdbcSystem implements BenchSystem {
             case MARIADB -> "mariadb";
             case H2 -> "h2";
         };
-        String script;
-        try (var in = RawJdbcSystem.class.getResourceAsStream("/dev/sas/jdbc/schema/" + dir + "/V1__init.sql")) {
-            if (in == null) {
-                throw new IOException("SAS schema script for " + dir + " not on the class path");
-            }
-            script = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        }
+        String task = prefix.toUpperCase(java.util.Locale.ROOT) + "TASK";
         List<String> out = new ArrayList<>();
-        StringBuilder sql = new StringBuilder();
-        for (String line : script.split("\\R")) {
-            if (!line.trim().startsWith("--")) {
-                sql.append(line).append('\n');
+        for (String resource : dev.sas.jdbc.internal.Dialects.schemaScripts(dir)) {
+            String script;
+            try (var in = RawJdbcSystem.class.getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new IOException("SAS schema script " + resource + " not on the class path");
+                }
+                script = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             }
-        }
-        for (String stmt : sql.toString().split(";")) {
-            String x = stmt.trim().replace("${prefix}", prefix);
-            String head = x.toUpperCase(java.util.Locale.ROOT);
-            if ((head.startsWith("CREATE TABLE") && head.contains(prefix.toUpperCase(java.util.Locale.ROOT) + "TASK ("))
-                    || (head.startsWith("CREATE INDEX") && head.contains(" ON " + prefix.toUpperCase(java.util.Locale.ROOT) + "TASK "))) {
-                out.add(x);
+            StringBuilder sql = new StringBuilder();
+            for (String line : script.split("\\R")) {
+                if (!line.trim().startsWith("--")) {
+                    sql.append(line).append('\n');
+                }
+            }
+            // the task table, its columns added later and its indexes, as every version leaves them
+            // (not the triggers or functions, which are SAS's signalling, not the table's shape)
+            for (String stmt : sql.toString().split(";")) {
+                String x = stmt.trim().replace("${prefix}", prefix);
+                String head = x.toUpperCase(java.util.Locale.ROOT).replaceAll("\\s+", " ");
+                boolean onTask = head.contains(" ON " + task + " ") || head.endsWith(" ON " + task)
+                        || head.contains(" ON " + task + "(");
+                if ((head.startsWith("CREATE TABLE") && head.contains(task + " ("))
+                        || (head.startsWith("ALTER TABLE " + task + " ADD COLUMN"))
+                        || (head.startsWith("CREATE INDEX") && onTask)
+                        || (head.startsWith("DROP INDEX") && head.contains(task + "_"))) {
+                    out.add(x);
+                }
             }
         }
         if (out.isEmpty()) {
-            throw new IOException("found no task table in the SAS schema script for " + dir);
+            throw new IOException("found no task table in the SAS schema scripts for " + dir);
         }
         return out;
     }
@@ -147,6 +156,16 @@ public final class RawJdbcSystem implements BenchSystem {
     private static final String TASK_ROW = "(?, 'raw', 1, ?, 'PENDING', 0, 0, ?, 0, 0, 's0', 0, 30000, FALSE, ?, ?, 'x')";
     private static final String MINIMAL_COLUMNS = " (id, state, payload) values ";
     private static final String MINIMAL_ROW = "(?, 0, 'x')";
+
+    /**
+     * Task {@code i}'s id: random like SAS's (a random UUID: 36 characters, inserted all over the
+     * primary key rather than at its end), with the task's number after the last dash.
+     */
+    static String taskId(int i) {
+        String random = java.util.UUID.randomUUID().toString();
+        String n = Integer.toString(i);
+        return "t" + random.substring(0, Math.max(8, 36 - 2 - n.length())) + "-" + n;
+    }
 
     @Override
     public void submit(int i) throws SQLException {
@@ -170,7 +189,7 @@ public final class RawJdbcSystem implements BenchSystem {
             int k = 1;
             for (int i = from; i < from + count; i++) {
                 if (task) {
-                    ps.setString(k++, "t" + i);
+                    ps.setString(k++, taskId(i));
                     ps.setString(k++, "t" + i);
                     ps.setLong(k++, now);
                     ps.setLong(k++, now);
@@ -291,7 +310,7 @@ public final class RawJdbcSystem implements BenchSystem {
     }
 
     private static int number(String id) {
-        return Integer.parseInt(id.charAt(0) == 't' ? id.substring(1) : id);
+        return Integer.parseInt(id.charAt(0) == 't' ? id.substring(id.lastIndexOf('-') + 1) : id);
     }
 
     /** Claims from SAS's task table with SAS's predicate and order; returns task ids. */

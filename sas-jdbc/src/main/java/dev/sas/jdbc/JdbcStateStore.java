@@ -168,7 +168,7 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
-     * <p>Tasks are inserted up to 500 per statement (fewer when their inputs are large), in one
+     * <p>Tasks are inserted up to 1,000 per statement (fewer when their inputs are large), in one
      * transaction; {@code transaction} is joined as in {@link #submit}.
      *
      * @throws NullPointerException if a list or an element is null

@@ -1424,6 +1424,36 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
+    void submit_all_of_a_large_batch_holding_an_earlier_key_creates_the_rest_also_in_a_host_transaction()
+            throws Exception {
+        TaskId existing = submit("lb17");
+        List<NewTask> tasks = batch("lb", 120);
+
+        List<SubmitResult> results = submitAll(tasks, null);
+
+        for (int i = 0; i < tasks.size(); i++) {
+            SubmitResult expected = i == 17 ? new SubmitResult(existing, false)
+                    : new SubmitResult(tasks.get(i).taskId(), true);
+            assertThat(results.get(i)).as("result %d", i).isEqualTo(expected);
+        }
+        assertThat(store.find(tasks.get(17).taskId())).isEmpty();
+        assertThat(store.countByStatus()).containsEntry(TaskStatus.PENDING, 120L);
+
+        TaskId inHost = submit("hb40");
+        List<NewTask> hostBatch = batch("hb", 80);
+        try (HostTransaction tx = beginHostTransaction()) {
+            assumeTrue(tx != null, "the store joins no host transaction");
+            List<SubmitResult> hostResults = submitAll(hostBatch, tx.transaction());
+            assertThat(hostResults.get(40)).isEqualTo(new SubmitResult(inHost, false));
+            assertThat(hostResults).filteredOn(SubmitResult::created).hasSize(79);
+            tx.commit();
+        }
+        assertThat(task(hostBatch.get(0).taskId()).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(task(hostBatch.get(79).taskId()).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(store.find(hostBatch.get(40).taskId())).isEmpty();
+    }
+
+    @Test
     void submit_all_in_a_host_transaction_that_rolls_back_leaves_nothing() throws Exception {
         List<NewTask> tasks = batch("rb", 3);
         try (HostTransaction tx = beginHostTransaction()) {

@@ -9,6 +9,19 @@ public final class Dialects {
     }
 
     /**
+     * The class-path resources of every schema script for {@code dialectName} ({@code h2},
+     * {@code postgresql}, {@code mariadb}), in the order they are applied. For tools that build a
+     * table of the same shape (the benchmark's raw-JDBC loop).
+     */
+    public static java.util.List<String> schemaScripts(String dialectName) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (SchemaManager.Script s : SchemaManager.SCRIPTS) {
+            out.add("/dev/sas/jdbc/schema/" + dialectName + "/V" + s.version() + "__" + s.name() + ".sql");
+        }
+        return out;
+    }
+
+    /**
      * The dialect for a product name as reported by {@code DatabaseMetaData.getDatabaseProductName()}.
      *
      * @throws IllegalStateException if the database is not one SAS supports
