@@ -80,8 +80,15 @@ final class H2Dialect implements Dialect {
         if (update.execute() == 0) {
             return List.of();
         }
-        return h.createQuery("SELECT " + ClaimRow.COLUMNS + " FROM " + t.task() + " WHERE claim_token = ?")
-                .bind(0, token)
+        // by primary key: claim_token has no index (schema 12); the token tells the rows this
+        // update claimed from candidates another claimer took in between
+        Query claimed = h.createQuery("SELECT " + ClaimRow.COLUMNS + " FROM " + t.task() + " WHERE task_id IN ("
+                + Dialect.placeholders(candidates.size()) + ") AND claim_token = ?");
+        int k = 0;
+        for (String id : candidates) {
+            claimed.bind(k++, id);
+        }
+        return claimed.bind(k, token)
                 .map((rs, ctx) -> ClaimRow.map(rs))
                 .list();
     }

@@ -29,9 +29,12 @@ final class Retention {
                     // order, so PostgreSQL sorted every final row for each chunk (1M rows: ~1 s a chunk,
                     // 300 tasks/s against a 5,000/s limit; PurgeLatency in sas-bench). Unordered, the
                     // index range stops after one chunk; every row it finds is past retention anyway.
+                    // created_at too: a task is created before it is last updated, and on H2 and
+                    // MariaDB the (state, created_at) index serves this (schema 12 dropped their
+                    // purge index, which every state change rewrote)
                     List<String> ids = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE state IN " + FINAL_STATES
-                                    + " AND updated_at < ? LIMIT ?")
-                            .bind(0, before).bind(1, chunk)
+                                    + " AND created_at < ? AND updated_at < ? LIMIT ?")
+                            .bind(0, before).bind(1, before).bind(2, chunk)
                             .mapTo(String.class).list();
                     if (ids.isEmpty()) {
                         return -1;

@@ -1,0 +1,2 @@
+-- SAS schema version 12: H2 and MariaDB drop task indexes that every state change rewrote. PostgreSQL's
+-- purge index is partial (finished tasks only) and it has no claim-token index: nothing changes here.
