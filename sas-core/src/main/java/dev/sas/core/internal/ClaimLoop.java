@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,10 +55,12 @@ final class ClaimLoop {
     private final Duration pollInterval;
     private final AdaptivePoll poll;
     private final Consumer<ClaimedTask> onClaimed;
+    /** {@link System#nanoTime()}, or a test's. */
+    private final LongSupplier nanoTime;
 
     private final AtomicInteger inFlight = new AtomicInteger();
     /** {@link System#nanoTime()} when the last claim started; written by the claiming thread. */
-    private volatile long lastClaimNanos = System.nanoTime() - COALESCE.toNanos();
+    private volatile long lastClaimNanos;
     private final AtomicLong hostCommitWakeUpsAt = new AtomicLong(System.nanoTime() - 1_000_000_000L);
     private final Object idle = new Object();
     private final Semaphore wake = new Semaphore(0);
@@ -75,6 +78,16 @@ final class ClaimLoop {
      */
     ClaimLoop(StateStore store, DatabaseClock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
             int claimBatch, int maxInFlight, Duration pollInterval, AdaptivePoll poll, Consumer<ClaimedTask> onClaimed) {
+        this(store, clock, instanceId, runnable, metrics, claimBatch, maxInFlight, pollInterval, poll, onClaimed,
+                System::nanoTime);
+    }
+
+    /** As above, with the time {@link #COALESCE} is measured on (tests). */
+    ClaimLoop(StateStore store, DatabaseClock clock, String instanceId, Set<WorkflowVersion> runnable, Metrics metrics,
+            int claimBatch, int maxInFlight, Duration pollInterval, AdaptivePoll poll, Consumer<ClaimedTask> onClaimed,
+            LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+        this.lastClaimNanos = nanoTime.getAsLong() - COALESCE.toNanos();
         this.store = store;
         this.clock = clock;
         this.instanceId = instanceId;
@@ -190,11 +203,12 @@ final class ClaimLoop {
         long deadline = lastClaimNanos + COALESCE.toNanos();
         synchronized (idle) {
             while (running && inFlight.get() > 0) {
-                long left = deadline - System.nanoTime();
+                long left = deadline - nanoTime.getAsLong();
                 if (left <= 0) {
                     return;
                 }
-                TimeUnit.NANOSECONDS.timedWait(idle, left);
+                // at most one interval per wait, so a test's clock that jumps is seen within one
+                TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, COALESCE.toNanos()));
             }
         }
     }
@@ -224,7 +238,7 @@ final class ClaimLoop {
         if (want <= 0) {
             return 0;
         }
-        lastClaimNanos = System.nanoTime();
+        lastClaimNanos = nanoTime.getAsLong();
         clock.ensureFresh();
         List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
         metrics.claimPolled(clock.instant());
