@@ -82,18 +82,12 @@ class PostgresPlannerStatisticsTest {
         Instant now = Instant.now();
         List<NewTask> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            out.add(new NewTask(TaskId.random(), "wf", 1, "k" + i + "-" + TaskId.random(), 0, "in", null, "s0",
-                    Duration.ofSeconds(30), now, now));
+            out.add(Tasks.newTask(TaskId.random(), "k" + i + "-" + TaskId.random(), "in", now));
         }
         return out;
     }
 
     private static List<TaskEvent> received(List<NewTask> tasks) {
-        List<TaskEvent> out = new ArrayList<>();
-        for (NewTask t : tasks) {
-            out.add(new TaskEvent(t.taskId(), t.businessKey(), "wf", TaskEvent.Type.RECEIVED, -1, null, 0,
-                    t.createdAt(), null));
-        }
-        return out;
+        return tasks.stream().map(t -> Tasks.received(t.taskId(), t.businessKey(), t.createdAt())).toList();
     }
 }
