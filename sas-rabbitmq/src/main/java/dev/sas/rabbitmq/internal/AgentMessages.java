@@ -76,16 +76,11 @@ public final class AgentMessages {
         headers.put(STEP, h.step());
         headers.put(STEP_INDEX, h.stepIndex());
         headers.put(ATTEMPT, h.attempt());
-        return new AMQP.BasicProperties.Builder()
+        return persistentText(headers, now)
                 .messageId(h.replyToken())
                 .correlationId(h.replyToken())
                 .replyTo(replyTo)
                 .type(TYPE_REQUEST)
-                .contentType("text/plain")
-                .contentEncoding("utf-8")
-                .deliveryMode(2)
-                .timestamp(Date.from(now))
-                .headers(headers)
                 .build();
     }
 
@@ -121,15 +116,20 @@ public final class AgentMessages {
             headers.put(STEP, request.step());
         }
         headers.put(ATTEMPT, request.attempt());
-        return new AMQP.BasicProperties.Builder()
+        return persistentText(headers, now)
                 .correlationId(request.replyToken())
                 .type(ok ? OK : ERROR)
+                .build();
+    }
+
+    /** The properties requests and replies share: persistent UTF-8 text with these headers, sent {@code now}. */
+    private static AMQP.BasicProperties.Builder persistentText(Map<String, Object> headers, Instant now) {
+        return new AMQP.BasicProperties.Builder()
                 .contentType("text/plain")
                 .contentEncoding("utf-8")
                 .deliveryMode(2)
                 .timestamp(Date.from(now))
-                .headers(headers)
-                .build();
+                .headers(headers);
     }
 
     /**
