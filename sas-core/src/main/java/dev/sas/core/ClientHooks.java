@@ -21,6 +21,24 @@ interface ClientHooks {
     /** Tasks were created (duplicates excluded). */
     void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction);
 
+    /**
+     * Takes room on this node to start {@code task} at once, inserted already claimed
+     * ({@code StateStore.submitClaimed}); null if the node has none to spare (busy, stopped, not
+     * running the workflow, or a store that cannot). Else {@link #startReserved} must follow.
+     *
+     * @return the instance id to claim the task for, or null
+     */
+    default String reserveStart(dev.sas.core.spi.NewTask task) {
+        return null;
+    }
+
+    /**
+     * Ends a {@link #reserveStart reservation}: starts the task when the store inserted it claimed
+     * ({@code claim} not null), else gives the room back.
+     */
+    default void startReserved(dev.sas.core.spi.ClaimedTask claim) {
+    }
+
     /** An operator resubmitted or cancelled a task. */
     void operatorAction(TaskEvent event);
 

@@ -5,6 +5,7 @@ import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.internal.SubmitGroup;
 import dev.sas.core.internal.Waiters;
+import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
@@ -138,9 +139,30 @@ public final class SasClient {
         NewTask task = newTask(workflow, businessKey, input, options, now());
         TaskEvent received = received(task);
         Object transaction = transaction(options);
+        String claimFor = transaction == null ? hooks.reserveStart(task) : null;
+        if (claimFor != null) {
+            return submitClaimed(task, received, options, claimFor);
+        }
         SubmitResult result = transaction == null ? submitGroup.submit(task, received)
                 : store.submit(task, received, transaction);
-        afterSubmit(List.of(task), List.of(received), List.of(result), options, transaction != null);
+        afterSubmit(List.of(task), List.of(received), List.of(result), options, transaction != null, false);
+        return new TaskHandle(this, result.taskId(), result.created());
+    }
+
+    /**
+     * A submit to this node's own runtime while it has room: the task is inserted already claimed
+     * by it and starts after the commit, without a claim's round trip and commit.
+     */
+    private TaskHandle submitClaimed(NewTask task, TaskEvent received, SubmitOptions options, String instanceId) {
+        SubmitResult result;
+        try {
+            result = store.submitClaimed(task, received, instanceId);
+        } catch (RuntimeException | Error e) {
+            hooks.startReserved(null);
+            throw e;
+        }
+        afterSubmit(List.of(task), List.of(received), List.of(result), options, false, result.created());
+        hooks.startReserved(result.created() ? ClaimedTask.atSubmit(task) : null);
         return new TaskHandle(this, result.taskId(), result.created());
     }
 
@@ -179,7 +201,7 @@ public final class SasClient {
         }
         Object transaction = transaction(options);
         List<SubmitResult> results = store.submitAll(tasks, received, transaction);
-        afterSubmit(tasks, received, results, options, transaction != null);
+        afterSubmit(tasks, received, results, options, transaction != null, false);
         List<TaskHandle> handles = new ArrayList<>(results.size());
         for (SubmitResult r : results) {
             handles.add(new TaskHandle(this, r.taskId(), r.created()));
@@ -281,14 +303,17 @@ public final class SasClient {
                 t.createdAt(), null);
     }
 
-    /** Logs each submission and hands the RECEIVED events of the tasks that were created to the hooks. */
     /** The options' transaction, else the one the store finds the calling thread in, else null. */
     private Object transaction(SubmitOptions options) {
         return options.transaction() != null ? options.transaction() : store.hostTransaction();
     }
 
+    /**
+     * Logs each submission and hands the RECEIVED events of the tasks that were created to the
+     * hooks; {@code claimed}: this node's runtime holds them already, so no claim is due.
+     */
     private void afterSubmit(List<NewTask> tasks, List<TaskEvent> received, List<SubmitResult> results,
-            SubmitOptions options, boolean inHostTransaction) {
+            SubmitOptions options, boolean inHostTransaction, boolean claimed) {
         List<TaskEvent> created = new ArrayList<>();
         for (int i = 0; i < results.size(); i++) {
             NewTask t = tasks.get(i);
@@ -302,7 +327,7 @@ public final class SasClient {
             }
         }
         if (!created.isEmpty()) {
-            hooks.submitted(created, options.replyTo(), options.delay().isZero(), inHostTransaction);
+            hooks.submitted(created, options.replyTo(), options.delay().isZero() && !claimed, inHostTransaction);
         }
     }
 

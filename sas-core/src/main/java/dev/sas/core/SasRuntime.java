@@ -102,6 +102,8 @@ public final class SasRuntime implements AutoCloseable {
     private final Registry registry;
     private final DatabaseClock clock;
     private final String instanceId;
+    /** The store inserts tasks already claimed: an idle scheduler starts its own client's submits without a claim. */
+    private final boolean claimsAtSubmit;
     private final Metrics metrics = new Metrics();
     private final EventBus events;
     private final Recorder recorder;
@@ -126,6 +128,7 @@ public final class SasRuntime implements AutoCloseable {
         this.store = config.stateStore();
         this.registry = new Registry(config.workflows());
         this.instanceId = config.instanceId();
+        this.claimsAtSubmit = store.claimsAtSubmit();
         this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
                 metrics::clockSkew);
         this.signals = store.signals().orElse(null);
@@ -184,6 +187,22 @@ public final class SasRuntime implements AutoCloseable {
                 scheduler.wakeUpAfterHostCommit();
             } else if (dueNow) {
                 scheduler.wakeUp();
+            }
+        }
+
+        @Override
+        public String reserveStart(dev.sas.core.spi.NewTask task) {
+            boolean reserved = claimsAtSubmit && task.dueAt().equals(task.createdAt())
+                    && scheduler.reserve(new dev.sas.core.spi.WorkflowVersion(task.workflow(), task.workflowVersion()));
+            return reserved ? instanceId : null;
+        }
+
+        @Override
+        public void startReserved(dev.sas.core.spi.ClaimedTask claim) {
+            if (claim == null) {
+                scheduler.cancelReservation();
+            } else {
+                scheduler.startReserved(claim);
             }
         }
 

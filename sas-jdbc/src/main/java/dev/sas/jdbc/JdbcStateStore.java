@@ -182,6 +182,17 @@ public final class JdbcStateStore implements StateStore {
         return store.submitAll(tasks, received, transaction);
     }
 
+    /** True: {@link #submitClaimed} inserts a task already claimed, in the submit's one transaction. */
+    @Override
+    public boolean claimsAtSubmit() {
+        return store.claimsAtSubmit();
+    }
+
+    @Override
+    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
+        return store.submitClaimed(task, received, instanceId);
+    }
+
     /**
      * {@inheritDoc}
      *

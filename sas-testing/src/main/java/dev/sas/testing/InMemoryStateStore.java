@@ -176,6 +176,31 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
+    /** True: {@link #submitClaimed} inserts a task already claimed. */
+    @Override
+    public boolean claimsAtSubmit() {
+        return true;
+    }
+
+    @Override
+    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
+        Objects.requireNonNull(instanceId, "instanceId must not be null");
+        synchronized (lock) {
+            SubmitResult result = submitAll(List.of(task), List.of(received), null).get(0);
+            if (result.created()) {
+                Row r = tasks.get(result.taskId());
+                r.status = TaskStatus.PROCESSING;
+                r.lockedBy = instanceId;
+                r.lease = 1;
+                r.attempt = 1;
+                r.completeBy = task.createdAt().plus(task.firstStepTimeout());
+                addEvents(r, List.of(new TaskEvent(r.taskId, r.businessKey, r.workflow, TaskEvent.Type.STEP_STARTED,
+                        0, r.currentStepName, 1, task.createdAt(), null)));
+            }
+            return result;
+        }
+    }
+
     private SubmitResult insert(NewTask task, TaskEvent received) {
         String key = key(task.workflow(), task.businessKey());
         TaskId existing = byBusinessKey.get(key);

@@ -259,6 +259,133 @@ public abstract class StateStoreContract extends StoreTestSupport {
         }
     }
 
+    // ---------------------------------------------------------------- submission claimed at once
+
+    /** A task of "wf" v1 due at {@link #T0}, inserted claimed by {@code instance} (the store must claim at submit). */
+    private NewTask newTask(String businessKey) {
+        return new NewTask(TaskId.random(), "wf", 1, businessKey, 0, "input-" + businessKey, null, "first", TIMEOUT,
+                T0, T0);
+    }
+
+    private SubmitResult submitClaimed(NewTask task, String instance) {
+        return store.submitClaimed(task, received(task.taskId(), task.businessKey(), T0), instance);
+    }
+
+    @Test
+    void a_task_submitted_claimed_is_held_as_a_claim_holds_it_and_no_claim_takes_it() {
+        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        NewTask task = newTask("held");
+        assertThat(submitClaimed(task, "a")).isEqualTo(new SubmitResult(task.taskId(), true));
+
+        TaskInfo info = task(task.taskId());
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(info.lease()).isEqualTo(1);
+        assertThat(info.currentStep()).isZero();
+        assertThat(info.completeBy()).isEqualTo(T0.plus(TIMEOUT));
+        List<TaskEvent> events = store.events(task.taskId());
+        assertThat(events).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED,
+                TaskEvent.Type.STEP_STARTED);
+        assertThat(events.get(1)).extracting(TaskEvent::stepIndex, TaskEvent::stepName, TaskEvent::attempt,
+                TaskEvent::at).containsExactly(0, "first", 1, T0);
+        assertThat(claim("b", 10, T0.plusSeconds(1))).as("held by a").isEmpty();
+        assertThat(store.findExpired(T0.plus(TIMEOUT), 10)).as("deadline not passed").isEmpty();
+
+        ClaimedTask c = ClaimedTask.atSubmit(task);
+        assertThat(store.write(List.of(finish(c, "done", T0.plusSeconds(2))), T0.plusSeconds(2)))
+                .containsExactly(WriteOutcome.APPLIED);
+        assertThat(task(task.taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(eventTypes(task.taskId())).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED,
+                TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+    }
+
+    @Test
+    void a_task_submitted_claimed_with_its_own_received_event_keeps_both_events_in_order() {
+        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        NewTask task = newTask("imported");
+        TaskEvent received = new TaskEvent(task.taskId(), "imported", "wf", TaskEvent.Type.RECEIVED, -1, null, 0, T0,
+                "imported from the old system");
+        assertThat(store.submitClaimed(task, received, "a").created()).isTrue();
+
+        List<TaskEvent> events = store.events(task.taskId());
+        assertThat(events).extracting(TaskEvent::type, TaskEvent::message).containsExactly(
+                tuple(TaskEvent.Type.RECEIVED, "imported from the old system"), tuple(TaskEvent.Type.STEP_STARTED, null));
+        assertThat(events.get(1)).extracting(TaskEvent::stepIndex, TaskEvent::stepName, TaskEvent::attempt)
+                .containsExactly(0, "first", 1);
+    }
+
+    @Test
+    void a_task_submitted_claimed_whose_holder_died_expires_and_its_next_claim_fences_off_the_first() {
+        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        NewTask task = newTask("orphan");
+        submitClaimed(task, "dead");
+        Instant late = T0.plus(TIMEOUT).plusMillis(1);
+        assertThat(store.findExpired(late, 10)).extracting(ExpiredTask::taskId).containsExactly(task.taskId());
+
+        ClaimedTask first = ClaimedTask.atSubmit(task);
+        assertThat(store.write(List.of(release(first, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, late,
+                "timed out", late)), late)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask second = claim("b", 10, late).get(0);
+        assertThat(second.taskId()).isEqualTo(task.taskId());
+        assertThat(second.lease()).isEqualTo(2);
+        assertThat(store.write(List.of(finish(first, "late", late)), late)).as("the dead holder's write")
+                .containsExactly(WriteOutcome.STALE);
+        assertThat(store.write(List.of(finish(second, "done", late)), late)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(task(task.taskId()).steps()).singleElement().extracting(TaskInfo.StepInfo::output)
+                .isEqualTo("done");
+    }
+
+    @Test
+    void a_duplicate_submitted_claimed_writes_and_claims_nothing() {
+        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        TaskId first = submit("dup-claimed");
+        NewTask again = newTask("dup-claimed");
+
+        assertThat(submitClaimed(again, "a")).isEqualTo(new SubmitResult(first, false));
+        assertThat(store.find(again.taskId())).isEmpty();
+        TaskInfo info = task(first);
+        assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(info.lockedBy()).isNull();
+        assertThat(eventTypes(first)).containsExactly(TaskEvent.Type.RECEIVED);
+        assertThat(claim("b", 10, T0)).extracting(ClaimedTask::taskId, ClaimedTask::lease)
+                .containsExactly(tuple(first, 1L));
+    }
+
+    @Test
+    void racing_claimed_submissions_of_one_business_key_create_and_claim_exactly_one_task() throws Exception {
+        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<SubmitResult>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                String instance = "node-" + i;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return submitClaimed(newTask("race-claimed"), instance);
+                }));
+            }
+            start.countDown();
+            Set<TaskId> ids = new HashSet<>();
+            int created = 0;
+            for (Future<SubmitResult> f : futures) {
+                SubmitResult r = f.get(30, TimeUnit.SECONDS);
+                ids.add(r.taskId());
+                created += r.created() ? 1 : 0;
+            }
+            assertThat(created).isEqualTo(1);
+            assertThat(ids).hasSize(1);
+            TaskInfo info = task(ids.iterator().next());
+            assertThat(info.lockedBy()).startsWith("node-");
+            assertThat(info.lease()).isEqualTo(1);
+            assertThat(eventTypes(info.taskId())).containsExactly(TaskEvent.Type.RECEIVED,
+                    TaskEvent.Type.STEP_STARTED);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     // ---------------------------------------------------------------- claiming
 
     @Test

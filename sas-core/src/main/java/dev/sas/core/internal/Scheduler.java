@@ -2,6 +2,7 @@ package dev.sas.core.internal;
 
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.WorkflowVersion;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -61,6 +62,25 @@ public final class Scheduler {
     /** Tasks claimed and not yet released. */
     public int inFlight() {
         return loop.inFlight();
+    }
+
+    /**
+     * Takes room for a task of {@code workflow} this node's client is about to insert already
+     * claimed, if this scheduler is idle enough to start it at once; then {@link #startReserved}
+     * or {@link #cancelReservation} must follow.
+     */
+    public boolean reserve(WorkflowVersion workflow) {
+        return loop.reserve(workflow);
+    }
+
+    /** Starts a task {@link #reserve reserved} for and inserted claimed by this node. */
+    public void startReserved(ClaimedTask claimed) {
+        loop.startReserved(claimed);
+    }
+
+    /** Gives back the room of a {@link #reserve reservation} whose task was not inserted claimed. */
+    public void cancelReservation() {
+        loop.release();
     }
 
     /** Wakes the claim loop now (a local submit, a recovery, a retry coming due). */

@@ -51,6 +51,16 @@ public record ClaimedTask(
         outputs = outputs == null ? List.of() : Collections.unmodifiableList(new java.util.ArrayList<>(outputs));
     }
 
+    /**
+     * The claim {@link StateStore#submitClaimed} makes of a task it inserts: step 0, attempt 1,
+     * lease 1, due by {@code createdAt + firstStepTimeout}.
+     */
+    public static ClaimedTask atSubmit(NewTask task) {
+        return new ClaimedTask(task.taskId(), task.workflow(), task.workflowVersion(), task.businessKey(),
+                TaskStatus.PROCESSING, 1, 0, 1, 0, task.createdAt().plus(task.firstStepTimeout()), false, task.input(),
+                task.replyTo(), task.createdAt(), List.of(), task.traceContext());
+    }
+
     /** A claim without a trace context. */
     public ClaimedTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
             long lease, int currentStep, int attempt, int failureCount, Instant completeBy, boolean cancelRequested,

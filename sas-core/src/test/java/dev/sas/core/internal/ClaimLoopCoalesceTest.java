@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
  * Claims that coalesce: a runtime with nothing in flight claims a submitted task at once, while a
  * loaded one gathers a trickle of submits into one claim per {@link ClaimLoop#COALESCE} instead of
  * one claim per task. Time for the interval comes from a manual clock, so the outcome does not
- * depend on how fast the machine runs the loop.
+ * depend on how fast the machine runs the loop. Only an idle loop takes room for a task its
+ * client starts at submit.
  */
 class ClaimLoopCoalesceTest {
 
@@ -110,5 +111,39 @@ class ClaimLoopCoalesceTest {
         await().atMost(Duration.ofSeconds(20)).until(due::isEmpty);
         assertThat(claims.subList(claimsBefore, claims.size())).as("the trickle, in one claim").containsExactly(20);
         assertThat(loop.inFlight()).isEqualTo(24);
+    }
+
+    @Test
+    void only_an_idle_loop_takes_room_for_a_task_its_client_starts_at_submit() {
+        WorkflowVersion wf = new WorkflowVersion("wf", 1);
+        start();
+        // its first claim found nothing due; from then on an idle loop takes the room
+        await().atMost(Duration.ofSeconds(20)).until(() -> loop.reserve(wf));
+        assertThat(loop.inFlight()).isEqualTo(1);
+        assertThat(loop.reserve(wf)).as("a task in flight").isFalse();
+        loop.release();
+        assertThat(loop.reserve(wf)).as("a task started within the interval").isFalse();
+        assertThat(loop.reserve(new WorkflowVersion("other", 1))).as("a workflow it does not run").isFalse();
+
+        nanos.addAndGet(ClaimLoop.IDLE_GAP.toNanos());
+        assertThat(loop.reserve(wf)).as("idle again").isTrue();
+        loop.release();
+
+        nanos.addAndGet(ClaimLoop.IDLE_GAP.toNanos());
+        submit(1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> claims.size() == 1);
+        nanos.addAndGet(ClaimLoop.IDLE_GAP.toNanos());
+        assertThat(loop.reserve(wf)).as("a claimed task in flight").isFalse();
+        assertThat(loop.inFlight()).isEqualTo(1);
+    }
+
+    @Test
+    void a_loop_that_is_not_running_takes_no_room() {
+        Clock fixed = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+        ClaimLoop stopped = new ClaimLoop(store, DatabaseClock.of(fixed, store, false, "test", skew -> { }), "node-a",
+                Set.of(new WorkflowVersion("wf", 1)), new Metrics(), 64, 256, Duration.ofSeconds(30),
+                new AdaptivePoll(Duration.ofSeconds(30), Duration.ofSeconds(30), () -> true), task -> { }, nanos::get);
+        assertThat(stopped.reserve(new WorkflowVersion("wf", 1))).isFalse();
+        assertThat(stopped.inFlight()).isZero();
     }
 }

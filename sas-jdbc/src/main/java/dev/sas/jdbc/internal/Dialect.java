@@ -59,10 +59,12 @@ public interface Dialect {
      * business key exist it either skips the row (then {@link #insertTasksReturnsIds} is true and
      * the statement returns the ids it inserted) or fails as a whole with a duplicate-key error that
      * {@link #isDuplicateKey} recognises and that does not abort the surrounding transaction: a
-     * host transaction goes on.
+     * host transaction goes on. {@code claimed}: each row also binds locked_by, complete_by and
+     * started_step (16 parameters) and is inserted as a claim makes it (PROCESSING, lease 1,
+     * attempt 1).
      */
-    default String insertTasksSql(Tables t, int rows) {
-        return plainInsertTasksSql(t, rows);
+    default String insertTasksSql(Tables t, int rows, boolean claimed) {
+        return plainInsertTasksSql(t, rows, claimed);
     }
 
     /** True if {@link #insertTasksSql} skips duplicates and returns the task_id of each row it inserted. */
@@ -71,12 +73,14 @@ public interface Dialect {
     }
 
     /** The plain multi-row INSERT of {@link #insertTasksSql}, for dialects that add a conflict clause to it. */
-    static String plainInsertTasksSql(Tables t, int rows) {
+    static String plainInsertTasksSql(Tables t, int rows, boolean claimed) {
         return "INSERT INTO " + t.task() + " (task_id, workflow, workflow_version, business_key, state, priority,"
                 + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt,"
-                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to, trace_context) VALUES "
-                + String.join(", ", java.util.Collections.nCopies(rows,
-                        "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
+                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to, trace_context"
+                + (claimed ? ", locked_by, complete_by, started_step" : "") + ") VALUES "
+                + String.join(", ", java.util.Collections.nCopies(rows, claimed
+                        ? "(?, ?, ?, ?, 'PROCESSING', ?, 1, ?, 0, 0, ?, 1, ?, FALSE, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        : "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
     }
 
     /**

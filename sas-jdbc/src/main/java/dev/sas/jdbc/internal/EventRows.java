@@ -22,6 +22,9 @@ import java.util.Objects;
  *       row; the second lives in the {@code then_*} columns.</li>
  *   <li>A task's RECEIVED event is not written when the task row says all it would (created_at,
  *       no step, no attempt, no message); it is read back from the task row, first.</li>
+ *   <li>A task inserted already claimed (started at submit) keeps its first step's name in
+ *       {@code started_step} (schema V13); its STEP_STARTED event (step 0, attempt 1, at
+ *       created_at) is read back from the task row, right after the RECEIVED event.</li>
  * </ul>
  * A one-step task so writes two event rows instead of four. Stateless. Not API.
  */
@@ -92,12 +95,14 @@ final class EventRows {
 
     /** The columns {@link #read} expects, from the task {@code t} and its events {@code e} (left-joined). */
     static final String COLUMNS = "t.business_key, t.workflow, t.created_at, e.type, e.step_index, e.step_name,"
-            + " e.attempt, e.at, e.message, e.then_type, e.then_step_index, e.then_step_name, e.then_attempt";
+            + " e.attempt, e.at, e.message, e.then_type, e.then_step_index, e.then_step_name, e.then_attempt,"
+            + " t.started_step";
 
     /**
      * A task's events from rows of {@link #COLUMNS} in event order (the task row LEFT JOINed to its
      * events, so a task without event rows gives one row with null event columns): its RECEIVED
-     * event first, read from the task row unless it was written, then each row's event(s).
+     * event first, read from the task row unless it was written (and then its start at submit, if
+     * the row keeps one), then each row's event(s).
      */
     static List<TaskEvent> read(TaskId taskId, ResultSet rs) throws SQLException {
         List<TaskEvent> events = new ArrayList<>();
@@ -107,6 +112,11 @@ final class EventRows {
             String type = rs.getString(4);
             if (events.isEmpty() && !TaskEvent.Type.RECEIVED.name().equals(type)) {
                 events.add(received(taskId, key, workflow, rs.getLong(3)));
+                String startedStep = rs.getString(14);
+                if (startedStep != null) {
+                    events.add(new TaskEvent(taskId, key, workflow, TaskEvent.Type.STEP_STARTED, 0, startedStep, 1,
+                            Instant.ofEpochMilli(rs.getLong(3)), null));
+                }
             }
             if (type == null) {
                 continue;

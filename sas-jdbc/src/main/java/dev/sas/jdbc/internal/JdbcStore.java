@@ -160,6 +160,16 @@ public final class JdbcStore implements StateStore {
     }
 
     @Override
+    public boolean claimsAtSubmit() {
+        return true;
+    }
+
+    @Override
+    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
+        return submits.submitClaimed(task, received, instanceId);
+    }
+
+    @Override
     public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
         return claims.claim(instanceId, limit, now, runnable);
     }

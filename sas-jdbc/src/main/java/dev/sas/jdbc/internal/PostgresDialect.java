@@ -48,9 +48,9 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public String insertTasksSql(Tables t, int rows) {
+    public String insertTasksSql(Tables t, int rows, boolean claimed) {
         // a duplicate aborts a PostgreSQL transaction, so it is skipped rather than raised
-        return Dialect.plainInsertTasksSql(t, rows) + " ON CONFLICT (workflow, business_key) DO NOTHING"
+        return Dialect.plainInsertTasksSql(t, rows, claimed) + " ON CONFLICT (workflow, business_key) DO NOTHING"
                 + " RETURNING task_id";
     }
 

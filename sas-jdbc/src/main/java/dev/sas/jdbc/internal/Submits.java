@@ -80,6 +80,35 @@ final class Submits {
 
     /** See {@code StateStore.submitAll}. */
     List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
+        return submitAll(tasks, received, transaction, null);
+    }
+
+    /**
+     * How the tasks of a submit are inserted claimed.
+     *
+     * @param instanceId the instance that holds them
+     * @param startImplied their RECEIVED events are read from the task rows, and so are their
+     *     STEP_STARTED events (schema V13: {@code started_step}); else both are written as events
+     */
+    private record Claim(String instanceId, boolean startImplied) {
+    }
+
+    /**
+     * See {@code StateStore.submitClaimed}: a single submit whose row is inserted claimed. Its
+     * start event is kept in the row like its RECEIVED event, so the submit writes one row, as an
+     * unclaimed one does.
+     */
+    SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
+        Objects.requireNonNull(instanceId, "instanceId must not be null");
+        Objects.requireNonNull(task, "task must not be null");
+        Objects.requireNonNull(received, "received must not be null");
+        Claim claim = new Claim(instanceId, EventRows.impliedByTaskRow(received, task.createdAt()));
+        return submitAll(List.of(task), List.of(received), null, claim).get(0);
+    }
+
+    /** @param claim how the created tasks are inserted claimed, or null to insert them due */
+    private List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction,
+            Claim claim) {
         Objects.requireNonNull(tasks, "tasks must not be null");
         Objects.requireNonNull(received, "received must not be null");
         if (tasks.size() != received.size()) {
@@ -109,8 +138,9 @@ final class Submits {
             boolean hostTransaction = transaction != null;
             long[] hintSentAt = {0};
             List<SubmitResult> results = host.inTransaction(transaction, operation, c -> {
-                List<SubmitResult> r = submitIn(c, tasks, received);
-                hintSentAt[0] = sendHint(c, hostTransaction);
+                List<SubmitResult> r = submitIn(c, tasks, received, claim);
+                // a claimed task is nobody else's to wake for
+                hintSentAt[0] = claim == null ? sendHint(c, hostTransaction) : 0;
                 return r;
             });
             if (!hostTransaction && hintSentAt[0] != 0) {
@@ -126,8 +156,8 @@ final class Submits {
         }
     }
 
-    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received)
-            throws SQLException {
+    private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received,
+            Claim claim) throws SQLException {
         int n = tasks.size();
         // the first task of a (workflow, business key) in the batch wins; later ones get its id
         Map<List<String>, Integer> firstOfKey = new HashMap<>();
@@ -150,7 +180,7 @@ final class Submits {
             for (int k = from; k < to; k++) {
                 chunk.add(tasks.get(leaders.get(k)));
             }
-            boolean[] inserted = insert(c, chunk);
+            boolean[] inserted = insert(c, chunk, claim);
             List<NewTask> unresolved = new ArrayList<>();
             for (int k = 0; k < chunk.size(); k++) {
                 if (inserted[k]) {
@@ -187,9 +217,16 @@ final class Submits {
                 if (!EventRows.impliedByTaskRow(received.get(i), tasks.get(i).createdAt())) {
                     events.add(received.get(i));
                 }
+                TaskEvent started = claim == null ? null : startedAtSubmit(tasks.get(i));
+                if (started != null && !claim.startImplied()) {
+                    events.add(started);
+                }
                 if (tasks.get(i).replyTo() != null) {
                     replyTo.put(tasks.get(i).taskId(), tasks.get(i).replyTo());
                     outbox.add(received.get(i));
+                    if (started != null) {
+                        outbox.add(started);
+                    }
                 }
             }
             results.add(new SubmitResult(resultIds[leader[i]], isNew));
@@ -197,6 +234,12 @@ final class Submits {
         EventRows.insert(c, db.t(), events);
         Rows.insertOutbox(c, db.t(), outbox, replyTo);
         return results;
+    }
+
+    /** The STEP_STARTED event of a task inserted claimed, as its claim would have recorded it. */
+    private static TaskEvent startedAtSubmit(NewTask task) {
+        return new TaskEvent(task.taskId(), task.businessKey(), task.workflow(), TaskEvent.Type.STEP_STARTED, 0,
+                task.firstStepName(), 1, task.createdAt(), null);
     }
 
     /**
@@ -237,16 +280,17 @@ final class Submits {
      * fails on a duplicate rather than skipping it (H2, MariaDB: the statement is undone, the
      * transaction goes on), the rows are inserted one at a time to find the duplicates.
      */
-    private boolean[] insert(Connection c, List<NewTask> rows) throws SQLException {
-        if (db.dialect().insertTasksReturnsIds() && rows.size() >= PLAIN_INSERT_FROM) {
+    private boolean[] insert(Connection c, List<NewTask> rows, Claim claim) throws SQLException {
+        if (db.dialect().insertTasksReturnsIds() && rows.size() >= PLAIN_INSERT_FROM && claim == null) {
             boolean[] all = insertPlain(c, rows);
             if (all != null) {
                 return all;
             }
         }
         boolean[] inserted = new boolean[rows.size()];
-        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTasksSql(db.t(), rows.size()))) {
-            bind(ps, rows);
+        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTasksSql(db.t(), rows.size(),
+                claim != null))) {
+            bind(ps, rows, claim);
             if (db.dialect().insertTasksReturnsIds()) {
                 Set<String> ids = new HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
@@ -272,7 +316,7 @@ final class Submits {
             }
             if (rows.size() > 1) {
                 for (int k = 0; k < rows.size(); k++) {
-                    inserted[k] = insert(c, List.of(rows.get(k)))[0];
+                    inserted[k] = insert(c, List.of(rows.get(k)), claim)[0];
                 }
             }
             return inserted;
@@ -288,8 +332,8 @@ final class Submits {
      */
     private boolean[] insertPlain(Connection c, List<NewTask> rows) throws SQLException {
         Savepoint before = c.setSavepoint();
-        try (PreparedStatement ps = c.prepareStatement(Dialect.plainInsertTasksSql(db.t(), rows.size()))) {
-            bind(ps, rows);
+        try (PreparedStatement ps = c.prepareStatement(Dialect.plainInsertTasksSql(db.t(), rows.size(), false))) {
+            bind(ps, rows, null);
             ps.executeUpdate();
         } catch (SQLException e) {
             if (!db.dialect().isDuplicateKey(e)) {
@@ -304,7 +348,8 @@ final class Submits {
         return inserted;
     }
 
-    private static void bind(PreparedStatement ps, List<NewTask> rows) throws SQLException {
+    /** Binds {@code rows} for {@link Dialect#insertTasksSql}, claimed as {@code claim} says unless it is null. */
+    private static void bind(PreparedStatement ps, List<NewTask> rows, Claim claim) throws SQLException {
         int k = 1;
         for (NewTask task : rows) {
             ps.setString(k++, task.taskId().value());
@@ -320,6 +365,12 @@ final class Submits {
             ps.setString(k++, task.input());
             setString(ps, k++, task.replyTo());
             setString(ps, k++, task.traceContext());
+            if (claim != null) {
+                ps.setString(k++, claim.instanceId());
+                ps.setLong(k++, task.createdAt().plus(task.firstStepTimeout()).toEpochMilli());
+                // the STEP_STARTED event it stands for (see submitIn)
+                setString(ps, k++, claim.startImplied() ? task.firstStepName() : null);
+            }
         }
     }
 
