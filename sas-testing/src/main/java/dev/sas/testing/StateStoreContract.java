@@ -1551,6 +1551,36 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
+    void submit_all_of_a_large_batch_keeps_every_field_of_every_task() {
+        List<NewTask> tasks = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            tasks.add(new NewTask(TaskId.random(), "wf", 1, "f" + i, i, "input \u00fc\u4e2d " + i, i % 3 == 0 ? "ch" : null,
+                    "first-" + i, TIMEOUT.plusSeconds(i), T0, T0.minusSeconds(i), i % 2 == 0 ? "trace-" + i : null));
+        }
+        assertThat(submitAll(tasks, null)).allMatch(SubmitResult::created);
+        for (int i = 0; i < 40; i++) {
+            TaskInfo info = task(tasks.get(i).taskId());
+            assertThat(info.priority()).as("priority %d", i).isEqualTo(i);
+            assertThat(info.nextAttemptAt()).as("due %d", i).isEqualTo(T0.minusSeconds(i));
+            assertThat(info.createdAt()).isEqualTo(T0);
+        }
+
+        List<ClaimedTask> claimed = claim("a", 100, T0);
+
+        assertThat(claimed).hasSize(40);
+        assertThat(claimed.get(0).businessKey()).as("highest priority first").isEqualTo("f39");
+        for (ClaimedTask c : claimed) {
+            int i = Integer.parseInt(c.businessKey().substring(1));
+            assertThat(c.input()).as("input %d", i).isEqualTo("input \u00fc\u4e2d " + i);
+            assertThat(c.replyTo()).as("replyTo %d", i).isEqualTo(i % 3 == 0 ? "ch" : null);
+            assertThat(c.traceContext()).as("trace %d", i).isEqualTo(i % 2 == 0 ? "trace-" + i : null);
+            assertThat(c.completeBy()).as("step timeout %d", i).isEqualTo(T0.plus(TIMEOUT).plusSeconds(i));
+            assertThat(store.events(c.taskId()).get(1)).extracting(TaskEvent::type, TaskEvent::stepName)
+                    .as("first step name %d", i).containsExactly(TaskEvent.Type.STEP_STARTED, "first-" + i);
+        }
+    }
+
+    @Test
     void submit_all_of_a_large_batch_holding_an_earlier_key_creates_the_rest_also_in_a_host_transaction()
             throws Exception {
         TaskId existing = submit("lb17");

@@ -67,6 +67,20 @@ public interface Dialect {
         return plainInsertTasksSql(t, rows, claimed);
     }
 
+    /**
+     * An INSERT of any number of task rows from one array per column, as {@link #insertTasksSql}
+     * inserts them unclaimed (12 array parameters: task_id, workflow, workflow_version,
+     * business_key, priority, next_attempt_at, current_step_name, step_timeout_ms, created_at,
+     * input, reply_to, trace_context; created_at is updated_at too), or null where the database
+     * has no arrays to insert from. {@code skipDuplicates}: as {@link #insertTasksSql} does, returning
+     * the ids it inserted; else a duplicate fails the statement. Its text does not depend on the
+     * number of rows, so one prepared statement serves every batch, and the server parses 12
+     * parameters instead of 13 per row.
+     */
+    default String insertTaskArraysSql(Tables t, boolean skipDuplicates) {
+        return null;
+    }
+
     /** True if {@link #insertTasksSql} skips duplicates and returns the task_id of each row it inserted. */
     default boolean insertTasksReturnsIds() {
         return false;

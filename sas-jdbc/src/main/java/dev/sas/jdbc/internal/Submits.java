@@ -44,9 +44,9 @@ final class Submits {
      */
     static final long CHARS_PER_STATEMENT = 2_000_000;
     /**
-     * Rows from which a chunk is first tried as a plain INSERT in a savepoint where the dialect's
-     * insert skips duplicates ({@link #insertPlain}); smaller ones, single submits above all, would
-     * pay more for the savepoint's two round trips than they save.
+     * Rows from which a chunk is inserted from arrays where the dialect can
+     * ({@link #insertFromArrays}: a plain INSERT in a savepoint first); smaller ones, single
+     * submits above all, would pay more for the savepoint's two round trips than they save.
      */
     static final int PLAIN_INSERT_FROM = 32;
     /**
@@ -281,11 +281,8 @@ final class Submits {
      * transaction goes on), the rows are inserted one at a time to find the duplicates.
      */
     private boolean[] insert(Connection c, List<NewTask> rows, Claim claim) throws SQLException {
-        if (db.dialect().insertTasksReturnsIds() && rows.size() >= PLAIN_INSERT_FROM && claim == null) {
-            boolean[] all = insertPlain(c, rows);
-            if (all != null) {
-                return all;
-            }
+        if (rows.size() >= PLAIN_INSERT_FROM && claim == null && db.dialect().insertTaskArraysSql(db.t(), false) != null) {
+            return insertFromArrays(c, rows);
         }
         boolean[] inserted = new boolean[rows.size()];
         try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTasksSql(db.t(), rows.size(),
@@ -324,28 +321,78 @@ final class Submits {
     }
 
     /**
-     * A large chunk where the insert skips duplicates (PostgreSQL): the plain INSERT first, in a
-     * savepoint, since {@code ON CONFLICT … RETURNING} cost the server a third more per row (a
-     * speculative insertion and a result row each). A duplicate rolls back to the savepoint.
-     *
-     * @return every row inserted, or null after a duplicate (nothing of the chunk was written)
+     * A large chunk where the database inserts from arrays (PostgreSQL). The plain INSERT first, in
+     * a savepoint, since {@code ON CONFLICT … RETURNING} cost the server a third more per row (a
+     * speculative insertion and a result row each); a duplicate rolls back to the savepoint and the
+     * INSERT that skips duplicates and returns the ids it inserted follows.
      */
-    private boolean[] insertPlain(Connection c, List<NewTask> rows) throws SQLException {
+    private boolean[] insertFromArrays(Connection c, List<NewTask> rows) throws SQLException {
+        boolean[] inserted = new boolean[rows.size()];
         Savepoint before = c.setSavepoint();
-        try (PreparedStatement ps = c.prepareStatement(Dialect.plainInsertTasksSql(db.t(), rows.size(), false))) {
-            bind(ps, rows, null);
+        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTaskArraysSql(db.t(), false))) {
+            bindArrays(c, ps, rows);
             ps.executeUpdate();
+            c.releaseSavepoint(before);
+            Arrays.fill(inserted, true);
+            return inserted;
         } catch (SQLException e) {
             if (!db.dialect().isDuplicateKey(e)) {
                 throw e;
             }
             c.rollback(before);
-            return null;
         }
-        c.releaseSavepoint(before);
-        boolean[] inserted = new boolean[rows.size()];
-        Arrays.fill(inserted, true);
-        return inserted;
+        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTaskArraysSql(db.t(), true))) {
+            bindArrays(c, ps, rows);
+            Set<String> ids = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getString(1));
+                }
+            }
+            for (int k = 0; k < rows.size(); k++) {
+                inserted[k] = ids.contains(rows.get(k).taskId().value());
+            }
+            return inserted;
+        }
+    }
+
+    /** Binds {@code rows} for {@link Dialect#insertTaskArraysSql}: one array per column. */
+    private static void bindArrays(Connection c, PreparedStatement ps, List<NewTask> rows) throws SQLException {
+        int n = rows.size();
+        String[] ids = new String[n];
+        String[] workflows = new String[n];
+        Integer[] versions = new Integer[n];
+        String[] keys = new String[n];
+        Integer[] priorities = new Integer[n];
+        Long[] due = new Long[n];
+        String[] stepNames = new String[n];
+        Long[] timeouts = new Long[n];
+        Long[] created = new Long[n];
+        String[] inputs = new String[n];
+        String[] replyTo = new String[n];
+        String[] traces = new String[n];
+        for (int k = 0; k < n; k++) {
+            NewTask task = rows.get(k);
+            ids[k] = task.taskId().value();
+            workflows[k] = task.workflow();
+            versions[k] = task.workflowVersion();
+            keys[k] = task.businessKey();
+            priorities[k] = task.priority();
+            due[k] = task.dueAt().toEpochMilli();
+            stepNames[k] = task.firstStepName();
+            timeouts[k] = task.firstStepTimeout().toMillis();
+            created[k] = task.createdAt().toEpochMilli();
+            inputs[k] = task.input();
+            replyTo[k] = task.replyTo();
+            traces[k] = task.traceContext();
+        }
+        Object[][] columns = {ids, workflows, versions, keys, priorities, due, stepNames, timeouts, created, inputs,
+            replyTo, traces};
+        String[] types = {"varchar", "varchar", "int4", "varchar", "int4", "int8", "varchar", "int8", "int8", "text",
+            "varchar", "varchar"};
+        for (int j = 0; j < columns.length; j++) {
+            ps.setArray(j + 1, c.createArrayOf(types[j], columns[j]));
+        }
     }
 
     /** Binds {@code rows} for {@link Dialect#insertTasksSql}, claimed as {@code claim} says unless it is null. */
