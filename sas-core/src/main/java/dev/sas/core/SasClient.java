@@ -161,8 +161,12 @@ public final class SasClient {
             hooks.startReserved(null);
             throw e;
         }
-        afterSubmit(List.of(task), List.of(received), List.of(result), options, false, result.created());
-        hooks.startReserved(result.created() ? ClaimedTask.atSubmit(task) : null);
+        try {
+            afterSubmit(List.of(task), List.of(received), List.of(result), options, false, result.created());
+        } finally {
+            // listeners hear RECEIVED before the start's STEP_STARTED
+            hooks.startReserved(result.created() ? ClaimedTask.atSubmit(task) : null);
+        }
         return new TaskHandle(this, result.taskId(), result.created());
     }
 
