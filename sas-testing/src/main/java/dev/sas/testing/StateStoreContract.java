@@ -231,29 +231,35 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void racing_duplicate_submissions_create_exactly_one_task() throws Exception {
-        int threads = 8;
+        List<SubmitResult> results = race(8, i -> {
+            TaskId id = TaskId.random();
+            return store.submit(new NewTask(id, "wf", 1, "race", 0, "in", null, "first", TIMEOUT, T0, T0),
+                    received(id, "race", T0), null);
+        });
+        assertThat(results).filteredOn(SubmitResult::created).hasSize(1);
+        assertThat(results).extracting(SubmitResult::taskId).containsOnly(results.get(0).taskId());
+    }
+
+    /** Runs {@code submit} for 0 .. {@code threads - 1} on as many threads, released at once; the results in that order. */
+    private static List<SubmitResult> race(int threads, java.util.function.IntFunction<SubmitResult> submit)
+            throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             CountDownLatch start = new CountDownLatch(1);
             List<Future<SubmitResult>> futures = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
+                int index = i;
                 futures.add(pool.submit(() -> {
                     start.await();
-                    TaskId id = TaskId.random();
-                    return store.submit(new NewTask(id, "wf", 1, "race", 0, "in", null, "first", TIMEOUT, T0, T0),
-                            received(id, "race", T0), null);
+                    return submit.apply(index);
                 }));
             }
             start.countDown();
-            Set<TaskId> ids = new HashSet<>();
-            int created = 0;
+            List<SubmitResult> results = new ArrayList<>();
             for (Future<SubmitResult> f : futures) {
-                SubmitResult r = f.get(30, TimeUnit.SECONDS);
-                ids.add(r.taskId());
-                created += r.created() ? 1 : 0;
+                results.add(f.get(30, TimeUnit.SECONDS));
             }
-            assertThat(created).isEqualTo(1);
-            assertThat(ids).hasSize(1);
+            return results;
         } finally {
             pool.shutdownNow();
         }
@@ -354,36 +360,14 @@ public abstract class StateStoreContract extends StoreTestSupport {
     @Test
     void racing_claimed_submissions_of_one_business_key_create_and_claim_exactly_one_task() throws Exception {
         assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
-        int threads = 8;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<SubmitResult>> futures = new ArrayList<>();
-            for (int i = 0; i < threads; i++) {
-                String instance = "node-" + i;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return submitClaimed(newTask("race-claimed"), instance);
-                }));
-            }
-            start.countDown();
-            Set<TaskId> ids = new HashSet<>();
-            int created = 0;
-            for (Future<SubmitResult> f : futures) {
-                SubmitResult r = f.get(30, TimeUnit.SECONDS);
-                ids.add(r.taskId());
-                created += r.created() ? 1 : 0;
-            }
-            assertThat(created).isEqualTo(1);
-            assertThat(ids).hasSize(1);
-            TaskInfo info = task(ids.iterator().next());
-            assertThat(info.lockedBy()).startsWith("node-");
-            assertThat(info.lease()).isEqualTo(1);
-            assertThat(eventTypes(info.taskId())).containsExactly(TaskEvent.Type.RECEIVED,
-                    TaskEvent.Type.STEP_STARTED);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<SubmitResult> results = race(8, i -> submitClaimed(newTask("race-claimed"), "node-" + i));
+        assertThat(results).filteredOn(SubmitResult::created).hasSize(1);
+        assertThat(results).extracting(SubmitResult::taskId).containsOnly(results.get(0).taskId());
+        TaskInfo info = task(results.get(0).taskId());
+        assertThat(info.lockedBy()).isEqualTo("node-" + results.indexOf(results.stream()
+                .filter(SubmitResult::created).findFirst().orElseThrow()));
+        assertThat(info.lease()).isEqualTo(1);
+        assertThat(eventTypes(info.taskId())).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED);
     }
 
     // ---------------------------------------------------------------- claiming

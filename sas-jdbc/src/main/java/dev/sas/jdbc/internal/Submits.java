@@ -289,16 +289,7 @@ final class Submits {
                 claim != null))) {
             bind(ps, rows, claim);
             if (db.dialect().insertTasksReturnsIds()) {
-                Set<String> ids = new HashSet<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        ids.add(rs.getString(1));
-                    }
-                }
-                for (int k = 0; k < rows.size(); k++) {
-                    inserted[k] = ids.contains(rows.get(k).taskId().value());
-                }
-                return inserted;
+                return insertedOf(ps, rows);
             }
             int count = ps.executeUpdate();
             if (count != rows.size()) {
@@ -343,17 +334,23 @@ final class Submits {
         }
         try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTaskArraysSql(db.t(), true))) {
             bindArrays(c, ps, rows);
-            Set<String> ids = new HashSet<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(rs.getString(1));
-                }
-            }
-            for (int k = 0; k < rows.size(); k++) {
-                inserted[k] = ids.contains(rows.get(k).taskId().value());
-            }
-            return inserted;
+            return insertedOf(ps, rows);
         }
+    }
+
+    /** Runs an insert that returns the ids it inserted, and says which of {@code rows} it inserted. */
+    private static boolean[] insertedOf(PreparedStatement ps, List<NewTask> rows) throws SQLException {
+        Set<String> ids = new HashSet<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        boolean[] inserted = new boolean[rows.size()];
+        for (int k = 0; k < rows.size(); k++) {
+            inserted[k] = ids.contains(rows.get(k).taskId().value());
+        }
+        return inserted;
     }
 
     /** Binds {@code rows} for {@link Dialect#insertTaskArraysSql}: one array per column. */
