@@ -133,8 +133,35 @@ public record Target(String key, String url, int poolSize) {
                     s.execute("DROP TABLE " + quote(c, name));
                 }
             }
+            dropFunctions(c, p);
         } catch (SQLException e) {
             System.err.println("warning: could not drop tables " + prefix + "*: " + e.getMessage());
+        }
+    }
+
+    /**
+     * On PostgreSQL, drops the functions of the current schema whose name starts with {@code prefix}
+     * (SAS's schema creates trigger functions named after its tables; dropping the tables leaves them).
+     */
+    private static void dropFunctions(Connection c, String prefix) throws SQLException {
+        if (!c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres")) {
+            return;
+        }
+        List<String> functions = new ArrayList<>();
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT p.proname FROM pg_proc p JOIN pg_namespace n"
+                + " ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND left(p.proname, ?) = ?")) {
+            ps.setInt(1, prefix.length());
+            ps.setString(2, prefix);
+            try (ResultSet r = ps.executeQuery()) {
+                while (r.next()) {
+                    functions.add(r.getString(1));
+                }
+            }
+        }
+        for (String f : functions) {
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP FUNCTION IF EXISTS " + quote(c, f) + "() CASCADE");
+            }
         }
     }
 

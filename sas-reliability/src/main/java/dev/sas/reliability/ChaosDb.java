@@ -54,7 +54,13 @@ public enum ChaosDb {
     /** Every table of a run: SAS's own and the harness's. */
     static String[] tables(String p) {
         return new String[] {p + "event", p + "step", p + "task", p + "supervisor_lease", p + "runtime_workflow",
-            p + "schema_version", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker"};
+            p + "schema_version", p + "reply_outbox", p + "reply_channel", p + "agent_gate", p + "agent_permit",
+            p + "step_reply", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker"};
+    }
+
+    /** The trigger functions SAS's PostgreSQL schema creates for prefix {@code p} (dropping the tables leaves them). */
+    static String[] functions(String p) {
+        return new String[] {p + "notify_submitted", p + "notify_due", p + "notify_done", p + "notify_replies"};
     }
 
     /** The database's current time in epoch milliseconds, as an SQL expression (the time of evaluation). */

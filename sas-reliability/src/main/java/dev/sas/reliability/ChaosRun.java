@@ -976,6 +976,11 @@ public final class ChaosRun implements AutoCloseable {
                     for (String t : ChaosDb.tables(prefix)) {
                         st.execute("DROP TABLE IF EXISTS " + t);
                     }
+                    if (url.startsWith("jdbc:postgresql:")) {
+                        for (String f : ChaosDb.functions(prefix)) {
+                            st.execute("DROP FUNCTION IF EXISTS " + f + "() CASCADE");
+                        }
+                    }
                 } catch (SQLException e) {
                     log("could not drop tables " + prefix + "*: " + e.getMessage());
                 }
