@@ -46,6 +46,17 @@ final class EventRows {
                 Instant.ofEpochMilli(createdAt), null);
     }
 
+    /**
+     * The STEP_STARTED event of a task inserted already claimed (started at submit), as its claim
+     * would have recorded it: step 0, attempt 1, at the task's creation. The task row keeps it
+     * ({@code started_step}) when its RECEIVED event is read from the row too.
+     */
+    static TaskEvent startedAtSubmit(TaskId taskId, String businessKey, String workflow, String firstStepName,
+            Instant createdAt) {
+        return new TaskEvent(taskId, businessKey, workflow, TaskEvent.Type.STEP_STARTED, 0, firstStepName, 1,
+                createdAt, null);
+    }
+
     /** True if {@code e} is the RECEIVED event its task row already tells (so it need not be written). */
     static boolean impliedByTaskRow(TaskEvent e, Instant createdAt) {
         return e.type() == TaskEvent.Type.RECEIVED && e.stepIndex() == -1 && e.stepName() == null
@@ -114,8 +125,7 @@ final class EventRows {
                 events.add(received(taskId, key, workflow, rs.getLong(3)));
                 String startedStep = rs.getString(14);
                 if (startedStep != null) {
-                    events.add(new TaskEvent(taskId, key, workflow, TaskEvent.Type.STEP_STARTED, 0, startedStep, 1,
-                            Instant.ofEpochMilli(rs.getLong(3)), null));
+                    events.add(startedAtSubmit(taskId, key, workflow, startedStep, Instant.ofEpochMilli(rs.getLong(3))));
                 }
             }
             if (type == null) {

@@ -56,9 +56,7 @@ final class PostgresDialect implements Dialect {
 
     @Override
     public String insertTaskArraysSql(Tables t, boolean skipDuplicates) {
-        return "INSERT INTO " + t.task() + " (task_id, workflow, workflow_version, business_key, state, priority,"
-                + " lease, next_attempt_at, failure_count, current_step, current_step_name, attempt,"
-                + " step_timeout_ms, cancel_requested, created_at, updated_at, input, reply_to, trace_context)"
+        return "INSERT INTO " + t.task() + " (" + Dialect.TASK_INSERT_COLUMNS + ")"
                 + " SELECT id, wf, v, bk, 'PENDING', p, 0, due, 0, 0, sn, 0, tmo, FALSE, cr, cr, inp, rt, tc"
                 + " FROM unnest(?::varchar[], ?::varchar[], ?::int[], ?::varchar[], ?::int[], ?::bigint[],"
                 + " ?::varchar[], ?::bigint[], ?::bigint[], ?::text[], ?::varchar[], ?::varchar[])"

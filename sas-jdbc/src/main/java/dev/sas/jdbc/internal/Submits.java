@@ -48,7 +48,7 @@ final class Submits {
      * ({@link #insertFromArrays}: a plain INSERT in a savepoint first); smaller ones, single
      * submits above all, would pay more for the savepoint's two round trips than they save.
      */
-    static final int PLAIN_INSERT_FROM = 32;
+    static final int ARRAY_INSERT_FROM = 32;
     /**
      * Most one "work is due" hint per this interval from one store (PostgreSQL). A {@code NOTIFY}
      * serialises the commits of the transactions that send one and wakes every listening node, and
@@ -62,6 +62,9 @@ final class Submits {
     private final StoreContext db;
     private final HostTransactions host;
     private final String hintSql;
+    /** The dialect's insert from arrays, plain and skipping duplicates; null where it has none. */
+    private final String insertArraysSql;
+    private final String insertArraysSkippingSql;
     /** When the last hint of a committed store transaction was sent ({@link System#nanoTime()}). */
     private final AtomicLong lastHintNanos = new AtomicLong(System.nanoTime() - HINT_INTERVAL_NANOS);
     private final PlannerStatistics statistics;
@@ -71,6 +74,8 @@ final class Submits {
         this.statistics = new PlannerStatistics(db);
         this.host = new HostTransactions(db);
         this.hintSql = db.dialect().submitHintSql(db.t());
+        this.insertArraysSql = db.dialect().insertTaskArraysSql(db.t(), false);
+        this.insertArraysSkippingSql = db.dialect().insertTaskArraysSql(db.t(), true);
     }
 
     /** See {@code StateStore.submit}. */
@@ -217,7 +222,9 @@ final class Submits {
                 if (!EventRows.impliedByTaskRow(received.get(i), tasks.get(i).createdAt())) {
                     events.add(received.get(i));
                 }
-                TaskEvent started = claim == null ? null : startedAtSubmit(tasks.get(i));
+                NewTask task = tasks.get(i);
+                TaskEvent started = claim == null ? null : EventRows.startedAtSubmit(task.taskId(), task.businessKey(),
+                        task.workflow(), task.firstStepName(), task.createdAt());
                 if (started != null && !claim.startImplied()) {
                     events.add(started);
                 }
@@ -234,12 +241,6 @@ final class Submits {
         EventRows.insert(c, db.t(), events);
         Rows.insertOutbox(c, db.t(), outbox, replyTo);
         return results;
-    }
-
-    /** The STEP_STARTED event of a task inserted claimed, as its claim would have recorded it. */
-    private static TaskEvent startedAtSubmit(NewTask task) {
-        return new TaskEvent(task.taskId(), task.businessKey(), task.workflow(), TaskEvent.Type.STEP_STARTED, 0,
-                task.firstStepName(), 1, task.createdAt(), null);
     }
 
     /**
@@ -281,7 +282,7 @@ final class Submits {
      * transaction goes on), the rows are inserted one at a time to find the duplicates.
      */
     private boolean[] insert(Connection c, List<NewTask> rows, Claim claim) throws SQLException {
-        if (rows.size() >= PLAIN_INSERT_FROM && claim == null && db.dialect().insertTaskArraysSql(db.t(), false) != null) {
+        if (rows.size() >= ARRAY_INSERT_FROM && claim == null && insertArraysSql != null) {
             return insertFromArrays(c, rows);
         }
         boolean[] inserted = new boolean[rows.size()];
@@ -320,7 +321,7 @@ final class Submits {
     private boolean[] insertFromArrays(Connection c, List<NewTask> rows) throws SQLException {
         boolean[] inserted = new boolean[rows.size()];
         Savepoint before = c.setSavepoint();
-        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTaskArraysSql(db.t(), false))) {
+        try (PreparedStatement ps = c.prepareStatement(insertArraysSql)) {
             bindArrays(c, ps, rows);
             ps.executeUpdate();
             c.releaseSavepoint(before);
@@ -332,7 +333,7 @@ final class Submits {
             }
             c.rollback(before);
         }
-        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTaskArraysSql(db.t(), true))) {
+        try (PreparedStatement ps = c.prepareStatement(insertArraysSkippingSql)) {
             bindArrays(c, ps, rows);
             return insertedOf(ps, rows);
         }
