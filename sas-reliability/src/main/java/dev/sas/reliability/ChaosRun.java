@@ -798,11 +798,14 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private long countEvents(Connection c, String type) throws SQLException {
-        // an event may be kept in another's row (then_type: a PROCESSED after the last STEP_COMPLETED)
-        try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + prefix
-                + "event WHERE type = ? OR then_type = ?")) {
+        // an event may be kept in another's row (then_type: a PROCESSED after the last STEP_COMPLETED;
+        // before_type: a claim's start written with the attempt's outcome, schema 14)
+        try (PreparedStatement ps = c.prepareStatement("SELECT COALESCE(SUM(CASE WHEN type = ? THEN 1 ELSE 0 END"
+                + " + CASE WHEN then_type = ? THEN 1 ELSE 0 END + CASE WHEN before_type = ? THEN 1 ELSE 0 END), 0)"
+                + " FROM " + prefix + "event")) {
             ps.setString(1, type);
             ps.setString(2, type);
+            ps.setString(3, type);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);
@@ -859,12 +862,17 @@ public final class ChaosRun implements AutoCloseable {
     /** The longest gaps between consecutive events of one task (event times are the recording nodes' clocks). */
     private void eventGaps(Connection c, ChaosReport r) throws SQLException {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                // the store writes a task's RECEIVED event into the task row and may keep two events
-                // of one instant in one row (then_type): read them back as it does
+                // the store writes a task's RECEIVED event into the task row, may keep two events of one
+                // instant in one row (then_type), a claim's start with the attempt's outcome (before_type)
+                // and a running attempt's start in the task row (pending_start_at): read them back as it does
                 "SELECT task_id, type, at FROM (SELECT task_id, 'RECEIVED' AS type, created_at AS at, -1 AS ord,"
-                        + " 0 AS sub FROM " + prefix + "task UNION ALL SELECT task_id, type, at, id, 0 FROM " + prefix
+                        + " 0 AS sub FROM " + prefix + "task UNION ALL SELECT task_id, before_type, before_at, id, -1"
+                        + " FROM " + prefix + "event WHERE before_type IS NOT NULL"
+                        + " UNION ALL SELECT task_id, type, at, id, 0 FROM " + prefix
                         + "event WHERE type <> 'RECEIVED' UNION ALL SELECT task_id, then_type, at, id, 1 FROM " + prefix
-                        + "event WHERE then_type IS NOT NULL) x ORDER BY task_id, ord, sub")) {
+                        + "event WHERE then_type IS NOT NULL UNION ALL SELECT task_id, 'STEP_STARTED', pending_start_at,"
+                        + " 9223372036854775807, 0 FROM " + prefix + "task WHERE pending_start_at IS NOT NULL) x"
+                        + " ORDER BY task_id, ord, sub")) {
             String prevTask = null;
             String prevType = null;
             long prevAt = 0;

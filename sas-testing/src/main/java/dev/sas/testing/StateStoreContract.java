@@ -986,6 +986,89 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     @Test
+    void a_batch_of_every_outcome_answers_each_transition_on_its_own_and_records_only_what_applied() {
+        for (int i = 0; i < 6; i++) {
+            submit("mix" + i);
+        }
+        List<ClaimedTask> c = claim("a", 6, T0);
+        assertThat(c).hasSize(6);
+        Instant now = T0.plusMillis(1);
+        Transition done = finish(c.get(0), "done", now);
+        assertThat(store.write(List.of(done), now)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.requestCancel(c.get(2).taskId(), now, cancelEvent(c.get(2).taskId()))).isTrue();
+        ClaimedTask movedOn = new ClaimedTask(c.get(1).taskId(), "wf", 1, c.get(1).businessKey(), TaskStatus.PROCESSING,
+                c.get(1).lease() + 1, 0, 1, 0, c.get(1).completeBy(), false, "", null, T0, List.of());
+        Transition early = release(c.get(5), Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, now, "too early", now);
+
+        List<WriteOutcome> outcomes = store.write(List.of(finish(c.get(4), "four", now), done,
+                finish(movedOn, "stale", now), continueTo(c.get(2), 1, "two", now), early,
+                finish(c.get(3), "three", now)), now);
+
+        assertThat(outcomes).containsExactly(WriteOutcome.APPLIED, WriteOutcome.APPLIED_ALREADY, WriteOutcome.STALE,
+                WriteOutcome.CANCEL_REQUESTED, WriteOutcome.STALE, WriteOutcome.APPLIED);
+        assertThat(task(c.get(4).taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(task(c.get(3).taskId()).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(task(c.get(5).taskId()).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(c.get(5).taskId()).failureCount()).isZero();
+        assertThat(task(c.get(1).taskId()).status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(task(c.get(2).taskId()).currentStep()).isZero();
+        for (ClaimedTask x : c) {
+            List<TaskEvent.Type> types = eventTypes(x.taskId());
+            assertThat(Collections.frequency(types, TaskEvent.Type.STEP_STARTED)).as("starts of %s", x.businessKey())
+                    .isEqualTo(1);
+            assertThat(Collections.frequency(types, TaskEvent.Type.PROCESSED)).as("ends of %s", x.businessKey())
+                    .isEqualTo(x == c.get(1) || x == c.get(2) || x == c.get(5) ? 0 : 1);
+        }
+    }
+
+    @Test
+    void two_transitions_of_one_task_in_a_batch_apply_in_turn() {
+        TaskId id = submit("twice");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant now = T0.plusMillis(1);
+        Transition next = continueTo(c, 1, "zero", now);
+        ClaimedTask atOne = new ClaimedTask(id, "wf", 1, "twice", TaskStatus.PROCESSING, c.lease(), 1, 1, 0,
+                now.plus(TIMEOUT), false, "", null, T0, List.of("zero"));
+
+        assertThat(store.write(List.of(next, finish(atOne, "one", now)), now))
+                .containsExactly(WriteOutcome.APPLIED, WriteOutcome.APPLIED);
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(eventTypes(id)).containsExactly(TaskEvent.Type.RECEIVED, TaskEvent.Type.STEP_STARTED,
+                TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED,
+                TaskEvent.Type.PROCESSED);
+    }
+
+    @Test
+    void each_claims_start_is_told_in_its_place_while_it_runs_after_a_cancel_request_and_after_a_recovery() {
+        TaskId id = submit("starts");
+        Instant claimed = T0.plusMillis(10);
+        ClaimedTask first = claim("a", 1, claimed).get(0);
+        TaskEvent received = received(id, "starts", T0);
+        TaskEvent started = new TaskEvent(id, "starts", "wf", TaskEvent.Type.STEP_STARTED, 0, "first", 1, claimed,
+                null);
+        assertThat(store.events(id)).as("while the step runs").containsExactly(received, started);
+
+        Instant asked = claimed.plusMillis(5);
+        TaskEvent cancel = new TaskEvent(id, "starts", "wf", TaskEvent.Type.CANCEL_REQUESTED, -1, null, 0, asked, null);
+        assertThat(store.requestCancel(id, asked, cancel)).isTrue();
+        assertThat(store.events(id)).as("after a cancel request").containsExactly(received, started, cancel);
+
+        Instant late = first.completeBy().plusMillis(1);
+        Transition recovery = release(first, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, late, "timeout", late);
+        assertThat(store.write(List.of(recovery), late)).containsExactly(WriteOutcome.APPLIED);
+        ClaimedTask second = claim("b", 1, late).get(0);
+        TaskEvent restarted = new TaskEvent(id, "starts", "wf", TaskEvent.Type.STEP_STARTED, 0, "s0", 2, late, null);
+        assertThat(store.events(id)).as("after a recovery and a second claim").containsExactly(received, started,
+                cancel, recovery.events().get(0), restarted);
+
+        Instant end = late.plusMillis(3);
+        Transition finished = finish(second, null, end);
+        assertThat(store.write(List.of(finished), end)).containsExactly(WriteOutcome.APPLIED);
+        assertThat(store.events(id)).as("at the end").containsExactly(received, started, cancel,
+                recovery.events().get(0), restarted, finished.events().get(0), finished.events().get(1));
+    }
+
+    @Test
     void released_task_is_due_again_only_at_its_next_attempt() {
         TaskId id = submit("retry");
         ClaimedTask c = claim("a", 1, T0).get(0);

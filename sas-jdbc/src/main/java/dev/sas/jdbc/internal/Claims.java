@@ -20,8 +20,9 @@ import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.statement.Query;
 
 /**
- * The claim: the dialect's locking statement(s), the start events where the dialect does not
- * record them itself, and the outputs of the steps a claimed task already completed. Jdbi, because
+ * The claim: the dialect's locking statement(s), which leave the start events pending in the task
+ * rows (see {@link EventRows}), their copies in reply channels' outboxes where the dialect does not
+ * write them itself, and the outputs of the steps a claimed task already completed. Jdbi, because
  * {@link Dialect#claim} is written against a Jdbi handle. Thread-safe.
  */
 final class Claims {
@@ -84,19 +85,17 @@ final class Claims {
         }
         rows.sort(ClaimRow.ORDER);
         if (!db.dialect().claimRecordsEvents()) {
-            List<TaskEvent> started = new ArrayList<>(rows.size());
+            // the start events stay pending in the task rows; only a reply channel hears of them now
+            List<TaskEvent> started = new ArrayList<>();
             Map<TaskId, String> replyTo = new HashMap<>();
-            Instant at = Instant.ofEpochMilli(nowMs);
             for (ClaimRow r : rows) {
                 if (r.replyTo() != null) {
                     replyTo.put(TaskId.of(r.taskId()), r.replyTo());
+                    started.add(EventRows.started(TaskId.of(r.taskId()), r.businessKey(), r.workflow(), r.status(),
+                            r.currentStep(), r.currentStepName(), r.attempt(), nowMs));
                 }
-                started.add(new TaskEvent(TaskId.of(r.taskId()), r.businessKey(), r.workflow(),
-                        r.status() == TaskStatus.COMPENSATING ? TaskEvent.Type.COMPENSATION_STARTED
-                                : TaskEvent.Type.STEP_STARTED, r.currentStep(), r.currentStepName(), r.attempt(), at,
-                        null));
             }
-            db.recordEvents(h, started, replyTo);
+            db.recordReplies(h, started, replyTo);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

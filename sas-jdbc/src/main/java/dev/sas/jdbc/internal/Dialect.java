@@ -81,6 +81,16 @@ public interface Dialect {
         return null;
     }
 
+    /**
+     * True if arrays bind as parameters (PostgreSQL): the transitions of a batch are then one
+     * {@code UPDATE … FROM unnest(?::type[], …) AS v(…) … RETURNING}, not one statement per row (the
+     * executor and the trigger conditions are set up once per batch), and a list of ids is one
+     * {@code = ANY(?)} parameter, so the statement text does not depend on the list's length.
+     */
+    default boolean bindsArrays() {
+        return false;
+    }
+
     /** True if {@link #insertTasksSql} skips duplicates and returns the task_id of each row it inserted. */
     default boolean insertTasksReturnsIds() {
         return false;
@@ -133,7 +143,11 @@ public interface Dialect {
      */
     List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now, List<WorkflowVersion> runnable);
 
-    /** True if {@link #claim} already inserted the start events (PostgreSQL does it in one statement). */
+    /**
+     * True if {@link #claim} already inserted the start events of tasks with a reply channel into
+     * their outbox (PostgreSQL does it in one statement). No claim writes event rows: it leaves its
+     * start events pending in the task row (see {@link EventRows}).
+     */
     boolean claimRecordsEvents();
 
     /**
@@ -142,6 +156,17 @@ public interface Dialect {
      * Leaves compensation_state unchanged.
      */
     String upsertStepSql(Tables t, int rows);
+
+    /** The array element types of a step row's columns, in {@link #upsertStepSql}'s order. */
+    String[] STEP_COLUMN_TYPES = {"varchar", "int4", "varchar", "varchar", "int4", "text", "text", "int8", "int8"};
+
+    /**
+     * {@link #upsertStepSql} from one array per column ({@link ArrayColumns}, types
+     * {@link #STEP_COLUMN_TYPES}), where the dialect {@link #bindsArrays}; null otherwise.
+     */
+    default String upsertStepFromArraysSql(Tables t) {
+        return null;
+    }
 
     /** {@code n} comma-separated placeholders, for an {@code IN (…)} list or one VALUES row. */
     static String placeholders(int n) {

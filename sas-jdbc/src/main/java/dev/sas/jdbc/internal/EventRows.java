@@ -1,14 +1,11 @@
 package dev.sas.jdbc.internal;
 
-import static dev.sas.jdbc.internal.Rows.setString;
-
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,13 +22,23 @@ import java.util.Objects;
  *   <li>A task inserted already claimed (started at submit) keeps its first step's name in
  *       {@code started_step} (schema V13); its STEP_STARTED event (step 0, attempt 1, at
  *       created_at) is read back from the task row, right after the RECEIVED event.</li>
+ *   <li>A claim writes no event row (schema V14): it sets the task's {@code pending_start_at}, and
+ *       its STEP_STARTED (or, for a COMPENSATING task, COMPENSATION_STARTED) event, at the task's
+ *       current step and attempt, is read back from the task row as the task's last event. The
+ *       next change that writes events for the task (the attempt's transition, a supervisor's
+ *       recovery, a cancel request) writes the start event too, in the {@code before_*} columns of
+ *       its first row (or in a row of its own if it writes no event), and clears
+ *       {@code pending_start_at} in the same transaction.</li>
  * </ul>
- * A one-step task so writes two event rows instead of four. Stateless. Not API.
+ * A one-step task so writes one event row instead of four. Stateless. Not API.
  */
 final class EventRows {
 
-    /** A row of the event table: an event, and the one that shares its row, or null. */
-    record Row(TaskEvent event, TaskEvent then) {
+    /**
+     * A row of the event table: an event, the start event that precedes it in the same row or null,
+     * and the event that follows it in the same row or null.
+     */
+    record Row(TaskEvent before, TaskEvent event, TaskEvent then) {
     }
 
     private EventRows() {
@@ -57,6 +64,18 @@ final class EventRows {
                 createdAt, null);
     }
 
+    /**
+     * The start event a claim records for a task it left in {@code status} at {@code step} and
+     * {@code attempt} (the claim's view): COMPENSATION_STARTED for a compensating task, else
+     * STEP_STARTED.
+     */
+    static TaskEvent started(TaskId taskId, String businessKey, String workflow, dev.sas.core.TaskStatus status,
+            int step, String stepName, int attempt, long at) {
+        return new TaskEvent(taskId, businessKey, workflow, status == dev.sas.core.TaskStatus.COMPENSATING
+                ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, step, stepName, attempt,
+                Instant.ofEpochMilli(at), null);
+    }
+
     /** True if {@code e} is the RECEIVED event its task row already tells (so it need not be written). */
     static boolean impliedByTaskRow(TaskEvent e, Instant createdAt) {
         return e.type() == TaskEvent.Type.RECEIVED && e.stepIndex() == -1 && e.stepName() == null
@@ -72,51 +91,108 @@ final class EventRows {
             if (next != null && next.message() == null && next.taskId().equals(e.taskId())
                     && next.at().equals(e.at()) && Objects.equals(next.businessKey(), e.businessKey())
                     && Objects.equals(next.workflow(), e.workflow())) {
-                rows.add(new Row(e, next));
+                rows.add(new Row(null, e, next));
                 i++;
             } else {
-                rows.add(new Row(e, null));
+                rows.add(new Row(null, e, null));
             }
         }
         return rows;
     }
 
+    /**
+     * The rows that keep {@code events} of one task, after its pending start event {@code start}
+     * (or null): the start shares the first row, or has a row of its own if there is no event.
+     */
+    static List<Row> packAfter(TaskEvent start, List<TaskEvent> events) {
+        List<Row> rows = pack(events);
+        if (start == null) {
+            return rows;
+        }
+        if (rows.isEmpty()) {
+            return List.of(new Row(null, start, null));
+        }
+        Row first = rows.get(0);
+        rows.set(0, new Row(start, first.event(), first.then()));
+        return rows;
+    }
+
     /** Inserts {@code events} as multi-row inserts, in list order (so their ids keep each task's order). */
     static void insert(Connection c, Tables t, List<TaskEvent> events) throws SQLException {
-        Rows.insertRows(c, pack(events), n -> "INSERT INTO " + t.event()
-                + " (task_id, type, step_index, step_name, attempt, at, message, then_type, then_step_index,"
-                + " then_step_name, then_attempt) VALUES " + Dialect.valueRows(n, 11),
-                (ps, k, r) -> {
-                    TaskEvent e = r.event();
-                    ps.setString(k++, e.taskId().value());
-                    ps.setString(k++, e.type().name());
-                    ps.setInt(k++, e.stepIndex());
-                    setString(ps, k++, e.stepName());
-                    ps.setInt(k++, e.attempt());
-                    ps.setLong(k++, e.at().toEpochMilli());
-                    setString(ps, k++, e.message());
-                    TaskEvent then = r.then();
-                    setString(ps, k++, then == null ? null : then.type().name());
-                    setInt(ps, k++, then == null ? null : then.stepIndex());
-                    setString(ps, k++, then == null ? null : then.stepName());
-                    setInt(ps, k++, then == null ? null : then.attempt());
-                    return k;
-                });
+        insertRows(c, t, pack(events));
+    }
+
+    /** The event table's columns as {@link #insertRows} writes them. */
+    private static final String INSERT_COLUMNS = "task_id, type, step_index, step_name, attempt, at, message,"
+            + " then_type, then_step_index, then_step_name, then_attempt, before_type, before_step_index,"
+            + " before_step_name, before_attempt, before_at";
+
+    /** Their array element types ({@link ArrayColumns}), in the same order. */
+    private static final String[] INSERT_TYPES = {"varchar", "varchar", "int4", "varchar", "int4", "int8", "text",
+        "varchar", "int4", "varchar", "int4", "varchar", "int4", "varchar", "int4", "int8"};
+
+    /** Inserts {@code rows} as multi-row inserts, in list order (so their ids keep each task's order). */
+    static void insertRows(Connection c, Tables t, List<Row> rows) throws SQLException {
+        Rows.insertRows(c, rows, n -> "INSERT INTO " + t.event() + " (" + INSERT_COLUMNS + ") VALUES "
+                + Dialect.valueRows(n, INSERT_TYPES.length),
+                (ps, k, r) -> ArrayColumns.bindRow(ps, k, values(r), INSERT_TYPES));
+    }
+
+    /**
+     * Inserts {@code rows} in list order, as {@link #insertRows} does, from one array per column
+     * where {@code arrays} (the dialect {@link Dialect#bindsArrays}) and there is more than one.
+     */
+    static void insertRows(Connection c, Tables t, List<Row> rows, boolean arrays) throws SQLException {
+        if (!arrays || rows.size() < 2) {
+            insertRows(c, t, rows);
+            return;
+        }
+        ArrayColumns columns = new ArrayColumns(rows.size(), INSERT_TYPES);
+        for (int k = 0; k < rows.size(); k++) {
+            columns.setRow(k, values(rows.get(k)));
+        }
+        StringBuilder names = new StringBuilder();
+        for (int j = 0; j < INSERT_TYPES.length; j++) {
+            names.append("c").append(j).append(", ");
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.event() + " (" + INSERT_COLUMNS + ") SELECT "
+                + names.substring(0, names.length() - 2) + " FROM " + ArrayColumns.unnest(INSERT_TYPES)
+                + " WITH ORDINALITY AS u(" + names + "n) ORDER BY n")) {
+            columns.bind(c, ps, 1);
+            ps.executeUpdate();
+        }
+    }
+
+    /** A row's values, in {@link #INSERT_COLUMNS} order. */
+    private static Object[] values(Row r) {
+        TaskEvent e = r.event();
+        TaskEvent then = r.then();
+        TaskEvent before = r.before();
+        return new Object[] {e.taskId().value(), e.type().name(), e.stepIndex(), e.stepName(), e.attempt(),
+            e.at().toEpochMilli(), e.message(),
+            then == null ? null : then.type().name(), then == null ? null : then.stepIndex(),
+            then == null ? null : then.stepName(), then == null ? null : then.attempt(),
+            before == null ? null : before.type().name(), before == null ? null : before.stepIndex(),
+            before == null ? null : before.stepName(), before == null ? null : before.attempt(),
+            before == null ? null : before.at().toEpochMilli()};
     }
 
     /** The columns {@link #read} expects, from the task {@code t} and its events {@code e} (left-joined). */
     static final String COLUMNS = "t.business_key, t.workflow, t.created_at, e.type, e.step_index, e.step_name,"
             + " e.attempt, e.at, e.message, e.then_type, e.then_step_index, e.then_step_name, e.then_attempt,"
-            + " t.started_step";
+            + " t.started_step, e.before_type, e.before_step_index, e.before_step_name, e.before_attempt, e.before_at,"
+            + " t.pending_start_at, t.state, t.current_step, t.current_step_name, t.attempt";
 
     /**
      * A task's events from rows of {@link #COLUMNS} in event order (the task row LEFT JOINed to its
      * events, so a task without event rows gives one row with null event columns): its RECEIVED
      * event first, read from the task row unless it was written (and then its start at submit, if
-     * the row keeps one), then each row's event(s).
+     * the row keeps one), then each row's event(s), then the start event the task row keeps pending,
+     * if any.
      */
     static List<TaskEvent> read(TaskId taskId, ResultSet rs) throws SQLException {
         List<TaskEvent> events = new ArrayList<>();
+        TaskEvent pending = null;
         while (rs.next()) {
             String key = rs.getString(1);
             String workflow = rs.getString(2);
@@ -128,8 +204,18 @@ final class EventRows {
                     events.add(startedAtSubmit(taskId, key, workflow, startedStep, Instant.ofEpochMilli(rs.getLong(3))));
                 }
             }
+            long pendingAt = rs.getLong(20);
+            if (pending == null && !rs.wasNull()) {
+                pending = started(taskId, key, workflow, dev.sas.core.TaskStatus.valueOf(rs.getString(21)), rs.getInt(22),
+                        rs.getString(23), rs.getInt(24), pendingAt);
+            }
             if (type == null) {
                 continue;
+            }
+            String before = rs.getString(15);
+            if (before != null) {
+                events.add(new TaskEvent(taskId, key, workflow, TaskEvent.Type.valueOf(before), rs.getInt(16),
+                        rs.getString(17), rs.getInt(18), Instant.ofEpochMilli(rs.getLong(19)), null));
             }
             Instant at = Instant.ofEpochMilli(rs.getLong(8));
             events.add(new TaskEvent(taskId, key, workflow, TaskEvent.Type.valueOf(type), rs.getInt(5),
@@ -140,14 +226,9 @@ final class EventRows {
                         rs.getString(12), rs.getInt(13), at, null));
             }
         }
-        return events;
-    }
-
-    private static void setInt(PreparedStatement ps, int index, Integer value) throws SQLException {
-        if (value == null) {
-            ps.setNull(index, Types.INTEGER);
-        } else {
-            ps.setInt(index, value);
+        if (pending != null) {
+            events.add(pending);
         }
+        return events;
     }
 }

@@ -1,10 +1,14 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.jdbi.v3.core.statement.Update;
 
 /**
@@ -26,6 +30,7 @@ final class OperatorActions {
                 + " SET failure_count = 0, attempt = 0, next_attempt_at = ?, updated_at = ?,"
                 + " state = CASE WHEN state = 'ERROR' THEN 'PENDING' ELSE 'COMPENSATING' END"
                 + " WHERE task_id = ? AND state IN ('ERROR','COMPENSATION_FAILED')", nowMs, nowMs, taskId.value());
+        // (an ERROR or COMPENSATION_FAILED task has no pending start: the transition that left it there wrote it)
     }
 
     /** See {@code StateStore.requestCancel}. */
@@ -36,7 +41,7 @@ final class OperatorActions {
         // A WAITING task is made due: its cancel does not wait for the agent.
         // An AWAITING_REPLY task has no claim to wait for: released and due now, a scheduler compensates it.
         return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
-                + " SET cancel_requested = TRUE, updated_at = ?,"
+                + " SET cancel_requested = TRUE, updated_at = ?, pending_start_at = NULL,"
                 + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING','AWAITING_REPLY') THEN ?"
                 + " ELSE next_attempt_at END,"
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
@@ -48,9 +53,30 @@ final class OperatorActions {
                 nowMs, nowMs, taskId.value());
     }
 
-    /** Runs a conditional update and, in the same transaction, records {@code event} if it changed a row. */
+    /**
+     * Runs a conditional update ({@code sql}, which clears {@code pending_start_at} where the row can
+     * have one) and, in
+     * the same transaction, records {@code event} if it changed a row: after the start event a claim
+     * left pending in the row (see {@link EventRows}), which it so writes in its place in the order.
+     */
     private boolean updateThenRecord(String operation, TaskId taskId, TaskEvent event, String sql, Object... args) {
         return db.run(operation, taskId, () -> db.jdbi().inTransaction(h -> {
+            // locked first, so that the pending start read here is the one the update clears
+            Optional<Object[]> row = h.createQuery("SELECT reply_to, business_key, workflow, state, current_step,"
+                            + " current_step_name, attempt, pending_start_at FROM " + db.t().task()
+                            + " WHERE task_id = ? FOR UPDATE")
+                    .bind(0, taskId.value())
+                    .map((rs, ctx) -> {
+                        long pendingAt = rs.getLong(8);
+                        TaskEvent start = rs.wasNull() ? null : EventRows.started(taskId, rs.getString(2),
+                                rs.getString(3), TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
+                                rs.getInt(7), pendingAt);
+                        return new Object[] {rs.getString(1), start};
+                    })
+                    .findOne();
+            if (row.isEmpty()) {
+                return false;
+            }
             Update update = h.createUpdate(sql);
             for (int i = 0; i < args.length; i++) {
                 update.bind(i, args[i]);
@@ -58,9 +84,15 @@ final class OperatorActions {
             if (update.execute() == 0) {
                 return false;
             }
-            String replyTo = h.createQuery("SELECT reply_to FROM " + db.t().task() + " WHERE task_id = ?")
-                    .bind(0, taskId.value()).mapTo(String.class).findOne().orElse(null);
-            db.recordEvents(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
+            String replyTo = (String) row.get()[0];
+            try {
+                EventRows.insertRows(h.getConnection(), db.t(), EventRows.packAfter((TaskEvent) row.get()[1],
+                        List.of(event)));
+            } catch (SQLException e) {
+                throw db.classified(new StateStoreException(operation + " could not record its event on " + db.dialect().name()
+                        + ": " + StoreContext.rootMessage(e), e));
+            }
+            db.recordReplies(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
             return true;
         }));
     }

@@ -10,7 +10,7 @@ import org.jdbi.v3.core.statement.Query;
 
 /**
  * PostgreSQL: the claim is one statement (select with {@code FOR UPDATE SKIP LOCKED}, update,
- * and insert of the start events, as data-modifying CTEs); partial indexes keep terminal rows out
+ * and insert of the start events into reply channels' outboxes, as data-modifying CTEs); partial indexes keep terminal rows out
  * of the claim and expired scans.
  */
 final class PostgresDialect implements Dialect {
@@ -65,6 +65,11 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public boolean bindsArrays() {
+        return true;
+    }
+
+    @Override
     public boolean insertTasksReturnsIds() {
         return true;
     }
@@ -88,6 +93,8 @@ final class PostgresDialect implements Dialect {
     /**
      * The claim: one statement (now, the runnable versions, limit, instance, now, now, now, now). Its
      * predicate names the claimable states exactly as the partial claim index does, so the index serves it.
+     * The start events are not written: the claim leaves them pending in the task row (schema V14,
+     * see {@link EventRows}), except in the outbox of a task with a reply channel.
      */
     static String claimSql(Tables t, int runnableVersions) {
         String returning = Arrays.stream(ClaimRow.COLUMNS.split(","))
@@ -99,12 +106,8 @@ final class PostgresDialect implements Dialect {
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
-                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?"
+                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?, pending_start_at = ?"
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
-                + " e AS (INSERT INTO " + t.event() + " (task_id, type, step_index, step_name, attempt, at, message)"
-                + " SELECT task_id, CASE WHEN state = 'COMPENSATING' THEN 'COMPENSATION_STARTED'"
-                + " ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?, NULL FROM u"
-                + " ORDER BY priority DESC, next_attempt_at, task_id),"
                 // the start events of tasks with a reply channel go to its outbox too
                 + " o AS (INSERT INTO " + t.replyOutbox() + " (channel, task_id, business_key, workflow, type,"
                 + " step_index, step_name, attempt, at, message)"
@@ -121,8 +124,17 @@ final class PostgresDialect implements Dialect {
 
     @Override
     public String upsertStepSql(Tables t, int rows) {
+        return upsertStep(t, "VALUES " + Dialect.valueRows(rows, 9));
+    }
+
+    @Override
+    public String upsertStepFromArraysSql(Tables t) {
+        return upsertStep(t, "SELECT * FROM " + ArrayColumns.unnest(STEP_COLUMN_TYPES));
+    }
+
+    private static String upsertStep(Tables t, String rows) {
         return "INSERT INTO " + t.step() + " (task_id, step_index, step_name, state, attempts, output, error,"
-                + " started_at, finished_at) VALUES " + Dialect.valueRows(rows, 9)
+                + " started_at, finished_at) " + rows
                 + " ON CONFLICT (task_id, step_index) DO UPDATE SET step_name = EXCLUDED.step_name,"
                 + " state = EXCLUDED.state, attempts = EXCLUDED.attempts, output = EXCLUDED.output,"
                 + " error = EXCLUDED.error, started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at";

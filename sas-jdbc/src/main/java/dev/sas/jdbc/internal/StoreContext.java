@@ -80,6 +80,16 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t, Runnable onReadOnly) {
         }
     }
 
+    /** Records {@code events} only in the outboxes of their tasks' reply channels, on the transaction of {@code h}. */
+    void recordReplies(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
+        try {
+            Rows.insertOutbox(h.getConnection(), t, events, replyTo);
+        } catch (SQLException e) {
+            throw classified(new StateStoreException("recording " + events.size() + " reply message(s) failed on "
+                    + dialect.name() + ": " + rootMessage(e), e));
+        }
+    }
+
     /** The innermost cause's class and message. */
     static String rootMessage(Throwable e) {
         Throwable c = e;

@@ -16,6 +16,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,24 +34,89 @@ import java.util.Set;
  */
 final class TransitionWriter {
 
+    /** The values of one transition's fenced update, each a slot of {@link #SET} and {@link #WHERE}. */
+    private enum Slot {
+        STATE("varchar", Types.VARCHAR), STEP("int4", Types.INTEGER), STEP_NAME("varchar", Types.VARCHAR),
+        ATTEMPT("int4", Types.INTEGER), FAILURES("int4", Types.INTEGER), TIMEOUT("int8", Types.BIGINT),
+        NOW("int8", Types.BIGINT), KEEP("int4", Types.INTEGER), COMPLETE_BY("int8", Types.BIGINT),
+        NEXT_AT("int8", Types.BIGINT), ERROR("text", Types.VARCHAR), ID("int8", Types.BIGINT),
+        TASK_ID("varchar", Types.VARCHAR), LEASE("int8", Types.BIGINT), HOLDER("int4", Types.INTEGER),
+        UNLESS_CANCEL("int4", Types.INTEGER), FROM_STEP("int4", Types.INTEGER), FROM_STATE("varchar", Types.VARCHAR);
+
+        final String arrayType;
+        final int sqlType;
+
+        Slot(String arrayType, int sqlType) {
+            this.arrayType = arrayType;
+            this.sqlType = sqlType;
+        }
+
+        /** The slot's token in {@link #SET} and {@link #WHERE}. */
+        String token() {
+            return "{" + name().toLowerCase(java.util.Locale.ROOT) + "}";
+        }
+    }
+
+    /**
+     * Everything a transition changes (keep: 1 keeps the claim, 2 awaits a reply, 0 releases).
+     * Integer flags rather than statement variants keep every transition one statement text.
+     */
+    private static final String SET = " SET state = {state}, current_step = {step}, current_step_name = {step_name},"
+            + " attempt = {attempt}, failure_count = {failures}, step_timeout_ms = {timeout}, updated_at = {now},"
+            + " locked_by = CASE WHEN {keep} = 1 THEN locked_by WHEN {keep} = 2 THEN '" + Transition.AWAITING_REPLY_HOLDER
+            + "' ELSE NULL END, complete_by = CASE WHEN {keep} = 2 THEN complete_by ELSE {complete_by} END,"
+            + " next_attempt_at = CASE WHEN {keep} >= 1 THEN next_attempt_at ELSE {next_at} END,"
+            + " last_error = COALESCE({error}, last_error), last_transition = {id}, pending_start_at = NULL";
+
+    /**
+     * The fence: lease, held, guard (holder: deadline not passed; expired: passed), cancel, step,
+     * state, not a replay. "Held" is written so that it does not imply {@code locked_by IS NOT NULL}:
+     * PostgreSQL would otherwise drive the update from arrays by the partial expired-claim index, its
+     * statistics taken when nothing was held, and scan the arrays once per held row.
+     */
+    private static final String WHERE = " task_id = {task_id} AND lease = {lease} AND COALESCE(locked_by, '') <> ''"
+            + " AND (({holder} = 1 AND complete_by >= {now}) OR ({holder} = 0 AND complete_by < {now}))"
+            + " AND ({unless_cancel} = 0 OR cancel_requested = FALSE) AND current_step = {from_step}"
+            + " AND state = {from_state} AND (last_transition IS NULL OR last_transition <> {id})";
+
+    /** The array element type of each slot, in slot order. */
+    private static final String[] ARRAY_TYPES = java.util.Arrays.stream(Slot.values()).map(x -> x.arrayType)
+            .toArray(String[]::new);
+
+    private static final java.util.regex.Pattern TOKEN = java.util.regex.Pattern.compile("\\{([a-z_]+)\\}");
+
     private final StoreContext db;
+    /** One transition's update, with a {@code ?} for each slot token, in {@link #updateSlots} order. */
     private final String updateTask;
+    private final List<Slot> updateSlots = new ArrayList<>();
+    /** Many transitions' update from one array per slot, returning the ids it changed; null if the dialect has none. */
+    private final String updateTasksFromArrays;
+    private final String upsertStepsFromArrays;
     private final String upsertCompensation;
 
     TransitionWriter(StoreContext db) {
         this.db = db;
-        // Everything a transition changes, conditional on lease and guard. Integer flags rather than
-        // statement variants keep the whole batch one prepared statement.
-        this.updateTask = "UPDATE " + db.t().task() + " SET state = ?, current_step = ?, current_step_name = ?,"
-                + " attempt = ?, failure_count = ?, step_timeout_ms = ?, updated_at = ?,"
-                + " locked_by = CASE WHEN ? = 1 THEN locked_by WHEN ? = 2 THEN '" + Transition.AWAITING_REPLY_HOLDER
-                + "' ELSE NULL END, complete_by = CASE WHEN ? = 2 THEN complete_by ELSE ? END,"
-                + " next_attempt_at = CASE WHEN ? >= 1 THEN next_attempt_at ELSE ? END,"
-                + " last_error = COALESCE(?, last_error), last_transition = ?"
-                + " WHERE task_id = ? AND lease = ? AND locked_by IS NOT NULL"
-                + " AND ((? = 1 AND complete_by >= ?) OR (? = 0 AND complete_by < ?))"
-                + " AND (? = 0 OR cancel_requested = FALSE) AND current_step = ? AND state = ?"
-                + " AND (last_transition IS NULL OR last_transition <> ?)";
+        this.upsertStepsFromArrays = db.dialect().upsertStepFromArraysSql(db.t());
+        java.util.regex.Matcher m = TOKEN.matcher(SET + " WHERE" + WHERE);
+        StringBuilder row = new StringBuilder("UPDATE " + db.t().task());
+        while (m.find()) {
+            updateSlots.add(Slot.valueOf(m.group(1).toUpperCase(java.util.Locale.ROOT)));
+            m.appendReplacement(row, "?");
+        }
+        this.updateTask = m.appendTail(row).toString();
+        if (db.dialect().bindsArrays()) {
+            StringBuilder names = new StringBuilder();
+            for (Slot slot : Slot.values()) {
+                names.append(names.length() == 0 ? "" : ", ").append("v_").append(slot.name().toLowerCase(java.util.Locale.ROOT));
+            }
+            this.updateTasksFromArrays = "UPDATE " + db.t().task() + " AS t" + TOKEN.matcher(SET).replaceAll("v.v_$1")
+                    + " FROM " + ArrayColumns.unnest(ARRAY_TYPES) + " AS v(" + names + ") WHERE"
+                    + TOKEN.matcher(WHERE.replace(" task_id = {task_id}", " t.task_id = {task_id}"))
+                            .replaceAll("v.v_$1")
+                    + " RETURNING t.task_id";
+        } else {
+            this.updateTasksFromArrays = null;
+        }
         this.upsertCompensation = db.dialect().upsertCompensationSql(db.t());
     }
 
@@ -128,20 +194,16 @@ final class TransitionWriter {
 
         WriteOutcome[] outcomes = new WriteOutcome[n];
         markBusyRecoveries(c, transitions, order, outcomes);
+        Map<String, TaskEvent> pendingStarts = new HashMap<>(pendingStarts(c, transitions, order, outcomes));
         List<Integer> toUpdate = new ArrayList<>(n);
         for (int i : order) {
             if (outcomes[i] == null) {
                 toUpdate.add(i);
             }
         }
-        int[] counts;
-        try (PreparedStatement updates = c.prepareStatement(updateTask)) {
-            for (int i : toUpdate) {
-                bindUpdate(updates, transitions.get(i), nowMs);
-                updates.addBatch();
-            }
-            counts = toUpdate.isEmpty() ? new int[0] : updates.executeBatch();
-        }
+        int[] counts = updatesFromArrays(toUpdate, transitions)
+                ? updateFromArrays(c, transitions, toUpdate, nowMs)
+                : updateEach(c, transitions, toUpdate, nowMs);
         List<Integer> notApplied = new ArrayList<>();
         for (int k = 0; k < toUpdate.size(); k++) {
             int i = toUpdate.get(k);
@@ -161,6 +223,7 @@ final class TransitionWriter {
         }
 
         List<Transition> steps = new ArrayList<>();
+        List<EventRows.Row> eventRows = new ArrayList<>();
         List<TaskEvent> events = new ArrayList<>();
         Map<TaskId, String> replyTo = new HashMap<>();
         PreparedStatement compensations = null;
@@ -182,6 +245,8 @@ final class TransitionWriter {
                 } else if (u != null) {
                     steps.add(x);
                 }
+                // the claim's start event, pending in the task row until now, goes first (once)
+                eventRows.addAll(EventRows.packAfter(pendingStarts.remove(x.taskId().value()), x.events()));
                 events.addAll(x.events());
                 if (x.replyTo() != null) {
                     replyTo.put(x.taskId(), x.replyTo());
@@ -194,8 +259,53 @@ final class TransitionWriter {
             Rows.closeQuietly(compensations);
         }
         upsertSteps(c, steps);
-        Rows.insertEvents(c, db.t(), events, replyTo);
+        EventRows.insertRows(c, db.t(), eventRows, db.dialect().bindsArrays());
+        // a reply channel heard of the start at the claim
+        Rows.insertOutbox(c, db.t(), events, replyTo);
         return Arrays.asList(outcomes);
+    }
+
+    /**
+     * The start events that claims left pending in the rows of the tasks {@code transitions} may
+     * change (schema V14, see {@link EventRows}), by task id. Read before the update, which clears
+     * them, without a lock: only a claim sets one, and a claim changes the lease, so a value read here
+     * is still the row's when the fenced update applies (and unused when it does not).
+     */
+    private Map<String, TaskEvent> pendingStarts(Connection c, List<Transition> transitions, Integer[] order,
+            WriteOutcome[] outcomes) throws SQLException {
+        List<String> ids = new ArrayList<>();
+        for (int i : order) {
+            Transition x = transitions.get(i);
+            // a task awaiting a reply was released by a transition, which wrote its start
+            if (outcomes[i] == null && x.fromStatus() != dev.sas.core.TaskStatus.AWAITING_REPLY) {
+                ids.add(x.taskId().value());
+            }
+        }
+        ids = ids.stream().distinct().toList();
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, TaskEvent> starts = new HashMap<>();
+        boolean array = db.dialect().bindsArrays();
+        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, business_key, workflow, state, current_step,"
+                + " current_step_name, attempt, pending_start_at FROM " + db.t().task() + " WHERE "
+                + (array ? "task_id = ANY(?::varchar[])" : "task_id IN (" + Dialect.placeholders(ids.size()) + ")")
+                + " AND pending_start_at IS NOT NULL")) {
+            if (array) {
+                ps.setArray(1, c.createArrayOf("varchar", ids.toArray()));
+            } else {
+                Rows.setStrings(ps, 1, ids);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String id = rs.getString(1);
+                    starts.put(id, EventRows.started(TaskId.of(id), rs.getString(2), rs.getString(3),
+                            dev.sas.core.TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
+                            rs.getInt(7), rs.getLong(8)));
+                }
+            }
+        }
+        return starts;
     }
 
     /**
@@ -247,53 +357,125 @@ final class TransitionWriter {
         return found;
     }
 
-    private static void bindUpdate(PreparedStatement updates, Transition x, long nowMs) throws SQLException {
-        int holder = x.guard() == Transition.Guard.HOLDER ? 1 : 0;
-        // 1: keep the claim; 2: await a reply (pseudo-holder, lease and deadline kept); 0: release
+    /** One transition's update values, by {@link Slot} ordinal. */
+    private static Object[] values(Transition x, long nowMs) {
         int keep = x.keepLock() ? 1 : x.status() == dev.sas.core.TaskStatus.AWAITING_REPLY ? 2 : 0;
         long timeout = x.stepTimeout().toMillis();
-        updates.setString(1, x.status().name());
-        updates.setInt(2, x.currentStep());
-        setString(updates, 3, x.currentStepName());
-        updates.setInt(4, x.attempt());
-        updates.setInt(5, x.failureCount());
-        updates.setLong(6, timeout);
-        updates.setLong(7, nowMs);
-        updates.setInt(8, keep);
-        updates.setInt(9, keep);
-        updates.setInt(10, keep);
-        setLong(updates, 11, x.keepLock() ? Long.valueOf(nowMs + timeout) : null);
-        updates.setInt(12, keep);
-        setLong(updates, 13, x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt()));
-        setString(updates, 14, x.lastError());
-        updates.setLong(15, x.id());
-        updates.setString(16, x.taskId().value());
-        updates.setLong(17, x.lease());
-        updates.setInt(18, holder);
-        updates.setLong(19, nowMs);
-        updates.setInt(20, holder);
-        updates.setLong(21, nowMs);
-        updates.setInt(22, x.unlessCancelRequested() ? 1 : 0);
-        updates.setInt(23, x.fromStep());
-        updates.setString(24, x.fromStatus().name());
-        updates.setLong(25, x.id());
+        Object[] v = new Object[Slot.values().length];
+        v[Slot.STATE.ordinal()] = x.status().name();
+        v[Slot.STEP.ordinal()] = x.currentStep();
+        v[Slot.STEP_NAME.ordinal()] = x.currentStepName();
+        v[Slot.ATTEMPT.ordinal()] = x.attempt();
+        v[Slot.FAILURES.ordinal()] = x.failureCount();
+        v[Slot.TIMEOUT.ordinal()] = timeout;
+        v[Slot.NOW.ordinal()] = nowMs;
+        v[Slot.KEEP.ordinal()] = keep;
+        v[Slot.COMPLETE_BY.ordinal()] = x.keepLock() ? Long.valueOf(nowMs + timeout) : null;
+        v[Slot.NEXT_AT.ordinal()] = x.keepLock() || x.status().isTerminal() ? null : millisOrNull(x.nextAttemptAt());
+        v[Slot.ERROR.ordinal()] = x.lastError();
+        v[Slot.ID.ordinal()] = x.id();
+        v[Slot.TASK_ID.ordinal()] = x.taskId().value();
+        v[Slot.LEASE.ordinal()] = x.lease();
+        v[Slot.HOLDER.ordinal()] = x.guard() == Transition.Guard.HOLDER ? 1 : 0;
+        v[Slot.UNLESS_CANCEL.ordinal()] = x.unlessCancelRequested() ? 1 : 0;
+        v[Slot.FROM_STEP.ordinal()] = x.fromStep();
+        v[Slot.FROM_STATE.ordinal()] = x.fromStatus().name();
+        return v;
     }
 
-    /** Step rows of applied transitions, as multi-row upserts. */
+    /** One update per transition, as a JDBC batch; the update counts. */
+    private int[] updateEach(Connection c, List<Transition> transitions, List<Integer> toUpdate, long nowMs)
+            throws SQLException {
+        if (toUpdate.isEmpty()) {
+            return new int[0];
+        }
+        try (PreparedStatement updates = c.prepareStatement(updateTask)) {
+            for (int i : toUpdate) {
+                Object[] v = values(transitions.get(i), nowMs);
+                for (int j = 0; j < updateSlots.size(); j++) {
+                    Slot slot = updateSlots.get(j);
+                    if (v[slot.ordinal()] == null) {
+                        updates.setNull(j + 1, slot.sqlType);
+                    } else {
+                        updates.setObject(j + 1, v[slot.ordinal()], slot.sqlType);
+                    }
+                }
+                updates.addBatch();
+            }
+            return updates.executeBatch();
+        }
+    }
+
+    /**
+     * True if {@code toUpdate} goes as one statement from arrays: the dialect has it, there is more
+     * than one, and no task appears twice (one statement would change its row once, where a batch
+     * applies each transition in turn).
+     */
+    private boolean updatesFromArrays(List<Integer> toUpdate, List<Transition> transitions) {
+        if (updateTasksFromArrays == null || toUpdate.size() < 2) {
+            return false;
+        }
+        Set<TaskId> ids = new HashSet<>();
+        for (int i : toUpdate) {
+            if (!ids.add(transitions.get(i).taskId())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * All of {@code toUpdate} in one statement, one array per slot in task-id order (so rows are
+     * locked in that order, as a batch locks them); update counts (1 or 0) from the ids it returns.
+     */
+    private int[] updateFromArrays(Connection c, List<Transition> transitions, List<Integer> toUpdate, long nowMs)
+            throws SQLException {
+        int n = toUpdate.size();
+        ArrayColumns columns = new ArrayColumns(n, ARRAY_TYPES);
+        for (int k = 0; k < n; k++) {
+            Object[] v = values(transitions.get(toUpdate.get(k)), nowMs);
+            for (int j = 0; j < v.length; j++) {
+                columns.set(k, j, v[j]);
+            }
+        }
+        Set<String> changed = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(updateTasksFromArrays)) {
+            columns.bind(c, ps, 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    changed.add(rs.getString(1));
+                }
+            }
+        }
+        int[] counts = new int[n];
+        for (int k = 0; k < n; k++) {
+            counts[k] = changed.contains(transitions.get(toUpdate.get(k)).taskId().value()) ? 1 : 0;
+        }
+        return counts;
+    }
+
+    /** Step rows of applied transitions: multi-row upserts, or one upsert from arrays where the dialect has it. */
     private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
-        Rows.insertRows(c, rows, n -> db.dialect().upsertStepSql(db.t(), n), (ps, k, x) -> {
-            StepUpdate u = x.step();
-            ps.setString(k++, x.taskId().value());
-            ps.setInt(k++, u.index());
-            setString(ps, k++, u.name());
-            setString(ps, k++, u.status() == null ? null : u.status().name());
-            ps.setInt(k++, u.attempts());
-            setString(ps, k++, u.output());
-            setString(ps, k++, u.error());
-            setLong(ps, k++, millisOrNull(u.startedAt()));
-            setLong(ps, k++, millisOrNull(u.finishedAt()));
-            return k;
-        });
+        if (upsertStepsFromArrays != null && rows.size() >= 2) {
+            ArrayColumns columns = new ArrayColumns(rows.size(), Dialect.STEP_COLUMN_TYPES);
+            for (int k = 0; k < rows.size(); k++) {
+                columns.setRow(k, stepValues(rows.get(k)));
+            }
+            try (PreparedStatement ps = c.prepareStatement(upsertStepsFromArrays)) {
+                columns.bind(c, ps, 1);
+                ps.executeUpdate();
+            }
+            return;
+        }
+        Rows.insertRows(c, rows, n -> db.dialect().upsertStepSql(db.t(), n),
+                (ps, k, x) -> ArrayColumns.bindRow(ps, k, stepValues(x), Dialect.STEP_COLUMN_TYPES));
+    }
+
+    /** A transition's step row, in {@link Dialect#STEP_COLUMN_TYPES} order. */
+    private static Object[] stepValues(Transition x) {
+        StepUpdate u = x.step();
+        return new Object[] {x.taskId().value(), u.index(), u.name(), u.status() == null ? null : u.status().name(),
+            u.attempts(), u.output(), u.error(), millisOrNull(u.startedAt()), millisOrNull(u.finishedAt())};
     }
 
     /**
