@@ -362,6 +362,51 @@ abstract class JdbcStoreBehaviourTest {
     }
 
     @Test
+    void a_start_that_a_cancel_request_wrote_while_a_transition_waited_for_the_row_is_written_once() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(db() == TestDb.POSTGRES,
+                "needs pg_locks to see the writer wait for the row");
+        TaskId id = submit("raced");
+        TaskId other = submit("other");
+        List<ClaimedTask> claimed = store.claim("a", 2, T0, Tasks.WF_V1);
+        Instant asked = T0.plusMillis(3);
+        Instant done = T0.plusMillis(7);
+        java.util.concurrent.CompletableFuture<List<WriteOutcome>> write;
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.executeQuery("SELECT task_id FROM " + prefix + "task WHERE task_id = '" + id.value() + "' FOR UPDATE")
+                        .close();
+                // the writer reads the pending starts, then its update waits for the row
+                write = java.util.concurrent.CompletableFuture.supplyAsync(() -> store.write(
+                        claimed.stream().map(x -> Tasks.finish(x, done)).toList(), done));
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> {
+                    try (Connection q = DriverManager.getConnection(url); Statement w = q.createStatement();
+                            ResultSet rs = w.executeQuery("SELECT COUNT(*) FROM pg_locks l JOIN pg_stat_activity a"
+                                    + " ON a.pid = l.pid WHERE NOT l.granted AND a.query LIKE '%" + prefix + "task%'")) {
+                        rs.next();
+                        return rs.getInt(1) > 0;
+                    }
+                });
+                // meanwhile a cancel request writes the pending start before its own event and clears it
+                s.executeUpdate("UPDATE " + prefix + "task SET cancel_requested = TRUE, pending_start_at = NULL"
+                        + " WHERE task_id = '" + id.value() + "'");
+                s.executeUpdate("INSERT INTO " + prefix + "event (task_id, type, step_index, step_name, attempt, at,"
+                        + " before_type, before_step_index, before_step_name, before_attempt, before_at) VALUES ('"
+                        + id.value() + "', 'CANCEL_REQUESTED', -1, NULL, 0, " + asked.toEpochMilli()
+                        + ", 'STEP_STARTED', 0, 'first', 1, " + T0.toEpochMilli() + ")");
+            }
+            c.commit();
+        }
+        assertThat(write).succeedsWithin(java.time.Duration.ofSeconds(30));
+        assertThat(write.join()).containsExactly(WriteOutcome.APPLIED, WriteOutcome.APPLIED);
+        assertThat(store.events(id)).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED,
+                TaskEvent.Type.STEP_STARTED, TaskEvent.Type.CANCEL_REQUESTED, TaskEvent.Type.STEP_COMPLETED,
+                TaskEvent.Type.PROCESSED);
+        assertThat(store.events(other)).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.RECEIVED,
+                TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+    }
+
+    @Test
     void events_written_one_per_row_before_schema_8_read_back_unchanged() throws Exception {
         TaskId id = submit("old");
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {

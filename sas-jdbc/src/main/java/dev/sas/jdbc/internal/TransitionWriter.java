@@ -41,7 +41,8 @@ final class TransitionWriter {
         NOW("int8", Types.BIGINT), KEEP("int4", Types.INTEGER), COMPLETE_BY("int8", Types.BIGINT),
         NEXT_AT("int8", Types.BIGINT), ERROR("text", Types.VARCHAR), ID("int8", Types.BIGINT),
         TASK_ID("varchar", Types.VARCHAR), LEASE("int8", Types.BIGINT), HOLDER("int4", Types.INTEGER),
-        UNLESS_CANCEL("int4", Types.INTEGER), FROM_STEP("int4", Types.INTEGER), FROM_STATE("varchar", Types.VARCHAR);
+        UNLESS_CANCEL("int4", Types.INTEGER), FROM_STEP("int4", Types.INTEGER), FROM_STATE("varchar", Types.VARCHAR),
+        PENDING("int8", Types.BIGINT);
 
         final String arrayType;
         final int sqlType;
@@ -70,14 +71,16 @@ final class TransitionWriter {
 
     /**
      * The fence: lease, held, guard (holder: deadline not passed; expired: passed), cancel, step,
-     * state, not a replay. "Held" is written so that it does not imply {@code locked_by IS NOT NULL}:
+     * state, not a replay, and the claim's pending start as read before (-1: none), so that a start
+     * a cancel request wrote in between is not written twice. "Held" is written so that it does not imply {@code locked_by IS NOT NULL}:
      * PostgreSQL would otherwise drive the update from arrays by the partial expired-claim index, its
      * statistics taken when nothing was held, and scan the arrays once per held row.
      */
     private static final String WHERE = " task_id = {task_id} AND lease = {lease} AND COALESCE(locked_by, '') <> ''"
             + " AND (({holder} = 1 AND complete_by >= {now}) OR ({holder} = 0 AND complete_by < {now}))"
             + " AND ({unless_cancel} = 0 OR cancel_requested = FALSE) AND current_step = {from_step}"
-            + " AND state = {from_state} AND (last_transition IS NULL OR last_transition <> {id})";
+            + " AND state = {from_state} AND (last_transition IS NULL OR last_transition <> {id})"
+            + " AND COALESCE(pending_start_at, -1) = {pending}";
 
     /** The array element type of each slot, in slot order. */
     private static final String[] ARRAY_TYPES = java.util.Arrays.stream(Slot.values()).map(x -> x.arrayType)
@@ -194,28 +197,31 @@ final class TransitionWriter {
 
         WriteOutcome[] outcomes = new WriteOutcome[n];
         markBusyRecoveries(c, transitions, order, outcomes);
-        Map<String, TaskEvent> pendingStarts = new HashMap<>(pendingStarts(c, transitions, order, outcomes));
+        Map<String, TaskEvent> pendingStarts = pendingStarts(c, transitions, order, outcomes);
         List<Integer> toUpdate = new ArrayList<>(n);
         for (int i : order) {
             if (outcomes[i] == null) {
                 toUpdate.add(i);
             }
         }
-        int[] counts = updatesFromArrays(toUpdate, transitions)
-                ? updateFromArrays(c, transitions, toUpdate, nowMs)
-                : updateEach(c, transitions, toUpdate, nowMs);
-        List<Integer> notApplied = new ArrayList<>();
-        for (int k = 0; k < toUpdate.size(); k++) {
-            int i = toUpdate.get(k);
-            if (counts[k] == Statement.SUCCESS_NO_INFO) {
-                throw new StateStoreException("the JDBC driver reported no update counts for a batch; the store"
-                        + " needs them for fencing (MariaDB: do not set useBulkStmts=true)");
+        // the pending start each update was fenced by, written with its events if it applied
+        TaskEvent[] starts = new TaskEvent[n];
+        List<Integer> notApplied = update(c, transitions, toUpdate, pendingStarts, nowMs, outcomes, starts);
+        if (!notApplied.isEmpty()) {
+            // A cancel request writes a claim's pending start (and clears it) between the read above
+            // and the update: those transitions go again with what the rows hold now. A cancel is
+            // requested once per claim, and only a claim sets a pending start, so once is enough.
+            Map<String, TaskEvent> current = pendingStarts(c, transitions, notApplied.toArray(Integer[]::new),
+                    new WriteOutcome[n]);
+            List<Integer> again = new ArrayList<>();
+            for (int i : notApplied) {
+                if (pendingAt(current.get(transitions.get(i).taskId().value())) != pendingAt(starts[i])) {
+                    again.add(i);
+                }
             }
-            if (counts[k] > 0) {
-                outcomes[i] = WriteOutcome.APPLIED;
-            } else {
-                outcomes[i] = WriteOutcome.STALE;
-                notApplied.add(i);
+            if (!again.isEmpty()) {
+                notApplied.removeAll(again);
+                notApplied.addAll(update(c, transitions, again, current, nowMs, outcomes, starts));
             }
         }
         if (!notApplied.isEmpty()) {
@@ -245,8 +251,8 @@ final class TransitionWriter {
                 } else if (u != null) {
                     steps.add(x);
                 }
-                // the claim's start event, pending in the task row until now, goes first (once)
-                eventRows.addAll(EventRows.packAfter(pendingStarts.remove(x.taskId().value()), x.events()));
+                // the claim's start event, pending in the task row until now, goes first
+                eventRows.addAll(EventRows.packAfter(starts[i], x.events()));
                 events.addAll(x.events());
                 if (x.replyTo() != null) {
                     replyTo.put(x.taskId(), x.replyTo());
@@ -357,8 +363,48 @@ final class TransitionWriter {
         return found;
     }
 
+    /**
+     * Runs the fenced update of {@code toUpdate} (in that order), each fenced by its task's pending
+     * start in {@code pendingStarts} (kept in {@code starts}); sets the outcome of each applied one
+     * and answers the others (STALE until resolved).
+     */
+    private List<Integer> update(Connection c, List<Transition> transitions, List<Integer> toUpdate,
+            Map<String, TaskEvent> pendingStarts, long nowMs, WriteOutcome[] outcomes, TaskEvent[] starts)
+            throws SQLException {
+        // two transitions of one task in a batch: only the first can find the claim's start pending
+        Set<TaskId> seen = new HashSet<>();
+        for (int i : toUpdate) {
+            TaskId id = transitions.get(i).taskId();
+            starts[i] = seen.add(id) ? pendingStarts.get(id.value()) : null;
+        }
+        java.util.function.IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, pendingAt(starts[i]));
+        int[] counts = updatesFromArrays(toUpdate, transitions)
+                ? updateFromArrays(c, transitions, toUpdate, values)
+                : updateEach(c, toUpdate, values);
+        List<Integer> notApplied = new ArrayList<>();
+        for (int k = 0; k < toUpdate.size(); k++) {
+            int i = toUpdate.get(k);
+            if (counts[k] == Statement.SUCCESS_NO_INFO) {
+                throw new StateStoreException("the JDBC driver reported no update counts for a batch; the store"
+                        + " needs them for fencing (MariaDB: do not set useBulkStmts=true)");
+            }
+            if (counts[k] > 0) {
+                outcomes[i] = WriteOutcome.APPLIED;
+            } else {
+                outcomes[i] = WriteOutcome.STALE;
+                notApplied.add(i);
+            }
+        }
+        return notApplied;
+    }
+
+    /** The time of a pending start event, or -1 for none (as the fence compares it). */
+    private static long pendingAt(TaskEvent start) {
+        return start == null ? -1 : start.at().toEpochMilli();
+    }
+
     /** One transition's update values, by {@link Slot} ordinal. */
-    private static Object[] values(Transition x, long nowMs) {
+    private static Object[] values(Transition x, long nowMs, long pendingAt) {
         int keep = x.keepLock() ? 1 : x.status() == dev.sas.core.TaskStatus.AWAITING_REPLY ? 2 : 0;
         long timeout = x.stepTimeout().toMillis();
         Object[] v = new Object[Slot.values().length];
@@ -380,18 +426,19 @@ final class TransitionWriter {
         v[Slot.UNLESS_CANCEL.ordinal()] = x.unlessCancelRequested() ? 1 : 0;
         v[Slot.FROM_STEP.ordinal()] = x.fromStep();
         v[Slot.FROM_STATE.ordinal()] = x.fromStatus().name();
+        v[Slot.PENDING.ordinal()] = pendingAt;
         return v;
     }
 
     /** One update per transition, as a JDBC batch; the update counts. */
-    private int[] updateEach(Connection c, List<Transition> transitions, List<Integer> toUpdate, long nowMs)
+    private int[] updateEach(Connection c, List<Integer> toUpdate, java.util.function.IntFunction<Object[]> values)
             throws SQLException {
         if (toUpdate.isEmpty()) {
             return new int[0];
         }
         try (PreparedStatement updates = c.prepareStatement(updateTask)) {
             for (int i : toUpdate) {
-                Object[] v = values(transitions.get(i), nowMs);
+                Object[] v = values.apply(i);
                 for (int j = 0; j < updateSlots.size(); j++) {
                     Slot slot = updateSlots.get(j);
                     if (v[slot.ordinal()] == null) {
@@ -428,12 +475,12 @@ final class TransitionWriter {
      * All of {@code toUpdate} in one statement, one array per slot in task-id order (so rows are
      * locked in that order, as a batch locks them); update counts (1 or 0) from the ids it returns.
      */
-    private int[] updateFromArrays(Connection c, List<Transition> transitions, List<Integer> toUpdate, long nowMs)
-            throws SQLException {
+    private int[] updateFromArrays(Connection c, List<Transition> transitions, List<Integer> toUpdate,
+            java.util.function.IntFunction<Object[]> values) throws SQLException {
         int n = toUpdate.size();
         ArrayColumns columns = new ArrayColumns(n, ARRAY_TYPES);
         for (int k = 0; k < n; k++) {
-            Object[] v = values(transitions.get(toUpdate.get(k)), nowMs);
+            Object[] v = values.apply(toUpdate.get(k));
             for (int j = 0; j < v.length; j++) {
                 columns.set(k, j, v[j]);
             }
