@@ -31,9 +31,11 @@ final class Claims {
     private static final int CLAIM_ATTEMPTS = 3;
 
     private final StoreContext db;
+    private final PendingStarts pendingStarts;
 
-    Claims(StoreContext db) {
+    Claims(StoreContext db, PendingStarts pendingStarts) {
         this.db = db;
+        this.pendingStarts = pendingStarts;
     }
 
     /** See {@code StateStore.claim}. */
@@ -96,6 +98,10 @@ final class Claims {
                 }
             }
             db.recordReplies(h, started, replyTo);
+        }
+        for (ClaimRow r : rows) {
+            pendingStarts.claimed(r.taskId(), r.lease(), EventRows.started(TaskId.of(r.taskId()), r.businessKey(),
+                    r.workflow(), r.status(), r.currentStep(), r.currentStepName(), r.attempt(), nowMs));
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

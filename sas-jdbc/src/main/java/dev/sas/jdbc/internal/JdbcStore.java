@@ -94,10 +94,11 @@ public final class JdbcStore implements StateStore {
         this.db = new StoreContext(jdbi, dialect, tables, onReadOnly);
         this.serverClock = serverClock;
         this.dialect = dialect;
-        this.submits = new Submits(db);
-        this.claims = new Claims(db);
+        PendingStarts pendingStarts = new PendingStarts();
+        this.submits = new Submits(db, pendingStarts);
+        this.claims = new Claims(db, pendingStarts);
         this.runtimeWorkflows = new RuntimeWorkflows(db);
-        this.writer = new TransitionWriter(db);
+        this.writer = new TransitionWriter(db, pendingStarts);
         this.stepReplies = new StepReplies(db, writer);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);

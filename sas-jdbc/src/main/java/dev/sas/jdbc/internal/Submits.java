@@ -5,6 +5,7 @@ import static dev.sas.jdbc.internal.Rows.setString;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.SubmitResult;
 import java.sql.Connection;
@@ -60,6 +61,7 @@ final class Submits {
     static final long HINT_INTERVAL_NANOS = 2_000_000;
 
     private final StoreContext db;
+    private final PendingStarts pendingStarts;
     private final HostTransactions host;
     private final String hintSql;
     /** The dialect's insert from arrays, plain and skipping duplicates; null where it has none. */
@@ -69,8 +71,9 @@ final class Submits {
     private final AtomicLong lastHintNanos = new AtomicLong(System.nanoTime() - HINT_INTERVAL_NANOS);
     private final PlannerStatistics statistics;
 
-    Submits(StoreContext db) {
+    Submits(StoreContext db, PendingStarts pendingStarts) {
         this.db = db;
+        this.pendingStarts = pendingStarts;
         this.statistics = new PlannerStatistics(db);
         this.host = new HostTransactions(db);
         this.hintSql = db.dialect().submitHintSql(db.t());
@@ -108,7 +111,12 @@ final class Submits {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(received, "received must not be null");
         Claim claim = new Claim(instanceId, EventRows.impliedByTaskRow(received, task.createdAt()));
-        return submitAll(List.of(task), List.of(received), null, claim).get(0);
+        SubmitResult result = submitAll(List.of(task), List.of(received), null, claim).get(0);
+        if (result.created()) {
+            // its start is kept in the row (started_step) or written as an event: none pending
+            pendingStarts.claimed(result.taskId().value(), ClaimedTask.atSubmit(task).lease(), null);
+        }
+        return result;
     }
 
     /** @param claim how the created tasks are inserted claimed, or null to insert them due */

@@ -89,6 +89,8 @@ final class TransitionWriter {
     private static final java.util.regex.Pattern TOKEN = java.util.regex.Pattern.compile("\\{([a-z_]+)\\}");
 
     private final StoreContext db;
+    /** The pending starts of this store's own claims, so that their writes need not read them. */
+    private final PendingStarts known;
     /** One transition's update, with a {@code ?} for each slot token, in {@link #updateSlots} order. */
     private final String updateTask;
     private final List<Slot> updateSlots = new ArrayList<>();
@@ -97,8 +99,9 @@ final class TransitionWriter {
     private final String upsertStepsFromArrays;
     private final String upsertCompensation;
 
-    TransitionWriter(StoreContext db) {
+    TransitionWriter(StoreContext db, PendingStarts known) {
         this.db = db;
+        this.known = known;
         this.upsertStepsFromArrays = db.dialect().upsertStepFromArraysSql(db.t());
         java.util.regex.Matcher m = TOKEN.matcher(SET + " WHERE" + WHERE);
         StringBuilder row = new StringBuilder("UPDATE " + db.t().task());
@@ -197,7 +200,7 @@ final class TransitionWriter {
 
         WriteOutcome[] outcomes = new WriteOutcome[n];
         markBusyRecoveries(c, transitions, order, outcomes);
-        Map<String, TaskEvent> pendingStarts = pendingStarts(c, transitions, order, outcomes);
+        Map<String, TaskEvent> pendingStarts = pendingStarts(c, transitions, order, outcomes, true);
         List<Integer> toUpdate = new ArrayList<>(n);
         for (int i : order) {
             if (outcomes[i] == null) {
@@ -212,7 +215,7 @@ final class TransitionWriter {
             // and the update: those transitions go again with what the rows hold now. A cancel is
             // requested once per claim, and only a claim sets a pending start, so once is enough.
             Map<String, TaskEvent> current = pendingStarts(c, transitions, notApplied.toArray(Integer[]::new),
-                    new WriteOutcome[n]);
+                    new WriteOutcome[n], false);
             List<Integer> again = new ArrayList<>();
             for (int i : notApplied) {
                 if (pendingAt(current.get(transitions.get(i).taskId().value())) != pendingAt(starts[i])) {
@@ -268,30 +271,46 @@ final class TransitionWriter {
         EventRows.insertRows(c, db.t(), eventRows, db.dialect().bindsArrays());
         // a reply channel heard of the start at the claim
         Rows.insertOutbox(c, db.t(), events, replyTo);
+        for (int i = 0; i < n; i++) {
+            Transition x = transitions.get(i);
+            if (outcomes[i] == WriteOutcome.APPLIED && x.keepLock()) {
+                known.claimed(x.taskId().value(), x.lease(), null); // still held, its start written
+            } else if (outcomes[i] != WriteOutcome.CANCEL_REQUESTED && outcomes[i] != WriteOutcome.BUSY) {
+                known.forget(x.taskId().value());
+            }
+        }
         return Arrays.asList(outcomes);
     }
 
     /**
      * The start events that claims left pending in the rows of the tasks {@code transitions} may
-     * change (schema V14, see {@link EventRows}), by task id. Read before the update, which clears
-     * them, without a lock: only a claim sets one, and a claim changes the lease, so a value read here
-     * is still the row's when the fenced update applies (and unused when it does not).
+     * change (schema V14, see {@link EventRows}), by task id: as this store's own claims left them
+     * ({@code useKnown}), else read, without a lock, before the update clears them. Each update is
+     * fenced by the value found here: only a claim sets one (and it moves the lease on), and only a
+     * transition or a cancel request clears it, so a value that changed meanwhile makes the update
+     * change nothing, and the writer looks again.
      */
     private Map<String, TaskEvent> pendingStarts(Connection c, List<Transition> transitions, Integer[] order,
-            WriteOutcome[] outcomes) throws SQLException {
+            WriteOutcome[] outcomes, boolean useKnown) throws SQLException {
         List<String> ids = new ArrayList<>();
+        Map<String, TaskEvent> starts = new HashMap<>();
         for (int i : order) {
             Transition x = transitions.get(i);
             // a task awaiting a reply was released by a transition, which wrote its start
-            if (outcomes[i] == null && x.fromStatus() != dev.sas.core.TaskStatus.AWAITING_REPLY) {
+            if (outcomes[i] != null || x.fromStatus() == dev.sas.core.TaskStatus.AWAITING_REPLY) {
+                continue;
+            }
+            PendingStarts.Entry mine = useKnown ? known.get(x.taskId().value(), x.lease()) : null;
+            if (mine == null) {
                 ids.add(x.taskId().value());
+            } else if (mine.start() != null) {
+                starts.put(x.taskId().value(), mine.start());
             }
         }
         ids = ids.stream().distinct().toList();
         if (ids.isEmpty()) {
-            return Map.of();
+            return starts;
         }
-        Map<String, TaskEvent> starts = new HashMap<>();
         boolean array = db.dialect().bindsArrays();
         try (PreparedStatement ps = c.prepareStatement("SELECT task_id, business_key, workflow, state, current_step,"
                 + " current_step_name, attempt, pending_start_at FROM " + db.t().task() + " WHERE "
