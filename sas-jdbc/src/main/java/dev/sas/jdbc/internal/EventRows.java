@@ -2,6 +2,7 @@ package dev.sas.jdbc.internal;
 
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -69,9 +70,9 @@ final class EventRows {
      * {@code attempt} (the claim's view): COMPENSATION_STARTED for a compensating task, else
      * STEP_STARTED.
      */
-    static TaskEvent started(TaskId taskId, String businessKey, String workflow, dev.sas.core.TaskStatus status,
+    static TaskEvent started(TaskId taskId, String businessKey, String workflow, TaskStatus status,
             int step, String stepName, int attempt, long at) {
-        return new TaskEvent(taskId, businessKey, workflow, status == dev.sas.core.TaskStatus.COMPENSATING
+        return new TaskEvent(taskId, businessKey, workflow, status == TaskStatus.COMPENSATING
                 ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, step, stepName, attempt,
                 Instant.ofEpochMilli(at), null);
     }
@@ -206,7 +207,7 @@ final class EventRows {
             }
             long pendingAt = rs.getLong(20);
             if (pending == null && !rs.wasNull()) {
-                pending = started(taskId, key, workflow, dev.sas.core.TaskStatus.valueOf(rs.getString(21)), rs.getInt(22),
+                pending = started(taskId, key, workflow, TaskStatus.valueOf(rs.getString(21)), rs.getInt(22),
                         rs.getString(23), rs.getInt(24), pendingAt);
             }
             if (type == null) {

@@ -364,41 +364,16 @@ final class Submits {
 
     /** Binds {@code rows} for {@link Dialect#insertTaskArraysSql}: one array per column. */
     private static void bindArrays(Connection c, PreparedStatement ps, List<NewTask> rows) throws SQLException {
-        int n = rows.size();
-        String[] ids = new String[n];
-        String[] workflows = new String[n];
-        Integer[] versions = new Integer[n];
-        String[] keys = new String[n];
-        Integer[] priorities = new Integer[n];
-        Long[] due = new Long[n];
-        String[] stepNames = new String[n];
-        Long[] timeouts = new Long[n];
-        Long[] created = new Long[n];
-        String[] inputs = new String[n];
-        String[] replyTo = new String[n];
-        String[] traces = new String[n];
-        for (int k = 0; k < n; k++) {
+        ArrayColumns columns = new ArrayColumns(rows.size(), "varchar", "varchar", "int4", "varchar", "int4", "int8",
+                "varchar", "int8", "int8", "text", "varchar", "varchar");
+        for (int k = 0; k < rows.size(); k++) {
             NewTask task = rows.get(k);
-            ids[k] = task.taskId().value();
-            workflows[k] = task.workflow();
-            versions[k] = task.workflowVersion();
-            keys[k] = task.businessKey();
-            priorities[k] = task.priority();
-            due[k] = task.dueAt().toEpochMilli();
-            stepNames[k] = task.firstStepName();
-            timeouts[k] = task.firstStepTimeout().toMillis();
-            created[k] = task.createdAt().toEpochMilli();
-            inputs[k] = task.input();
-            replyTo[k] = task.replyTo();
-            traces[k] = task.traceContext();
+            columns.setRow(k, new Object[] {task.taskId().value(), task.workflow(), task.workflowVersion(),
+                task.businessKey(), task.priority(), task.dueAt().toEpochMilli(), task.firstStepName(),
+                task.firstStepTimeout().toMillis(), task.createdAt().toEpochMilli(), task.input(), task.replyTo(),
+                task.traceContext()});
         }
-        Object[][] columns = {ids, workflows, versions, keys, priorities, due, stepNames, timeouts, created, inputs,
-            replyTo, traces};
-        String[] types = {"varchar", "varchar", "int4", "varchar", "int4", "int8", "varchar", "int8", "int8", "text",
-            "varchar", "varchar"};
-        for (int j = 0; j < columns.length; j++) {
-            ps.setArray(j + 1, c.createArrayOf(types[j], columns[j]));
-        }
+        columns.bind(c, ps, 1);
     }
 
     /** Binds {@code rows} for {@link Dialect#insertTasksSql}, claimed as {@code claim} says unless it is null. */

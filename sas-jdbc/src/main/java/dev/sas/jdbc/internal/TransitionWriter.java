@@ -1,12 +1,12 @@
 package dev.sas.jdbc.internal;
 
 import static dev.sas.jdbc.internal.Rows.millisOrNull;
-import static dev.sas.jdbc.internal.Rows.setLong;
 import static dev.sas.jdbc.internal.Rows.setString;
 
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
@@ -16,15 +16,18 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Writes transitions: the fenced task update, step rows, compensation results and events, all in
@@ -34,27 +37,20 @@ import java.util.Set;
  */
 final class TransitionWriter {
 
-    /** The values of one transition's fenced update, each a slot of {@link #SET} and {@link #WHERE}. */
+    /**
+     * The values of one transition's fenced update, each a {@code {slot}} token of {@link #SET} and
+     * {@link #WHERE}, with its array element type ({@link ArrayColumns}).
+     */
     private enum Slot {
-        STATE("varchar", Types.VARCHAR), STEP("int4", Types.INTEGER), STEP_NAME("varchar", Types.VARCHAR),
-        ATTEMPT("int4", Types.INTEGER), FAILURES("int4", Types.INTEGER), TIMEOUT("int8", Types.BIGINT),
-        NOW("int8", Types.BIGINT), KEEP("int4", Types.INTEGER), COMPLETE_BY("int8", Types.BIGINT),
-        NEXT_AT("int8", Types.BIGINT), ERROR("text", Types.VARCHAR), ID("int8", Types.BIGINT),
-        TASK_ID("varchar", Types.VARCHAR), LEASE("int8", Types.BIGINT), HOLDER("int4", Types.INTEGER),
-        UNLESS_CANCEL("int4", Types.INTEGER), FROM_STEP("int4", Types.INTEGER), FROM_STATE("varchar", Types.VARCHAR),
-        PENDING("int8", Types.BIGINT);
+        STATE("varchar"), STEP("int4"), STEP_NAME("varchar"), ATTEMPT("int4"), FAILURES("int4"), TIMEOUT("int8"),
+        NOW("int8"), KEEP("int4"), COMPLETE_BY("int8"), NEXT_AT("int8"), ERROR("text"), ID("int8"),
+        TASK_ID("varchar"), LEASE("int8"), HOLDER("int4"), UNLESS_CANCEL("int4"), FROM_STEP("int4"),
+        FROM_STATE("varchar"), PENDING("int8");
 
         final String arrayType;
-        final int sqlType;
 
-        Slot(String arrayType, int sqlType) {
+        Slot(String arrayType) {
             this.arrayType = arrayType;
-            this.sqlType = sqlType;
-        }
-
-        /** The slot's token in {@link #SET} and {@link #WHERE}. */
-        String token() {
-            return "{" + name().toLowerCase(java.util.Locale.ROOT) + "}";
         }
     }
 
@@ -72,9 +68,10 @@ final class TransitionWriter {
     /**
      * The fence: lease, held, guard (holder: deadline not passed; expired: passed), cancel, step,
      * state, not a replay, and the claim's pending start as read before (-1: none), so that a start
-     * a cancel request wrote in between is not written twice. "Held" is written so that it does not imply {@code locked_by IS NOT NULL}:
-     * PostgreSQL would otherwise drive the update from arrays by the partial expired-claim index, its
-     * statistics taken when nothing was held, and scan the arrays once per held row.
+     * a cancel request wrote in between is not written twice. "Held" is written so that it does not
+     * imply {@code locked_by IS NOT NULL}: PostgreSQL would otherwise drive the update from arrays by
+     * the partial expired-claim index, its statistics taken when nothing was held, and scan the
+     * arrays once per held row.
      */
     private static final String WHERE = " task_id = {task_id} AND lease = {lease} AND COALESCE(locked_by, '') <> ''"
             + " AND (({holder} = 1 AND complete_by >= {now}) OR ({holder} = 0 AND complete_by < {now}))"
@@ -83,10 +80,10 @@ final class TransitionWriter {
             + " AND COALESCE(pending_start_at, -1) = {pending}";
 
     /** The array element type of each slot, in slot order. */
-    private static final String[] ARRAY_TYPES = java.util.Arrays.stream(Slot.values()).map(x -> x.arrayType)
+    private static final String[] ARRAY_TYPES = Arrays.stream(Slot.values()).map(x -> x.arrayType)
             .toArray(String[]::new);
 
-    private static final java.util.regex.Pattern TOKEN = java.util.regex.Pattern.compile("\\{([a-z_]+)\\}");
+    private static final Pattern TOKEN = Pattern.compile("\\{([a-z_]+)\\}");
 
     private final StoreContext db;
     /** The pending starts of this store's own claims, so that their writes need not read them. */
@@ -103,17 +100,17 @@ final class TransitionWriter {
         this.db = db;
         this.known = known;
         this.upsertStepsFromArrays = db.dialect().upsertStepFromArraysSql(db.t());
-        java.util.regex.Matcher m = TOKEN.matcher(SET + " WHERE" + WHERE);
+        Matcher m = TOKEN.matcher(SET + " WHERE" + WHERE);
         StringBuilder row = new StringBuilder("UPDATE " + db.t().task());
         while (m.find()) {
-            updateSlots.add(Slot.valueOf(m.group(1).toUpperCase(java.util.Locale.ROOT)));
+            updateSlots.add(Slot.valueOf(m.group(1).toUpperCase(Locale.ROOT)));
             m.appendReplacement(row, "?");
         }
         this.updateTask = m.appendTail(row).toString();
         if (db.dialect().bindsArrays()) {
             StringBuilder names = new StringBuilder();
             for (Slot slot : Slot.values()) {
-                names.append(names.length() == 0 ? "" : ", ").append("v_").append(slot.name().toLowerCase(java.util.Locale.ROOT));
+                names.append(names.length() == 0 ? "" : ", ").append("v_").append(slot.name().toLowerCase(Locale.ROOT));
             }
             this.updateTasksFromArrays = "UPDATE " + db.t().task() + " AS t" + TOKEN.matcher(SET).replaceAll("v.v_$1")
                     + " FROM " + ArrayColumns.unnest(ARRAY_TYPES) + " AS v(" + names + ") WHERE"
@@ -297,7 +294,7 @@ final class TransitionWriter {
         for (int i : order) {
             Transition x = transitions.get(i);
             // a task awaiting a reply was released by a transition, which wrote its start
-            if (outcomes[i] != null || x.fromStatus() == dev.sas.core.TaskStatus.AWAITING_REPLY) {
+            if (outcomes[i] != null || x.fromStatus() == TaskStatus.AWAITING_REPLY) {
                 continue;
             }
             PendingStarts.Entry mine = useKnown ? known.get(x.taskId().value(), x.lease()) : null;
@@ -325,7 +322,7 @@ final class TransitionWriter {
                 while (rs.next()) {
                     String id = rs.getString(1);
                     starts.put(id, EventRows.started(TaskId.of(id), rs.getString(2), rs.getString(3),
-                            dev.sas.core.TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
+                            TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
                             rs.getInt(7), rs.getLong(8)));
                 }
             }
@@ -396,7 +393,7 @@ final class TransitionWriter {
             TaskId id = transitions.get(i).taskId();
             starts[i] = seen.add(id) ? pendingStarts.get(id.value()) : null;
         }
-        java.util.function.IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, pendingAt(starts[i]));
+        IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, pendingAt(starts[i]));
         int[] counts = updatesFromArrays(toUpdate, transitions)
                 ? updateFromArrays(c, transitions, toUpdate, values)
                 : updateEach(c, toUpdate, values);
@@ -424,7 +421,7 @@ final class TransitionWriter {
 
     /** One transition's update values, by {@link Slot} ordinal. */
     private static Object[] values(Transition x, long nowMs, long pendingAt) {
-        int keep = x.keepLock() ? 1 : x.status() == dev.sas.core.TaskStatus.AWAITING_REPLY ? 2 : 0;
+        int keep = x.keepLock() ? 1 : x.status() == TaskStatus.AWAITING_REPLY ? 2 : 0;
         long timeout = x.stepTimeout().toMillis();
         Object[] v = new Object[Slot.values().length];
         v[Slot.STATE.ordinal()] = x.status().name();
@@ -450,7 +447,7 @@ final class TransitionWriter {
     }
 
     /** One update per transition, as a JDBC batch; the update counts. */
-    private int[] updateEach(Connection c, List<Integer> toUpdate, java.util.function.IntFunction<Object[]> values)
+    private int[] updateEach(Connection c, List<Integer> toUpdate, IntFunction<Object[]> values)
             throws SQLException {
         if (toUpdate.isEmpty()) {
             return new int[0];
@@ -458,14 +455,13 @@ final class TransitionWriter {
         try (PreparedStatement updates = c.prepareStatement(updateTask)) {
             for (int i : toUpdate) {
                 Object[] v = values.apply(i);
-                for (int j = 0; j < updateSlots.size(); j++) {
-                    Slot slot = updateSlots.get(j);
-                    if (v[slot.ordinal()] == null) {
-                        updates.setNull(j + 1, slot.sqlType);
-                    } else {
-                        updates.setObject(j + 1, v[slot.ordinal()], slot.sqlType);
-                    }
+                Object[] row = new Object[updateSlots.size()];
+                String[] types = new String[updateSlots.size()];
+                for (int j = 0; j < row.length; j++) {
+                    row[j] = v[updateSlots.get(j).ordinal()];
+                    types[j] = updateSlots.get(j).arrayType;
                 }
+                ArrayColumns.bindRow(updates, 1, row, types);
                 updates.addBatch();
             }
             return updates.executeBatch();
@@ -495,7 +491,7 @@ final class TransitionWriter {
      * locked in that order, as a batch locks them); update counts (1 or 0) from the ids it returns.
      */
     private int[] updateFromArrays(Connection c, List<Transition> transitions, List<Integer> toUpdate,
-            java.util.function.IntFunction<Object[]> values) throws SQLException {
+            IntFunction<Object[]> values) throws SQLException {
         int n = toUpdate.size();
         ArrayColumns columns = new ArrayColumns(n, ARRAY_TYPES);
         for (int k = 0; k < n; k++) {
