@@ -1,10 +1,8 @@
 package dev.sas.jdbc.internal;
 
-import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
-import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -85,13 +83,8 @@ final class OperatorActions {
                 return false;
             }
             String replyTo = (String) row.get()[0];
-            try {
-                EventRows.insertRows(h.getConnection(), db.t(), EventRows.packAfter((TaskEvent) row.get()[1],
-                        List.of(event)));
-            } catch (SQLException e) {
-                throw db.classified(new StateStoreException(operation + " could not record its event on " + db.dialect().name()
-                        + ": " + StoreContext.rootMessage(e), e));
-            }
+            db.onConnection(h, operation + " recording its event", c -> EventRows.insertRows(c, db.t(),
+                    EventRows.packAfter((TaskEvent) row.get()[1], List.of(event))));
             db.recordReplies(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
             return true;
         }));

@@ -4,6 +4,7 @@ import dev.sas.core.StateStoreException;
 import dev.sas.core.StoreUnavailableException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
@@ -72,21 +73,26 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t, Runnable onReadOnly) {
      * @param replyTo the reply channel of each task that has one (see {@link Rows#insertEvents})
      */
     void recordEvents(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
-        try {
-            Rows.insertEvents(h.getConnection(), t, events, replyTo);
-        } catch (SQLException e) {
-            throw classified(new StateStoreException("recording " + events.size() + " event(s) failed on "
-                    + dialect.name() + ": " + rootMessage(e), e));
-        }
+        onConnection(h, "recording " + events.size() + " event(s)", c -> Rows.insertEvents(c, t, events, replyTo));
     }
 
     /** Records {@code events} only in the outboxes of their tasks' reply channels, on the transaction of {@code h}. */
     void recordReplies(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
+        onConnection(h, "recording " + events.size() + " reply message(s)",
+                c -> Rows.insertOutbox(c, t, events, replyTo));
+    }
+
+    /** Plain JDBC work on a connection. */
+    interface ConnectionWork {
+        void run(Connection c) throws SQLException;
+    }
+
+    /** Runs {@code work} on the connection of {@code h}, a failure becoming a {@link StateStoreException} naming {@code what}. */
+    void onConnection(Handle h, String what, ConnectionWork work) {
         try {
-            Rows.insertOutbox(h.getConnection(), t, events, replyTo);
+            work.run(h.getConnection());
         } catch (SQLException e) {
-            throw classified(new StateStoreException("recording " + events.size() + " reply message(s) failed on "
-                    + dialect.name() + ": " + rootMessage(e), e));
+            throw classified(new StateStoreException(what + " failed on " + dialect.name() + ": " + rootMessage(e), e));
         }
     }
 

@@ -42,6 +42,9 @@ class HaDocsTest {
                     "reply_outbox", "reply_channel", "agent_permit", "agent_gate", "step_reply", "schema_version"}) {
                     st.execute("DROP TABLE IF EXISTS sas_ha_docs_" + t);
                 }
+                for (String f : new String[] {"notify_submitted", "notify_due", "notify_done", "notify_replies"}) {
+                    st.execute("DROP FUNCTION IF EXISTS sas_ha_docs_" + f + "() CASCADE");
+                }
             } catch (java.sql.SQLException e) {
                 throw new IllegalStateException(e);
             }

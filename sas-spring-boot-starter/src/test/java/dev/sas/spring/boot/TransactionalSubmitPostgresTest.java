@@ -13,7 +13,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@link TransactionalSubmitContract} on PostgreSQL ({@code SAS_TEST_POSTGRES_URL}), with tables of
- * this run's own prefix, dropped afterwards.
+ * this run's own prefix, dropped afterwards (tables and trigger functions).
  */
 @SpringBootTest(classes = TransactionalSubmitContract.ShopApplication.class)
 @EnabledIfEnvironmentVariable(named = "SAS_TEST_POSTGRES_URL", matches = "jdbc:postgresql://(127\\.0\\.0\\.1|localhost).*",
@@ -45,6 +45,13 @@ class TransactionalSubmitPostgresTest extends TransactionalSubmitContract {
                 + " AND tablename LIKE ?", String.class, PREFIX.toLowerCase(Locale.ROOT) + "%");
         for (String t : tables) {
             cleanup.execute("DROP TABLE IF EXISTS " + t + " CASCADE");
+        }
+        // and the trigger functions SAS's schema creates with the same prefix
+        List<String> functions = cleanup.queryForList("SELECT p.proname FROM pg_proc p JOIN pg_namespace n"
+                + " ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND p.proname LIKE ?", String.class,
+                PREFIX.toLowerCase(Locale.ROOT) + "%");
+        for (String f : functions) {
+            cleanup.execute("DROP FUNCTION IF EXISTS " + f + "() CASCADE");
         }
     }
 }
