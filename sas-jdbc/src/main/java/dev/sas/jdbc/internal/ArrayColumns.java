@@ -39,11 +39,6 @@ final class ArrayColumns {
         return sql.append(')').toString();
     }
 
-    /** Sets column {@code column} of row {@code row} (an Integer, Long or String as the column's type says, or null). */
-    void set(int row, int column, Object value) {
-        columns[column][row] = value;
-    }
-
     /** The JDBC type of array element type {@code type}, for binding one value. */
     static int sqlType(String type) {
         return switch (type) {

@@ -50,8 +50,8 @@ final class Claims {
                 .toList();
         long nowMs = now.toEpochMilli();
         return db.run("claim by " + instanceId, null, () -> {
-            if (db.dialect().claimRecordsEvents()) {
-                // one statement claims and records the start events: no transaction round trips
+            if (db.dialect().claimRecordsReplies()) {
+                // one statement claims and records the replies' start events: no transaction round trips
                 // needed, and the outputs of tasks this instance now holds cannot change under it
                 return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs, versions));
             }
@@ -86,22 +86,21 @@ final class Claims {
             return List.of();
         }
         rows.sort(ClaimRow.ORDER);
-        if (!db.dialect().claimRecordsEvents()) {
-            // the start events stay pending in the task rows; only a reply channel hears of them now
-            List<TaskEvent> started = new ArrayList<>();
-            Map<TaskId, String> replyTo = new HashMap<>();
-            for (ClaimRow r : rows) {
-                if (r.replyTo() != null) {
-                    replyTo.put(TaskId.of(r.taskId()), r.replyTo());
-                    started.add(EventRows.started(TaskId.of(r.taskId()), r.businessKey(), r.workflow(), r.status(),
-                            r.currentStep(), r.currentStepName(), r.attempt(), nowMs));
-                }
-            }
-            db.recordReplies(h, started, replyTo);
-        }
+        // the start events stay pending in the task rows; only a reply channel hears of them now
+        List<TaskEvent> replies = new ArrayList<>();
+        Map<TaskId, String> replyTo = new HashMap<>();
         for (ClaimRow r : rows) {
-            pendingStarts.claimed(r.taskId(), r.lease(), EventRows.started(TaskId.of(r.taskId()), r.businessKey(),
-                    r.workflow(), r.status(), r.currentStep(), r.currentStepName(), r.attempt(), nowMs));
+            TaskId id = TaskId.of(r.taskId());
+            TaskEvent start = EventRows.started(id, r.businessKey(), r.workflow(), r.status(), r.currentStep(),
+                    r.currentStepName(), r.attempt(), nowMs);
+            pendingStarts.claimed(r.taskId(), r.lease(), start);
+            if (r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
+                replyTo.put(id, r.replyTo());
+                replies.add(start);
+            }
+        }
+        if (!replies.isEmpty()) {
+            db.recordReplies(h, replies, replyTo);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

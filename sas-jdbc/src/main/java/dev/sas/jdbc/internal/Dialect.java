@@ -148,7 +148,7 @@ public interface Dialect {
      * their outbox (PostgreSQL does it in one statement). No claim writes event rows: it leaves its
      * start events pending in the task row (see {@link EventRows}).
      */
-    boolean claimRecordsEvents();
+    boolean claimRecordsReplies();
 
     /**
      * Upserts {@code rows} step results (of different tasks) in one statement, 9 parameters per

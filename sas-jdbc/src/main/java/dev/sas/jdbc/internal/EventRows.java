@@ -77,6 +77,21 @@ final class EventRows {
                 Instant.ofEpochMilli(at), null);
     }
 
+    /** The task columns {@link #pendingStart} reads, in order. */
+    static final String PENDING_START_COLUMNS = "business_key, workflow, state, current_step, current_step_name,"
+            + " attempt, pending_start_at";
+
+    /**
+     * The start event a claim left pending in a task row, from {@link #PENDING_START_COLUMNS} read
+     * at column {@code from} on, or null if the row has none.
+     */
+    static TaskEvent pendingStart(TaskId taskId, ResultSet rs, int from) throws SQLException {
+        long at = rs.getLong(from + 6);
+        return rs.wasNull() ? null : started(taskId, rs.getString(from), rs.getString(from + 1),
+                TaskStatus.valueOf(rs.getString(from + 2)), rs.getInt(from + 3), rs.getString(from + 4),
+                rs.getInt(from + 5), at);
+    }
+
     /** True if {@code e} is the RECEIVED event its task row already tells (so it need not be written). */
     static boolean impliedByTaskRow(TaskEvent e, Instant createdAt) {
         return e.type() == TaskEvent.Type.RECEIVED && e.stepIndex() == -1 && e.stepName() == null
@@ -132,6 +147,18 @@ final class EventRows {
     private static final String[] INSERT_TYPES = {"varchar", "varchar", "int4", "varchar", "int4", "int8", "text",
         "varchar", "int4", "varchar", "int4", "varchar", "int4", "varchar", "int4", "int8"};
 
+    /** After the table name: the insert from one array per column, in list order (the ordinality). */
+    private static final String FROM_ARRAYS;
+
+    static {
+        StringBuilder names = new StringBuilder();
+        for (int j = 0; j < INSERT_TYPES.length; j++) {
+            names.append("c").append(j).append(", ");
+        }
+        FROM_ARRAYS = " (" + INSERT_COLUMNS + ") SELECT " + names.substring(0, names.length() - 2) + " FROM "
+                + ArrayColumns.unnest(INSERT_TYPES) + " WITH ORDINALITY AS u(" + names + "n) ORDER BY n";
+    }
+
     /** Inserts {@code rows} as multi-row inserts, in list order (so their ids keep each task's order). */
     static void insertRows(Connection c, Tables t, List<Row> rows) throws SQLException {
         Rows.insertRows(c, rows, n -> "INSERT INTO " + t.event() + " (" + INSERT_COLUMNS + ") VALUES "
@@ -152,13 +179,7 @@ final class EventRows {
         for (int k = 0; k < rows.size(); k++) {
             columns.setRow(k, values(rows.get(k)));
         }
-        StringBuilder names = new StringBuilder();
-        for (int j = 0; j < INSERT_TYPES.length; j++) {
-            names.append("c").append(j).append(", ");
-        }
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.event() + " (" + INSERT_COLUMNS + ") SELECT "
-                + names.substring(0, names.length() - 2) + " FROM " + ArrayColumns.unnest(INSERT_TYPES)
-                + " WITH ORDINALITY AS u(" + names + "n) ORDER BY n")) {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.event() + FROM_ARRAYS)) {
             columns.bind(c, ps, 1);
             ps.executeUpdate();
         }

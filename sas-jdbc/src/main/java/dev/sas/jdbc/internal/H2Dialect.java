@@ -118,7 +118,7 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsEvents() {
+    public boolean claimRecordsReplies() {
         return false;
     }
 

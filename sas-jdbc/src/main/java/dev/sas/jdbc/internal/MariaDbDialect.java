@@ -125,7 +125,7 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsEvents() {
+    public boolean claimRecordsReplies() {
         return false;
     }
 

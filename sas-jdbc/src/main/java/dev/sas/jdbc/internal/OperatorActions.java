@@ -2,7 +2,6 @@ package dev.sas.jdbc.internal;
 
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
-import dev.sas.core.TaskStatus;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -53,24 +52,16 @@ final class OperatorActions {
 
     /**
      * Runs a conditional update ({@code sql}, which clears {@code pending_start_at} where the row can
-     * have one) and, in
-     * the same transaction, records {@code event} if it changed a row: after the start event a claim
+     * have one) and, in the same transaction, records {@code event} if it changed a row: after the start event a claim
      * left pending in the row (see {@link EventRows}), which it so writes in its place in the order.
      */
     private boolean updateThenRecord(String operation, TaskId taskId, TaskEvent event, String sql, Object... args) {
         return db.run(operation, taskId, () -> db.jdbi().inTransaction(h -> {
             // locked first, so that the pending start read here is the one the update clears
-            Optional<Object[]> row = h.createQuery("SELECT reply_to, business_key, workflow, state, current_step,"
-                            + " current_step_name, attempt, pending_start_at FROM " + db.t().task()
-                            + " WHERE task_id = ? FOR UPDATE")
+            Optional<Object[]> row = h.createQuery("SELECT reply_to, " + EventRows.PENDING_START_COLUMNS + " FROM "
+                            + db.t().task() + " WHERE task_id = ? FOR UPDATE")
                     .bind(0, taskId.value())
-                    .map((rs, ctx) -> {
-                        long pendingAt = rs.getLong(8);
-                        TaskEvent start = rs.wasNull() ? null : EventRows.started(taskId, rs.getString(2),
-                                rs.getString(3), TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
-                                rs.getInt(7), pendingAt);
-                        return new Object[] {rs.getString(1), start};
-                    })
+                    .map((rs, ctx) -> new Object[] {rs.getString(1), EventRows.pendingStart(taskId, rs, 2)})
                     .findOne();
             if (row.isEmpty()) {
                 return false;

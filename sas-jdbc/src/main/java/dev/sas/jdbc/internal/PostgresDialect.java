@@ -118,7 +118,7 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsEvents() {
+    public boolean claimRecordsReplies() {
         return true;
     }
 

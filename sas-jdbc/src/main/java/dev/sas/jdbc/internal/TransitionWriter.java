@@ -91,6 +91,8 @@ final class TransitionWriter {
     /** One transition's update, with a {@code ?} for each slot token, in {@link #updateSlots} order. */
     private final String updateTask;
     private final List<Slot> updateSlots = new ArrayList<>();
+    /** The array element type of each {@code ?} of {@link #updateTask}. */
+    private final String[] updateTypes;
     /** Many transitions' update from one array per slot, returning the ids it changed; null if the dialect has none. */
     private final String updateTasksFromArrays;
     private final String upsertStepsFromArrays;
@@ -107,6 +109,7 @@ final class TransitionWriter {
             m.appendReplacement(row, "?");
         }
         this.updateTask = m.appendTail(row).toString();
+        this.updateTypes = updateSlots.stream().map(x -> x.arrayType).toArray(String[]::new);
         if (db.dialect().bindsArrays()) {
             StringBuilder names = new StringBuilder();
             for (Slot slot : Slot.values()) {
@@ -309,8 +312,8 @@ final class TransitionWriter {
             return starts;
         }
         boolean array = db.dialect().bindsArrays();
-        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, business_key, workflow, state, current_step,"
-                + " current_step_name, attempt, pending_start_at FROM " + db.t().task() + " WHERE "
+        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, " + EventRows.PENDING_START_COLUMNS
+                + " FROM " + db.t().task() + " WHERE "
                 + (array ? "task_id = ANY(?::varchar[])" : "task_id IN (" + Dialect.placeholders(ids.size()) + ")")
                 + " AND pending_start_at IS NOT NULL")) {
             if (array) {
@@ -321,9 +324,7 @@ final class TransitionWriter {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     String id = rs.getString(1);
-                    starts.put(id, EventRows.started(TaskId.of(id), rs.getString(2), rs.getString(3),
-                            TaskStatus.valueOf(rs.getString(4)), rs.getInt(5), rs.getString(6),
-                            rs.getInt(7), rs.getLong(8)));
+                    starts.put(id, EventRows.pendingStart(TaskId.of(id), rs, 2));
                 }
             }
         }
@@ -387,14 +388,18 @@ final class TransitionWriter {
     private List<Integer> update(Connection c, List<Transition> transitions, List<Integer> toUpdate,
             Map<String, TaskEvent> pendingStarts, long nowMs, WriteOutcome[] outcomes, TaskEvent[] starts)
             throws SQLException {
-        // two transitions of one task in a batch: only the first can find the claim's start pending
+        // two transitions of one task in a batch: only the first can find the claim's start pending,
+        // and they go one statement each, in turn (one statement would change the row once)
         Set<TaskId> seen = new HashSet<>();
+        boolean distinct = true;
         for (int i : toUpdate) {
             TaskId id = transitions.get(i).taskId();
-            starts[i] = seen.add(id) ? pendingStarts.get(id.value()) : null;
+            boolean first = seen.add(id);
+            distinct &= first;
+            starts[i] = first ? pendingStarts.get(id.value()) : null;
         }
         IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, pendingAt(starts[i]));
-        int[] counts = updatesFromArrays(toUpdate, transitions)
+        int[] counts = updateTasksFromArrays != null && toUpdate.size() >= 2 && distinct
                 ? updateFromArrays(c, transitions, toUpdate, values)
                 : updateEach(c, toUpdate, values);
         List<Integer> notApplied = new ArrayList<>();
@@ -456,34 +461,14 @@ final class TransitionWriter {
             for (int i : toUpdate) {
                 Object[] v = values.apply(i);
                 Object[] row = new Object[updateSlots.size()];
-                String[] types = new String[updateSlots.size()];
                 for (int j = 0; j < row.length; j++) {
                     row[j] = v[updateSlots.get(j).ordinal()];
-                    types[j] = updateSlots.get(j).arrayType;
                 }
-                ArrayColumns.bindRow(updates, 1, row, types);
+                ArrayColumns.bindRow(updates, 1, row, updateTypes);
                 updates.addBatch();
             }
             return updates.executeBatch();
         }
-    }
-
-    /**
-     * True if {@code toUpdate} goes as one statement from arrays: the dialect has it, there is more
-     * than one, and no task appears twice (one statement would change its row once, where a batch
-     * applies each transition in turn).
-     */
-    private boolean updatesFromArrays(List<Integer> toUpdate, List<Transition> transitions) {
-        if (updateTasksFromArrays == null || toUpdate.size() < 2) {
-            return false;
-        }
-        Set<TaskId> ids = new HashSet<>();
-        for (int i : toUpdate) {
-            if (!ids.add(transitions.get(i).taskId())) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**
@@ -495,10 +480,7 @@ final class TransitionWriter {
         int n = toUpdate.size();
         ArrayColumns columns = new ArrayColumns(n, ARRAY_TYPES);
         for (int k = 0; k < n; k++) {
-            Object[] v = values.apply(toUpdate.get(k));
-            for (int j = 0; j < v.length; j++) {
-                columns.set(k, j, v[j]);
-            }
+            columns.setRow(k, values.apply(toUpdate.get(k)));
         }
         Set<String> changed = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(updateTasksFromArrays)) {
