@@ -31,7 +31,7 @@ public final class SchemaManager {
             new Script(6, "reply_outbox"), new Script(7, "agent_flow"), new Script(8, "lean_events"),
             new Script(9, "step_reply"), new Script(10, "trace_context"), new Script(11, "submit_hint"),
             new Script(12, "lean_indexes"), new Script(13, "start_at_submit"),
-            new Script(14, "start_with_outcome"));
+            new Script(14, "start_with_outcome"), new Script(15, "no_parked_index"));
 
     /** One script. */
     record Script(int version, String name) {

@@ -84,6 +84,8 @@ class ClaimIndexTest {
             Map<String, Object> row = plan.get(0);
             assertThat(String.valueOf(row.get("key"))).isEqualTo(t.prefix() + "task_claim_order_idx");
             assertThat(String.valueOf(row.get("extra"))).doesNotContainIgnoringCase("filesort");
+            assertThat(taskIndexes(h, t)).as("V15 dropped the parked index every state change rewrote")
+                    .contains(t.prefix() + "task_claim_order_idx").doesNotContain(t.prefix() + "task_parked_idx");
         });
     }
 
@@ -108,6 +110,30 @@ class ClaimIndexTest {
                     .bind(0, "PENDING").bind(1, T0.plusSeconds(3_600).toEpochMilli()).bind(2, "wf").bind(3, 1)
                     .bind(4, 64).mapTo(String.class).one();
             assertThat(plan).containsIgnoringCase(t.prefix() + "task_claim_order_idx").contains("index sorted");
+            assertThat(taskIndexes(h, t)).as("V15 dropped the parked index every state change rewrote")
+                    .contains((t.prefix() + "task_claim_order_idx").toUpperCase(java.util.Locale.ROOT))
+                    .doesNotContain((t.prefix() + "task_parked_idx").toUpperCase(java.util.Locale.ROOT));
         });
+    }
+
+    /** The names of the task table's indexes, as the driver reports them. */
+    private static Set<String> taskIndexes(Handle h, Tables t) {
+        try {
+            java.sql.Connection c = h.getConnection();
+            String table = t.task();
+            Set<String> names = new java.util.HashSet<>();
+            for (String name : List.of(table, table.toUpperCase(java.util.Locale.ROOT))) {
+                try (java.sql.ResultSet rs = c.getMetaData().getIndexInfo(c.getCatalog(), null, name, false, false)) {
+                    while (rs.next()) {
+                        if (rs.getString("INDEX_NAME") != null) {
+                            names.add(rs.getString("INDEX_NAME"));
+                        }
+                    }
+                }
+            }
+            return names;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

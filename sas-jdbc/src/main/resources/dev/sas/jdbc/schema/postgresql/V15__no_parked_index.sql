@@ -1,0 +1,2 @@
+-- SAS schema version 15: nothing to change on PostgreSQL, whose parked index is partial (PARKED rows
+-- only) and costs the hot path nothing. H2 and MariaDB drop theirs, which every state change rewrote.
