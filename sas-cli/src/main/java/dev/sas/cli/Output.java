@@ -32,6 +32,28 @@ final class Output {
         }
     }
 
+    /**
+     * Says why a command did nothing, as a line on the error stream or, with {@code --json}, as a
+     * JSON document ({@code {"error": ..., "exitCode": 1}}) on the output, and returns
+     * {@link SasCli#REFUSED}.
+     */
+    static int refuse(picocli.CommandLine cl, boolean json, String message) {
+        return error(cl, json, message, SasCli.REFUSED);
+    }
+
+    /** As {@link #refuse}, with {@code exitCode}. */
+    static int error(picocli.CommandLine cl, boolean json, String message, int exitCode) {
+        if (json) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("error", message);
+            doc.put("exitCode", exitCode);
+            json(cl.getOut(), doc);
+        } else {
+            cl.getErr().println(message);
+        }
+        return exitCode;
+    }
+
     static String time(Instant t) {
         return t == null ? "-" : TIME.format(t);
     }

@@ -4,7 +4,10 @@ import dev.sas.core.SasClient;
 import dev.sas.core.StateStoreException;
 import dev.sas.jdbc.JdbcStateStore;
 import java.time.Duration;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Where the tasks are: the JDBC URL and its credentials, shared by every command. */
 final class StoreOptions {
@@ -26,8 +29,11 @@ final class StoreOptions {
             description = "prefix of the SAS tables (default: ${DEFAULT-VALUE})")
     String tablePrefix;
 
-    @Option(names = "--json", description = "print JSON instead of tables")
+    @Option(names = "--json", description = "print JSON instead of tables (errors too)")
     boolean json;
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
 
     /** The store could not be opened. */
     static final class CannotOpen extends RuntimeException {
@@ -43,9 +49,17 @@ final class StoreOptions {
      * a client on it.
      *
      * @throws CannotOpen if the database cannot be reached
+     * @throws CommandLine.ParameterException if the URL or table prefix is malformed
      */
     Session open() {
-        JdbcStateStore.Builder b = JdbcStateStore.builder().url(url).tablePrefix(tablePrefix).createSchema(false)
+        JdbcStateStore.Builder b;
+        try {
+            b = JdbcStateStore.builder().url(url).tablePrefix(tablePrefix);
+        } catch (IllegalArgumentException e) {
+            // a malformed URL or prefix is a usage error (exit 2), not a database failure
+            throw new CommandLine.ParameterException(mixee.commandLine(), e.getMessage());
+        }
+        b.createSchema(false)
                 .maxPoolSize(2).poolName("sas-cli").connectTimeout(Duration.ofSeconds(10));
         if (user != null) {
             b.username(user);

@@ -22,10 +22,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code sas tasks list|show|resubmit|cancel}. */
+/** {@code sas tasks list|show|result|resubmit|cancel}. */
 @Command(name = "tasks", mixinStandardHelpOptions = true, description = "List, show, resubmit and cancel tasks.",
-        subcommands = {TasksCommand.ListTasks.class, TasksCommand.Show.class, TasksCommand.Resubmit.class,
-            TasksCommand.Cancel.class})
+        subcommands = {TasksCommand.ListTasks.class, TasksCommand.Show.class, TasksCommand.Result.class,
+            TaskActions.Resubmit.class, TaskActions.Cancel.class})
 final class TasksCommand implements Runnable {
 
     @Spec
@@ -45,11 +45,8 @@ final class TasksCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--status", paramLabel = "STATE", description = "only tasks in this state: ${COMPLETION-CANDIDATES}")
-        TaskStatus status;
-
-        @Option(names = "--workflow", paramLabel = "NAME", description = "only tasks of this workflow")
-        String workflow;
+        @Mixin
+        TaskFilter filter;
 
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50",
                 description = "at most N tasks, 1 to " + TaskQuery.MAX_LIMIT + " (default: ${DEFAULT-VALUE})")
@@ -61,16 +58,10 @@ final class TasksCommand implements Runnable {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be 1 to "
                         + TaskQuery.MAX_LIMIT + ", was " + limit);
             }
+            filter.validate(spec.commandLine());
             PrintWriter out = spec.commandLine().getOut();
             try (StoreOptions.Session s = store.open()) {
-                TaskQuery q = TaskQuery.all().withLimit(Math.min(limit + 1, TaskQuery.MAX_LIMIT));
-                if (status != null) {
-                    q = q.withStatus(status);
-                }
-                if (workflow != null) {
-                    q = q.withWorkflow(workflow);
-                }
-                List<TaskInfo> found = s.client().list(q);
+                List<TaskInfo> found = filter.find(s.client(), limit);
                 boolean more = found.size() > limit;
                 List<TaskInfo> tasks = found.subList(0, Math.min(limit, found.size()));
                 if (store.json) {
@@ -126,9 +117,8 @@ final class TasksCommand implements Runnable {
                 Optional<TaskInfo> found = taskId != null ? s.client().find(TaskId.of(taskId))
                         : s.client().find(workflow, businessKey);
                 if (found.isEmpty()) {
-                    spec.commandLine().getErr().println("no task " + (taskId != null ? taskId
+                    return Output.refuse(spec.commandLine(), store.json, "no task " + (taskId != null ? taskId
                             : "with business key '" + businessKey + "' in workflow " + workflow));
-                    return SasCli.REFUSED;
                 }
                 TaskInfo t = found.get();
                 List<TaskEvent> events = s.client().events(t.taskId());
@@ -179,121 +169,52 @@ final class TasksCommand implements Runnable {
         }
     }
 
-    /** {@code sas tasks resubmit}. */
-    @Command(name = "resubmit", mixinStandardHelpOptions = true,
-            description = {"Resubmit ERROR tasks from their failed step (or go on compensating COMPENSATION_FAILED"
-                    + " ones).", "Fix the cause first: a resubmitted task runs the failed step again."})
-    static final class Resubmit implements Callable<Integer> {
+    /** {@code sas tasks result}. */
+    @Command(name = "result", mixinStandardHelpOptions = true,
+            description = {"Print a task's outcome: its state and each completed step's output (business data).",
+                "Exit status 1 if the task has not finished, or did not end PROCESSED."})
+    static final class Result implements Callable<Integer> {
         @Mixin
         StoreOptions store;
 
         @Spec
         CommandSpec spec;
 
-        @Parameters(arity = "0..*", paramLabel = "TASK_ID", description = "the tasks to resubmit")
-        List<String> taskIds = new ArrayList<>();
-
-        @Option(names = "--all-errors", description = "resubmit every ERROR task of --workflow")
-        boolean allErrors;
-
-        @Option(names = "--workflow", paramLabel = "NAME", description = "the workflow of --all-errors")
-        String workflow;
-
-        @Override
-        public Integer call() {
-            if (allErrors == !taskIds.isEmpty() || (allErrors && workflow == null)) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "name TASK_IDs, or use --all-errors with --workflow");
-            }
-            PrintWriter out = spec.commandLine().getOut();
-            try (StoreOptions.Session s = store.open()) {
-                if (allErrors) {
-                    int n = s.client().resubmitAll(workflow);
-                    if (store.json) {
-                        Output.json(out, Map.of("workflow", workflow, "resubmitted", n));
-                    } else {
-                        out.println(n + " ERROR task" + (n == 1 ? "" : "s") + " of " + workflow + " resubmitted");
-                    }
-                    return 0;
-                }
-                List<Object> results = new ArrayList<>();
-                int refused = 0;
-                for (String id : taskIds) {
-                    Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("id", id);
-                    try {
-                        s.client().resubmit(TaskId.of(id));
-                        r.put("resubmitted", true);
-                        r.put("status", s.client().find(TaskId.of(id)).map(t -> t.status().name()).orElse(null));
-                        line(out, id + ": resubmitted, now " + r.get("status"));
-                    } catch (TaskNotFoundException | TaskStateException | IllegalArgumentException e) {
-                        refused++;
-                        r.put("resubmitted", false);
-                        r.put("error", e.getMessage());
-                        spec.commandLine().getErr().println(id + ": not resubmitted: " + e.getMessage());
-                    }
-                    results.add(r);
-                }
-                if (store.json) {
-                    Output.json(out, results);
-                }
-                return refused == 0 ? 0 : SasCli.REFUSED;
-            }
-        }
-
-        private void line(PrintWriter out, String text) {
-            if (!store.json) {
-                out.println(text);
-            }
-        }
-    }
-
-    /** {@code sas tasks cancel}. */
-    @Command(name = "cancel", mixinStandardHelpOptions = true,
-            description = {"Cancel tasks: their completed steps are compensated, newest first, and they end"
-                    + " CANCELLED.", "A task that has finished cannot be cancelled."})
-    static final class Cancel implements Callable<Integer> {
-        @Mixin
-        StoreOptions store;
-
-        @Spec
-        CommandSpec spec;
-
-        @Parameters(arity = "1..*", paramLabel = "TASK_ID", description = "the tasks to cancel")
-        List<String> taskIds;
+        @Parameters(index = "0", paramLabel = "TASK_ID", description = "the task's id")
+        String taskId;
 
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
             try (StoreOptions.Session s = store.open()) {
-                List<Object> results = new ArrayList<>();
-                int refused = 0;
-                for (String id : taskIds) {
-                    Map<String, Object> r = new LinkedHashMap<>();
-                    r.put("id", id);
-                    String error;
-                    try {
-                        error = s.client().cancel(TaskId.of(id)) ? null
-                                : "it has finished, is COMPENSATION_FAILED (resubmit it), or is being cancelled already";
-                    } catch (TaskNotFoundException | IllegalArgumentException e) {
-                        error = e.getMessage();
-                    }
-                    r.put("cancelRequested", error == null);
-                    if (error == null) {
-                        if (!store.json) {
-                            out.println(id + ": cancel requested; its completed steps will be compensated");
-                        }
-                    } else {
-                        refused++;
-                        r.put("error", error);
-                        spec.commandLine().getErr().println(id + ": not cancelled: " + error);
-                    }
-                    results.add(r);
+                Optional<TaskInfo> found = s.client().find(TaskId.of(taskId));
+                if (found.isEmpty()) {
+                    return Output.refuse(spec.commandLine(), store.json, "no task " + taskId);
                 }
+                TaskInfo t = found.get();
+                Map<String, Object> outputs = new LinkedHashMap<>();
+                for (TaskInfo.StepInfo st : t.steps()) {
+                    if (st.output() != null) {
+                        outputs.put(st.name(), st.output());
+                    }
+                }
+                boolean ok = t.status() == TaskStatus.PROCESSED;
                 if (store.json) {
-                    Output.json(out, results);
+                    Map<String, Object> doc = new LinkedHashMap<>();
+                    doc.put("id", t.taskId().value());
+                    doc.put("status", t.status().name());
+                    doc.put("finished", t.status().isTerminal());
+                    doc.put("outputs", outputs);
+                    doc.put("lastError", t.lastError());
+                    Output.json(out, doc);
+                } else {
+                    out.println("state: " + t.status() + (t.status().isTerminal() ? "" : " (not finished)"));
+                    outputs.forEach((step, output) -> out.println(step + ": " + output));
+                    if (!ok && t.lastError() != null) {
+                        out.println("last error: " + t.lastError().strip());
+                    }
                 }
-                return refused == 0 ? 0 : SasCli.REFUSED;
+                return ok ? 0 : SasCli.REFUSED;
             }
         }
     }

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sas.core.Agent;
 import dev.sas.core.Codec;
+import dev.sas.core.FlowControl;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
@@ -21,6 +23,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
@@ -59,6 +62,12 @@ abstract class CliContract {
     private final Workflow<String> refunds = Workflow.builder("refunds", Codec.string())
             .step("refund", s -> s.execute(ctx -> "refunded"))
             .build();
+    private final Agent<String, String> bank = Agent.<String, String>builder("bank")
+            .flowControl(FlowControl.builder().maxConcurrentCalls(2).build())
+            .call(request -> CompletableFuture.completedFuture("paid " + request.payload()));
+    private final Workflow<String> payments = Workflow.builder("payments", Codec.string())
+            .step("pay", s -> s.call(bank, ctx -> ctx.input()))
+            .build();
 
     private String url;
     private String prefix;
@@ -92,13 +101,15 @@ abstract class CliContract {
         }
         blocked.set(true);
         done.clear();
-        runtime = SasRuntime.builder().stateStore(store).instanceId("node-1").workflow(orders).workflow(refunds).build();
+        runtime = SasRuntime.builder().stateStore(store).instanceId("node-1").workflow(orders).workflow(refunds)
+                .workflow(payments).build();
         for (int i = 1; i <= 3; i++) {
             done.add(runtime.client().submit(orders, "order-" + i, "sku-" + i));
         }
         failed = runtime.client().submit(orders, "order-4", "blocked-sku");
         failed2 = runtime.client().submit(orders, "order-5", "blocked-other");
         done.add(runtime.client().submit(refunds, "refund-1", "x"));
+        done.add(runtime.client().submit(payments, "payment-1", "10 EUR"));
         Drain.untilIdle(runtime);
         assertThat(failed.info().status()).isEqualTo(TaskStatus.ERROR);
     }
@@ -147,6 +158,27 @@ abstract class CliContract {
             assertThat(sas("tasks", "list", "--limit", "0").exit()).isEqualTo(2);
             assertThat(sas("tasks", "list", "--status", "DONE").exit()).isEqualTo(2);
         }
+
+        @Test
+        void takes_enum_values_in_any_case() {
+            Run r = sas("tasks", "list", "--status", "error");
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains(failed.id().value()).contains("2 tasks");
+        }
+
+        @Test
+        void filters_by_creation_time_and_error_text() throws Exception {
+            JsonNode byError = sas("tasks", "list", "--error-contains", "WAREHOUSE REFUSED BLOCKED-SKU", "--json").json();
+            assertThat(byError).extracting(t -> t.get("id").asText()).containsExactly(failed.id().value());
+
+            assertThat(sas("tasks", "list", "--created-after", "2999-01-01", "--json").json()).isEmpty();
+            assertThat(sas("tasks", "list", "--created-before", "2000-01-01T00:00:00Z", "--json").json()).isEmpty();
+            assertThat(sas("tasks", "list", "--created-after", "2000-01-01", "--created-before", "2999-01-01",
+                    "--json").json()).hasSize(7);
+            Run bad = sas("tasks", "list", "--created-after", "yesterday");
+            assertThat(bad.exit()).isEqualTo(2);
+            assertThat(bad.err()).contains("'yesterday' is not a time");
+        }
     }
 
     @Nested
@@ -176,6 +208,39 @@ abstract class CliContract {
             assertThat(missing.exit()).isEqualTo(1);
             assertThat(missing.err()).contains("no task no-such-task");
             assertThat(sas("tasks", "show", "--key", "order-4").exit()).as("--key needs --workflow").isEqualTo(2);
+        }
+
+        @Test
+        void with_json_errors_are_json_documents_too() throws Exception {
+            Run missing = sas("tasks", "show", "no-such-task", "--json");
+            assertThat(missing.exit()).isEqualTo(1);
+            assertThat(missing.json().get("error").asText()).contains("no task no-such-task");
+            assertThat(missing.json().get("exitCode").asInt()).isEqualTo(1);
+
+            Run usage = sas("tasks", "list", "--limit", "0", "--json");
+            assertThat(usage.exit()).isEqualTo(2);
+            assertThat(usage.json().get("error").asText()).contains("--limit");
+            assertThat(usage.json().get("exitCode").asInt()).isEqualTo(2);
+        }
+    }
+
+    @Nested
+    class Tasks_result {
+
+        @Test
+        void prints_the_outputs_of_a_processed_task_and_exits_1_for_one_that_failed() throws Exception {
+            Run r = sas("tasks", "result", done.get(0).id().value());
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("state: PROCESSED").contains("reserve: reservation sku-1")
+                    .contains("ship: shipment-secret");
+
+            JsonNode json = sas("tasks", "result", done.get(0).id().value(), "--json").json();
+            assertThat(json.get("outputs").get("ship").asText()).isEqualTo("shipment-secret");
+            assertThat(json.get("finished").asBoolean()).isTrue();
+
+            Run error = sas("tasks", "result", failed.id().value());
+            assertThat(error.exit()).isEqualTo(1);
+            assertThat(error.out()).contains("state: ERROR").contains("warehouse refused");
         }
     }
 
@@ -221,8 +286,42 @@ abstract class CliContract {
 
             Run finished = sas("tasks", "cancel", done.get(0).id().value(), "--json");
             assertThat(finished.exit()).isEqualTo(1);
-            assertThat(finished.json().get(0).get("cancelRequested").asBoolean()).isFalse();
-            assertThat(finished.err()).contains("not cancelled");
+            assertThat(finished.json().get(0).get("done").asBoolean()).isFalse();
+            assertThat(finished.err()).contains("not cancelled").contains("it is PROCESSED (finished)");
+        }
+
+        @Test
+        void an_action_records_who_and_why_in_the_timeline() {
+            Run r = sas("tasks", "cancel", failed.id().value(), "--operator", "alice", "--reason", "customer withdrew");
+            assertThat(r.exit()).as(r.err()).isZero();
+
+            assertThat(runtime.client().events(failed.id())).filteredOn(e -> e.type() == TaskEvent.Type.CANCEL_REQUESTED)
+                    .singleElement().extracting(TaskEvent::message).isEqualTo("by alice: customer withdrew");
+            assertThat(sas("tasks", "show", failed.id().value()).out()).contains("by alice: customer withdrew");
+            assertThat(sas("tasks", "cancel", failed2.id().value(), "--reason", "two\nlines")
+                    .exit()).as("a reason with a line break is refused").isEqualTo(2);
+        }
+
+        @Test
+        void bulk_cancel_by_filters_previews_the_count_and_acts_only_with_yes() throws Exception {
+            JsonNode preview = sas("tasks", "cancel", "--status", "error", "--workflow", "orders",
+                    "--error-contains", "warehouse", "--json").json();
+            assertThat(preview.get("preview").asBoolean()).isTrue();
+            assertThat(preview.get("matching").asInt()).isEqualTo(2);
+            assertThat(runtime.client().events(failed.id())).extracting(TaskEvent::type)
+                    .doesNotContain(TaskEvent.Type.CANCEL_REQUESTED);
+            assertThat(sas("tasks", "cancel", "--status", "error", "--max", "1").exit())
+                    .as("more match than --max").isEqualTo(1);
+
+            Run r = sas("tasks", "cancel", "--status", "ERROR", "--workflow", "orders", "--yes", "--reason", "bulk");
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("2 of 2 tasks cancelled");
+            Drain.untilIdle(runtime);
+            assertThat(List.of(failed, failed2)).allSatisfy(h -> assertThat(h.info().status())
+                    .isEqualTo(TaskStatus.CANCELLED));
+            assertThat(done.get(0).info().status()).isEqualTo(TaskStatus.PROCESSED);
+            assertThat(sas("tasks", "cancel", failed.id().value(), "--status", "ERROR").exit())
+                    .as("ids and filters together").isEqualTo(2);
         }
     }
 
@@ -240,12 +339,31 @@ abstract class CliContract {
             assertThat(orders[header.indexOf("PROCESSED")]).isEqualTo("3");
             assertThat(orders[header.indexOf("ERROR")]).isEqualTo("2");
             assertThat(orders[header.indexOf("PENDING")]).isEqualTo("0");
-            assertThat(lines.get(lines.size() - 1)).startsWith("(all)").endsWith("6");
+            assertThat(lines.get(lines.size() - 1)).startsWith("(all)").endsWith("7");
 
             JsonNode json = sas("stats", "--json").json();
-            assertThat(json.get("total").asInt()).isEqualTo(6);
+            assertThat(json.get("total").asInt()).isEqualTo(7);
             assertThat(json.get("workflows").get("orders").get("ERROR").asInt()).isEqualTo(2);
             assertThat(json.get("workflows").get("refunds").get("PROCESSED").asInt()).isEqualTo(1);
+        }
+    }
+
+    @Nested
+    class Agents {
+
+        @Test
+        void shows_the_flow_control_state_of_every_agent_endpoint() throws Exception {
+            Run r = sas("agents");
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out().lines().toList().get(0)).startsWith("AGENT").contains("BREAKER", "IN FLIGHT");
+            assertThat(r.out()).contains("bank").contains("CLOSED").contains("1 endpoint");
+
+            JsonNode json = sas("agents", "--json").json();
+            assertThat(json).singleElement().satisfies(a -> {
+                assertThat(a.get("agent").asText()).isEqualTo("bank");
+                assertThat(a.get("breaker").asText()).isEqualTo("CLOSED");
+                assertThat(a.get("callsInFlight").asInt()).isZero();
+            });
         }
     }
 
@@ -276,6 +394,15 @@ abstract class CliContract {
                     .execute("tasks", "list");
             assertThat(exit).isEqualTo(2);
             assertThat(err.toString()).contains("--url");
+        }
+
+        @Test
+        void a_url_that_is_not_a_jdbc_url_is_a_usage_error() {
+            StringWriter err = new StringWriter();
+            int exit = SasCli.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(err, true))
+                    .execute("tasks", "list", "--url", "hello");
+            assertThat(exit).isEqualTo(2);
+            assertThat(err.toString()).contains("url must start with 'jdbc:'");
         }
     }
 

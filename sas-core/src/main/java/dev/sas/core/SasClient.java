@@ -437,22 +437,37 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public void resubmit(TaskId taskId) {
+        resubmit(taskId, null);
+    }
+
+    /**
+     * As {@link #resubmit(TaskId)}, recording who resubmitted the task and why in its
+     * {@link TaskEvent.Type#RESUBMITTED} event.
+     *
+     * @param note who and why, or null
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws TaskStateException if the task is in another state
+     * @throws StateStoreException if the store failed
+     */
+    public void resubmit(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-        if (!resubmitted(info)) {
+        if (!resubmitted(info, note)) {
             TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
             throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
         }
     }
 
     /** Resubmits the task {@code info} shows, if it is still in a resubmittable state. */
-    private boolean resubmitted(TaskInfo info) {
+    private boolean resubmitted(TaskInfo info, OperatorNote note) {
         Instant now = now();
-        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now);
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.RESUBMITTED, now, note);
         if (!store.resubmit(info.taskId(), now, event)) {
             return false;
         }
-        log.info("task {} step {}: resubmitted by an operator", info.taskId(), info.currentStep());
+        log.info("task {} step {}: resubmitted by {}", info.taskId(), info.currentStep(),
+                note == null ? "an operator" : note.operator());
         hooks.operatorAction(event);
         return true;
     }
@@ -472,7 +487,7 @@ public final class SasClient {
         List<TaskInfo> page = store.list(query);
         while (!page.isEmpty()) {
             for (TaskInfo info : page) {
-                if (resubmitted(info)) {
+                if (resubmitted(info, null)) {
                     resubmitted++;
                 }
             }
@@ -511,13 +526,28 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public boolean cancel(TaskId taskId) {
+        return cancel(taskId, null);
+    }
+
+    /**
+     * As {@link #cancel(TaskId)}, recording who cancelled the task and why in its
+     * {@link TaskEvent.Type#CANCEL_REQUESTED} event.
+     *
+     * @param note who and why, or null
+     * @return true if the cancel was recorded (see {@link #cancel(TaskId)})
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws StateStoreException if the store failed
+     */
+    public boolean cancel(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
         Instant now = now();
-        TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
+        TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now, note);
         boolean requested = store.requestCancel(taskId, now, event);
         if (requested) {
-            log.info("task {} step {}: cancel requested by an operator", taskId, info.currentStep());
+            log.info("task {} step {}: cancel requested by {}", taskId, info.currentStep(),
+                    note == null ? "an operator" : note.operator());
             hooks.operatorAction(event);
         }
         return requested;
@@ -762,9 +792,9 @@ public final class SasClient {
         return clock.instant();
     }
 
-    private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at) {
+    private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at, OperatorNote note) {
         return new TaskEvent(info.taskId(), info.businessKey(), info.workflow(), type, info.currentStep(), null, 0, at,
-                null);
+                note == null ? null : note.describe());
     }
 
     @Override
