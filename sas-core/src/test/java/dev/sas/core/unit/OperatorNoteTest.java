@@ -1,8 +1,9 @@
-package dev.sas.core;
+package dev.sas.core.unit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sas.core.OperatorNote;
 import org.junit.jupiter.api.Test;
 
 class OperatorNoteTest {
