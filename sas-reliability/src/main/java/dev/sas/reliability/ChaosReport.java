@@ -23,6 +23,8 @@ public final class ChaosReport {
     public int otherTerminal;
     public int lost;
     public int notTerminal;
+    /** Effects the service applied after their call's deadline (it ignores remaining()). */
+    public int lateEffects;
     /** Tasks that ended ERROR, COMPENSATED, COMPENSATION_FAILED or CANCELLED without the injected fault that allows it. */
     public int falseFailures;
     /** Tasks that ended in another state than their fault allows (not a failure state), or poison parked without its reason. */
@@ -153,6 +155,7 @@ public final class ChaosReport {
                 + cancelled + " / " + errors + " / " + otherTerminal);
         row(sb, "lost (submitted, no task row)", lost);
         row(sb, "not terminal at the end", notTerminal);
+        row(sb, "effects the service applied after their deadline", lateEffects);
         row(sb, "false failures (failed without an injected fault)", falseFailures);
         row(sb, "ended other than their fault allows", unexpectedOutcome);
         row(sb, "declined tasks (must compensate)", expectedFailures);

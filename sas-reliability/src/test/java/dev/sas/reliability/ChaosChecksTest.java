@@ -307,4 +307,16 @@ class ChaosChecksTest {
         assertThat(ChaosSettings.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
         assertThat(new ChaosSettings().clockOffset(0)).isZero();
     }
+
+    @Test
+    void a_task_left_parked_or_waiting_is_not_terminal() {
+        processed(0, 1_000);
+        tasks.add(new Task("task-1", 1, "PARKED", 1_000, "no node runs chaos-transfer v1", 0, 0));
+        tasks.add(new Task("task-2", 2, "WAITING", 1_000, null, 0, 0));
+
+        ChaosReport r = check();
+
+        assertThat(r.notTerminal).isEqualTo(2);
+        assertThat(r.terminal).isEqualTo(1);
+    }
 }
