@@ -270,29 +270,55 @@ public final class ChaosRun implements AutoCloseable {
         log("submitted " + ids.size() + " tasks in " + (System.currentTimeMillis() - t0) + " ms");
     }
 
-    /** Cancels {@code id} at a random moment within {@link ChaosSettings#cancelWithin}, and records the answer. */
+    /**
+     * Cancels {@code id} and records the answer: half of the cancels at a random moment within
+     * {@link ChaosSettings#cancelWithin}, the other half as soon as the task is seen running
+     * ({@code PROCESSING}, polled every 5 ms, for at most 20 × {@code cancelWithin}), so that they
+     * land on running steps, whose calls last longer than that poll.
+     */
     private void scheduleCancel(TaskId id) {
         pendingCancels.incrementAndGet();
+        if (ThreadLocalRandom.current().nextBoolean()) {
+            long giveUp = System.nanoTime() + s.cancelWithin.multipliedBy(20).toNanos();
+            operator.schedule(() -> cancelWhenRunning(id, giveUp), 0, TimeUnit.MILLISECONDS);
+            return;
+        }
         long delay = ThreadLocalRandom.current().nextLong(s.cancelWithin.toMillis() + 1);
-        operator.schedule(() -> {
-            try {
-                for (int attempt = 1; ; attempt++) {
-                    try {
-                        boolean accepted = sas.client().cancel(id);
-                        record(id, "cancel", accepted);
+        operator.schedule(() -> sendCancel(id), delay, TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelWhenRunning(TaskId id, long giveUpNanos) {
+        boolean running;
+        try {
+            running = sas.client().find(id).map(t -> t.status() != TaskStatus.PENDING).orElse(false);
+        } catch (RuntimeException e) {
+            running = false;
+        }
+        if (running || closing || System.nanoTime() - giveUpNanos > 0) {
+            sendCancel(id);
+        } else {
+            operator.schedule(() -> cancelWhenRunning(id, giveUpNanos), 5, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void sendCancel(TaskId id) {
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    boolean accepted = sas.client().cancel(id);
+                    record(id, "cancel", accepted);
+                    return;
+                } catch (StateStoreException e) {
+                    if (attempt >= 40 || closing) {
+                        log("cancel of task " + id + " failed for good: " + e);
                         return;
-                    } catch (StateStoreException e) {
-                        if (attempt >= 40 || closing) {
-                            log("cancel of task " + id + " failed for good: " + e);
-                            return;
-                        }
-                        pause(250);
                     }
+                    pause(250);
                 }
-            } finally {
-                pendingCancels.decrementAndGet();
             }
-        }, delay, TimeUnit.MILLISECONDS);
+        } finally {
+            pendingCancels.decrementAndGet();
+        }
     }
 
     /** Resubmits, once each, the poison tasks picked for it as soon as they are in ERROR. */
@@ -772,6 +798,7 @@ public final class ChaosRun implements AutoCloseable {
             ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
                     List.copyOf(outages)).supervisorLost(supervisorLosses);
             checks.check(r);
+            r.history = HistoryInput.check(c, h, prefix, ids.stream().map(TaskId::value).toList(), s.stallBoundMs());
             Set<String> suspects = new TreeSet<>(checks.suspects);
             suspects.addAll(lost);
             // worker metrics and events
@@ -799,6 +826,9 @@ public final class ChaosRun implements AutoCloseable {
                 r.longestStall = describe(h, r.maxStallTask, tasks.get(r.maxStallTask));
             }
             // evidence for whatever broke an invariant
+            if (!r.history.passed()) {
+                r.evidence.add("history checker: " + r.history.summary());
+            }
             int shown = 0;
             for (String id : suspects) {
                 if (shown++ >= 10) {
