@@ -49,8 +49,15 @@ final class ChaosChecks {
         }
     }
 
-    /** One application of an effect. */
-    record Effect(long execId, String key, String task, String step, String kind) {
+    /**
+     * One application of an effect; {@code late} when the service applied it after the call's
+     * deadline (it ignored the time it was given: not something SAS can prevent).
+     */
+    record Effect(long execId, String key, String task, String step, String kind, boolean late) {
+        Effect(long execId, String key, String task, String step, String kind) {
+            this(execId, key, task, step, kind, false);
+        }
+
         String what() {
             return kind + ":" + step;
         }
@@ -157,7 +164,8 @@ final class ChaosChecks {
                 }
             }
             switch (t.state()) {
-                case "PENDING", "PROCESSING", "COMPENSATING" -> {
+                // PARKED, WAITING and AWAITING_REPLY wait for something: not terminal either
+                case "PENDING", "PROCESSING", "COMPENSATING", "PARKED", "WAITING", "AWAITING_REPLY" -> {
                     r.notTerminal++;
                     suspects.add(t.id());
                     continue;
@@ -195,9 +203,19 @@ final class ChaosChecks {
     private void effects(ChaosReport r) {
         Map<String, Integer> applications = new HashMap<>();
         Map<String, Set<String>> applied = new HashMap<>();
+        // effects a service that ignores its deadline applied after it: SAS may have compensated
+        // or cancelled the task already, so an uncompensated one is its doing, not SAS's
+        Map<String, Set<String>> late = new HashMap<>();
+        Map<String, Set<String>> onTime = new HashMap<>();
         for (Effect e : effects) {
             r.effects++;
             applications.merge(e.key(), 1, Integer::sum);
+            if (e.late()) {
+                r.lateEffects++;
+                late.computeIfAbsent(e.task(), x -> new HashSet<>()).add(e.what());
+            } else {
+                onTime.computeIfAbsent(e.task(), x -> new HashSet<>()).add(e.what());
+            }
             applied.computeIfAbsent(e.task(), x -> new HashSet<>()).add(e.what());
             if (!tasks.containsKey(e.task())) {
                 r.orphanEffects++;
@@ -237,10 +255,19 @@ final class ChaosChecks {
             if (!undone.isEmpty()) {
                 r.tasksWithCompensation++;
             }
+            Set<String> lateOnly = new HashSet<>();
+            for (String w : late.getOrDefault(t.id(), Set.of())) {
+                if (!onTime.getOrDefault(t.id(), Set.of()).contains(w) && w.startsWith("forward:")) {
+                    lateOnly.add(w.substring(w.indexOf(':') + 1));
+                }
+            }
+            Set<String> mustBeUndone = new HashSet<>(forward);
+            mustBeUndone.removeAll(lateOnly);
             boolean ok = switch (t.state()) {
                 case "PROCESSED" -> forward.equals(FORWARD_ALL) && undone.isEmpty();
-                case "COMPENSATED" -> forward.equals(Set.of("reserve", "debit")) && undone.equals(forward);
-                case "CANCELLED" -> undone.containsAll(forward);
+                case "COMPENSATED" -> forward.equals(Set.of("reserve", "debit")) && undone.containsAll(mustBeUndone)
+                        && forward.containsAll(undone);
+                case "CANCELLED" -> undone.containsAll(mustBeUndone);
                 case "ERROR" -> done.isEmpty() && !execsByTask.containsKey(t.id());
                 default -> false;
             };

@@ -23,6 +23,10 @@ public final class ChaosReport {
     public int otherTerminal;
     public int lost;
     public int notTerminal;
+    /** The history checker's verdict over the ledger's calls, the cancels and the final states; null before it ran. */
+    public HistoryChecker.Result history;
+    /** Effects the service applied after their call's deadline (it ignores remaining()). */
+    public int lateEffects;
     /** Tasks that ended ERROR, COMPENSATED, COMPENSATION_FAILED or CANCELLED without the injected fault that allows it. */
     public int falseFailures;
     /** Tasks that ended in another state than their fault allows (not a failure state), or poison parked without its reason. */
@@ -121,6 +125,9 @@ public final class ChaosReport {
         if (overlaps > 0) {
             v.add(overlaps + " overlapping executions of one step");
         }
+        if (history != null && !history.passed()) {
+            v.add("history checker: " + history.counts);
+        }
         if (stallViolations > 0) {
             v.add(stallViolations + " executions waited past the stall bound (" + stallBoundMs + " ms)");
         }
@@ -153,6 +160,11 @@ public final class ChaosReport {
                 + cancelled + " / " + errors + " / " + otherTerminal);
         row(sb, "lost (submitted, no task row)", lost);
         row(sb, "not terminal at the end", notTerminal);
+        row(sb, "effects the service applied after their deadline", lateEffects);
+        if (history != null) {
+            row(sb, "history checker (calls, compensations, cancels, losses)", history.passed() ? "PASS"
+                    : "FAIL " + history.counts);
+        }
         row(sb, "false failures (failed without an injected fault)", falseFailures);
         row(sb, "ended other than their fault allows", unexpectedOutcome);
         row(sb, "declined tasks (must compensate)", expectedFailures);

@@ -45,7 +45,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #finished()}, {@link #finish()} (returns the {@link ChaosReport}), {@link #close()}.
  */
 public final class ChaosRun implements AutoCloseable {
-    private static final String NON_TERMINAL = "('PENDING', 'PROCESSING', 'COMPENSATING')";
+    /** Every state that is not terminal: a task left PARKED, WAITING or AWAITING_REPLY is not done. */
+    private static final String NON_TERMINAL = "('PENDING', 'PROCESSING', 'COMPENSATING', 'WAITING', 'PARKED',"
+            + " 'AWAITING_REPLY')";
 
     private final ChaosSettings s;
     private final ChaosDb db;
@@ -86,6 +88,8 @@ public final class ChaosRun implements AutoCloseable {
     /** The database clock minus this process's clock, measured at start. */
     private long dbOffsetMs;
     private int submitFailures;
+    /** The last count {@link #nonTerminal()} read, or -1 before the first. */
+    private volatile long lastNonTerminal = -1;
     private Thread chaosThread;
     private JdbcStateStore store;
     private SasRuntime sas;
@@ -189,6 +193,8 @@ public final class ChaosRun implements AutoCloseable {
                 "--url", s.url, "--ledger-url", harnessUrl, "--fail-every", String.valueOf(s.failEvery),
                 "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
                 "--slow-per-mille", String.valueOf(s.slowPerMille),
+                "--late-apply-per-mille", String.valueOf(s.lateApplyPerMille),
+                "--service-enforces-deadline", String.valueOf(s.serviceEnforcesDeadline),
                 "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
                 "--supervisor-interval-ms", String.valueOf(s.supervisorInterval.toMillis()),
                 "--poll-interval-ms", String.valueOf(s.pollInterval.toMillis())));
@@ -264,29 +270,55 @@ public final class ChaosRun implements AutoCloseable {
         log("submitted " + ids.size() + " tasks in " + (System.currentTimeMillis() - t0) + " ms");
     }
 
-    /** Cancels {@code id} at a random moment within {@link ChaosSettings#cancelWithin}, and records the answer. */
+    /**
+     * Cancels {@code id} and records the answer: half of the cancels at a random moment within
+     * {@link ChaosSettings#cancelWithin}, the other half as soon as the task is seen running
+     * ({@code PROCESSING}, polled every 5 ms, for at most 20 × {@code cancelWithin}), so that they
+     * land on running steps, whose calls last longer than that poll.
+     */
     private void scheduleCancel(TaskId id) {
         pendingCancels.incrementAndGet();
+        if (ThreadLocalRandom.current().nextBoolean()) {
+            long giveUp = System.nanoTime() + s.cancelWithin.multipliedBy(20).toNanos();
+            operator.schedule(() -> cancelWhenRunning(id, giveUp), 0, TimeUnit.MILLISECONDS);
+            return;
+        }
         long delay = ThreadLocalRandom.current().nextLong(s.cancelWithin.toMillis() + 1);
-        operator.schedule(() -> {
-            try {
-                for (int attempt = 1; ; attempt++) {
-                    try {
-                        boolean accepted = sas.client().cancel(id);
-                        record(id, "cancel", accepted);
+        operator.schedule(() -> sendCancel(id), delay, TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelWhenRunning(TaskId id, long giveUpNanos) {
+        boolean running;
+        try {
+            running = sas.client().find(id).map(t -> t.status() != TaskStatus.PENDING).orElse(false);
+        } catch (RuntimeException e) {
+            running = false;
+        }
+        if (running || closing || System.nanoTime() - giveUpNanos > 0) {
+            sendCancel(id);
+        } else {
+            operator.schedule(() -> cancelWhenRunning(id, giveUpNanos), 5, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void sendCancel(TaskId id) {
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    boolean accepted = sas.client().cancel(id);
+                    record(id, "cancel", accepted);
+                    return;
+                } catch (StateStoreException e) {
+                    if (attempt >= 40 || closing) {
+                        log("cancel of task " + id + " failed for good: " + e);
                         return;
-                    } catch (StateStoreException e) {
-                        if (attempt >= 40 || closing) {
-                            log("cancel of task " + id + " failed for good: " + e);
-                            return;
-                        }
-                        pause(250);
                     }
+                    pause(250);
                 }
-            } finally {
-                pendingCancels.decrementAndGet();
             }
-        }, delay, TimeUnit.MILLISECONDS);
+        } finally {
+            pendingCancels.decrementAndGet();
+        }
     }
 
     /** Resubmits, once each, the poison tasks picked for it as soon as they are in ERROR. */
@@ -607,7 +639,9 @@ public final class ChaosRun implements AutoCloseable {
     /** Tasks not yet terminal, or -1 if the database cannot be asked right now. */
     public long nonTerminal() {
         try {
-            return queryLong(s.url, "SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL);
+            long n = queryLong(s.url, "SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL);
+            lastNonTerminal = n;
+            return n;
         } catch (SQLException e) {
             return -1;
         }
@@ -623,7 +657,11 @@ public final class ChaosRun implements AutoCloseable {
 
     /** One line of progress. */
     public String progress() {
-        return nonTerminal() + " of " + ids.size() + " submitted tasks not terminal, kills " + killsDone.get() + "/"
+        long open = nonTerminal();
+        // never "-1": while the database cannot be asked, say so and show the last count it gave
+        String count = open >= 0 ? String.valueOf(open)
+                : "database unreachable (last count " + (lastNonTerminal < 0 ? "none" : lastNonTerminal) + ")";
+        return count + " of " + ids.size() + " submitted tasks not terminal, kills " + killsDone.get() + "/"
                 + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses + ", cancels pending " + pendingCancels.get()
                 + ", resubmits pending " + toResubmit.size();
     }
@@ -741,10 +779,12 @@ public final class ChaosRun implements AutoCloseable {
             }
             List<ChaosChecks.Effect> effects = new ArrayList<>();
             try (Statement st = h.createStatement(); ResultSet rs = st.executeQuery(
-                    "SELECT exec_id, idem_key, task_id, step, kind FROM " + prefix + "ledger_effect")) {
+                    "SELECT f.exec_id, f.idem_key, f.task_id, f.step, f.kind,"
+                            + " CASE WHEN f.at > x.started_at + x.window_ms THEN 1 ELSE 0 END FROM " + prefix
+                            + "ledger_effect f JOIN " + prefix + "ledger_exec x ON x.id = f.exec_id")) {
                 while (rs.next()) {
                     effects.add(new ChaosChecks.Effect(rs.getLong(1), rs.getString(2), rs.getString(3),
-                            rs.getString(4), rs.getString(5)));
+                            rs.getString(4), rs.getString(5), rs.getInt(6) == 1));
                 }
             }
             List<ChaosChecks.Action> actions = new ArrayList<>();
@@ -758,6 +798,7 @@ public final class ChaosRun implements AutoCloseable {
             ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
                     List.copyOf(outages)).supervisorLost(supervisorLosses);
             checks.check(r);
+            r.history = HistoryInput.check(c, h, prefix, ids.stream().map(TaskId::value).toList(), s.stallBoundMs());
             Set<String> suspects = new TreeSet<>(checks.suspects);
             suspects.addAll(lost);
             // worker metrics and events
@@ -785,6 +826,9 @@ public final class ChaosRun implements AutoCloseable {
                 r.longestStall = describe(h, r.maxStallTask, tasks.get(r.maxStallTask));
             }
             // evidence for whatever broke an invariant
+            if (!r.history.passed()) {
+                r.evidence.add("history checker: " + r.history.summary());
+            }
             int shown = 0;
             for (String id : suspects) {
                 if (shown++ >= 10) {

@@ -96,6 +96,16 @@ public final class ChaosSettings {
     int ledgerLatencyMaxMs = 25;
     /** Per mille of first attempts whose reply is held back past the step deadline (stale replies). */
     int slowPerMille = 5;
+    /**
+     * Per mille of forward calls whose effect the service applies after the call's deadline: it
+     * ignores {@code remaining()}, as a service that does not cooperate would.
+     */
+    int lateApplyPerMille = 5;
+    /**
+     * True: the service refuses to apply an effect after the call's deadline (it cooperates). False
+     * by default: SAS is measured against a service that does not look at the time it was given.
+     */
+    boolean serviceEnforcesDeadline;
     Duration completeWithin = Duration.ofSeconds(2);
     Duration supervisorInterval = Duration.ofMillis(300);
     Duration pollInterval = Duration.ofMillis(100);
@@ -274,6 +284,11 @@ public final class ChaosSettings {
         return this;
     }
 
+    public ChaosSettings lateApplyPerMille(int lateApplyPerMille) {
+        this.lateApplyPerMille = lateApplyPerMille;
+        return this;
+    }
+
     public ChaosSettings slowPerMille(int slowPerMille) {
         this.slowPerMille = slowPerMille;
         return this;
@@ -421,6 +436,8 @@ public final class ChaosSettings {
                             s.ledgerLatencyMaxMs = Integer.parseInt(mm[mm.length - 1]);
                         }
                         case "--slow-per-mille" -> s.slowPerMille = Integer.parseInt(v);
+                        case "--late-apply-per-mille" -> s.lateApplyPerMille = Integer.parseInt(v);
+                        case "--service-enforces-deadline" -> s.serviceEnforcesDeadline = Boolean.parseBoolean(v);
                         case "--complete-within-ms" -> s.completeWithin = Duration.ofMillis(Long.parseLong(v));
                         case "--supervisor-interval-ms" -> s.supervisorInterval = Duration.ofMillis(Long.parseLong(v));
                         case "--poll-interval-ms" -> s.pollInterval = Duration.ofMillis(Long.parseLong(v));
@@ -488,7 +505,8 @@ public final class ChaosSettings {
                         + replicationLagMs + " ms, reconnect allowance " + reconnect.toMillis() + " ms after each, ledger outside the store at " + ledgerUrl())
                 + ", ledgerLatency="
                 + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
-                + " per mille of first attempts, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
+                + " per mille of first attempts, lateApplies=" + lateApplyPerMille + " per mille of forward calls, service "
+                + (serviceEnforcesDeadline ? "enforces" : "ignores") + " deadlines, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
                 + supervisorInterval.toMillis() + " ms, pollInterval=" + pollInterval.toMillis() + " ms";
     }
 }

@@ -126,9 +126,17 @@ final class ChaosWorkflow {
 
         private String serve(AgentRequest<String> r, long deadline) throws Exception {
             int index = Integer.parseInt(r.payload());
+            boolean applyLate = s.lateApplyPerMille > 0 && ThreadLocalRandom.current().nextInt(1000) < s.lateApplyPerMille;
             String outcome = ledger.execute(r.idempotencyKey(), r.taskId().value(), r.stepName(), "forward",
                     r.attempt(), deadline, () -> {
                         pause(s);
+                        if (applyLate) {
+                            // ignores remaining(): works on past the deadline, then applies the effect
+                            long past = deadline - System.nanoTime() + 300_000_000L;
+                            if (past > 0) {
+                                Thread.sleep(past / 1_000_000);
+                            }
+                        }
                         if (r.stepName().equals(STEPS[2]) && ChaosSettings.failsForGood(index, s.failEvery)) {
                             throw new NonRetryableException("ledger declines task " + index + " for good");
                         }

@@ -18,9 +18,13 @@ import javax.sql.DataSource;
  * found nothing. Nothing unique refuses a second effect row, so two executions of one step that
  * run at the same time both apply it, and the report shows the key applied twice.
  *
- * <p>It honours the deadline it was given: the effect is applied in one statement that also
- * checks, on the database clock, that the call's remaining time has not run out (a node frozen
- * past its deadline, or one whose clock is off, is refused: outcome {@code late}). Thread-safe.
+ * <p>By default it does <em>not</em> look at the deadline it was given (SAS is measured against a
+ * service that does not cooperate): the effect is applied, however late, unless its key was
+ * applied by then (checked again in the applying statement, so a late call and its retry do not
+ * both apply it). With {@code enforcesDeadline} it cooperates: the effect is applied in one
+ * statement that also checks, on the database clock, that the call's remaining time has not run
+ * out (a node frozen past its deadline, or one whose clock is off, is refused: outcome
+ * {@code late}). Thread-safe.
  */
 final class Ledger {
     static final String APPLIED = "applied";
@@ -45,17 +49,20 @@ final class Ledger {
     private final String end;
     private final String shorten;
     private final String endUnknown;
+    private final boolean enforcesDeadline;
 
-    Ledger(DataSource dataSource, ChaosDb db, String prefix, String node) {
+    Ledger(DataSource dataSource, ChaosDb db, String prefix, String node, boolean enforcesDeadline) {
         this.dataSource = dataSource;
         this.node = node;
+        this.enforcesDeadline = enforcesDeadline;
         String now = db.nowMillis();
         this.begin = "INSERT INTO " + prefix + "ledger_exec (idem_key, task_id, step, kind, attempt, node, started_at,"
                 + " window_ms) VALUES (?, ?, ?, ?, ?, ?, " + now + ", ?)";
         this.lookup = "SELECT COUNT(*) FROM " + prefix + "ledger_effect WHERE idem_key = ?";
         this.apply = "INSERT INTO " + prefix + "ledger_effect (idem_key, task_id, step, kind, exec_id, at)"
                 + " SELECT idem_key, task_id, step, kind, id, " + now + " FROM " + prefix + "ledger_exec"
-                + " WHERE id = ? AND " + now + " <= started_at + window_ms";
+                + " WHERE id = ? AND " + (enforcesDeadline ? now + " <= started_at + window_ms"
+                        : "NOT EXISTS (SELECT 1 FROM " + prefix + "ledger_effect e WHERE e.idem_key = ?)");
         this.end = "UPDATE " + prefix + "ledger_exec SET ended_at = " + now + ", outcome = ? WHERE id = ?";
         this.shorten = "UPDATE " + prefix + "ledger_exec SET window_ms = ? WHERE id = ?";
         this.endUnknown = "UPDATE " + prefix + "ledger_exec SET ended_at = " + now + ", outcome = ?"
@@ -68,7 +75,8 @@ final class Ledger {
      *
      * @param deadlineNanos {@link System#nanoTime()} at the call's deadline, from the remaining
      *     time the runtime gave (a local duration, so a node's clock offset does not enter)
-     * @return {@link #APPLIED}, {@link #DUPLICATE} (already applied) or {@link #LATE} (refused)
+     * @return {@link #APPLIED}, {@link #DUPLICATE} (already applied) or {@link #LATE} (refused; only
+     *     when the ledger enforces deadlines)
      * @throws NonRetryableException if {@code work} declines the call (outcome {@code declined})
      * @throws SQLException when the database fails; the effect may then be applied or not
      */
@@ -109,7 +117,10 @@ final class Ledger {
             } else {
                 try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(apply)) {
                     ps.setLong(1, id);
-                    outcome = ps.executeUpdate() == 1 ? APPLIED : LATE;
+                    if (!enforcesDeadline) {
+                        ps.setString(2, key);
+                    }
+                    outcome = ps.executeUpdate() == 1 ? APPLIED : enforcesDeadline ? LATE : DUPLICATE;
                 }
             }
             return outcome;

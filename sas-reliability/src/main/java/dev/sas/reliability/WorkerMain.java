@@ -106,7 +106,7 @@ public final class WorkerMain {
             t.setDaemon(true);
             return t;
         });
-        Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId);
+        Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId, s.serviceEnforcesDeadline);
         JdbcStateStore store = openStore(s, prefix, appName);
         Clock clock = clockOffset.isZero() ? Clock.systemUTC() : Clock.offset(Clock.systemUTC(), clockOffset);
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock)

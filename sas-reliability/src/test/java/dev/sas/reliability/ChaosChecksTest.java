@@ -307,4 +307,34 @@ class ChaosChecksTest {
         assertThat(ChaosSettings.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
         assertThat(new ChaosSettings().clockOffset(0)).isZero();
     }
+
+    @Test
+    void a_task_left_parked_or_waiting_is_not_terminal() {
+        processed(0, 1_000);
+        tasks.add(new Task("task-1", 1, "PARKED", 1_000, "no node runs chaos-transfer v1", 0, 0));
+        tasks.add(new Task("task-2", 2, "WAITING", 1_000, null, 0, 0));
+
+        ChaosReport r = check();
+
+        assertThat(r.notTerminal).isEqualTo(2);
+        assertThat(r.terminal).isEqualTo(1);
+    }
+
+    @Test
+    void an_effect_the_service_applied_after_its_deadline_may_stay_on_a_cancelled_task_but_counts_for_processed() {
+        String id = "task-3";
+        tasks.add(new Task(id, 3, "CANCELLED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, 1_040L, Ledger.APPLIED);
+        exec(id, "reserve", "compensate", 1, NODE_A, 1_100, 2_000, 1_140L, Ledger.APPLIED);
+        Exec late = exec(id, "debit", "forward", 1, NODE_A, 1_050, 500, 1_900L, Ledger.DUPLICATE);
+        effects.add(new Effect(late.id(), late.key(), id, "debit", "forward", true));
+        actions.add(new Action(id, "cancel", true, 1_060));
+
+        ChaosReport r = check();
+        assertThat(r.effectMismatches).as("debit was applied after its deadline: the service's doing").isZero();
+        assertThat(r.lateEffects).isEqualTo(1);
+
+        effects.set(effects.size() - 1, new Effect(late.id(), late.key(), id, "debit", "forward", false));
+        assertThat(check().effectMismatches).as("the same effect on time must be compensated").isEqualTo(1);
+    }
 }

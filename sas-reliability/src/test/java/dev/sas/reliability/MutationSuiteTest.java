@@ -1,0 +1,103 @@
+package dev.sas.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.reliability.HistoryChecker.Violation;
+import dev.sas.reliability.MutantStore.Mutant;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The mutation suite of issue 31: a quick in-process chaos run ({@link MutationRun}) against the
+ * correct store must pass the {@link HistoryChecker}, and against each bug of the issue's table
+ * ({@link MutantStore.Mutant}) must fail it. Prints the table (mutant → caught?) and writes it to
+ * {@code target/mutation-table.md}.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class MutationSuiteTest {
+    private static final int TASKS = 120;
+    /** Generous: a loaded 2-core machine; the correct store needs seconds. */
+    private static final Duration MAX_WAIT = Duration.ofSeconds(90);
+    /** A mutant may never finish its tasks (they count as lost); its own violations come first. */
+    private static final Duration MUTANT_WAIT = Duration.ofSeconds(20);
+    private static final Map<Mutant, String> ROWS = new EnumMap<>(Mutant.class);
+
+    static {
+        ROWS.put(Mutant.NONE, "none (the correct store)");
+        ROWS.put(Mutant.NO_WRITE_FENCE, "transition write without the lease and deadline fence (rows 1-3)");
+        ROWS.put(Mutant.CANCEL_NOT_SET, "`cancel` returns true but never sets the cancel request");
+        ROWS.put(Mutant.CANCEL_RELEASES_CLAIM, "cancel releases a running claim to PENDING");
+        ROWS.put(Mutant.EARLY_RECOVERY, "supervisor recovers claims 1.5 s before their deadline");
+        ROWS.put(Mutant.CLAIM_IGNORES_LOCK, "claim without `locked_by IS NULL`");
+        ROWS.put(Mutant.KEY_WITH_ATTEMPT, "idempotency key includes the attempt");
+    }
+
+    private static final Map<Mutant, HistoryChecker.Result> RESULTS = new EnumMap<>(Mutant.class);
+
+    @Test
+    @Order(1)
+    void the_correct_store_passes_the_history_checker() throws InterruptedException {
+        HistoryChecker.Result r = new MutationRun(Mutant.NONE, TASKS, 31).run(MAX_WAIT);
+        RESULTS.put(Mutant.NONE, r);
+        System.out.println("mutant NONE: " + r.summary());
+
+        assertThat(r.passed()).as(r.summary()).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Mutant.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    @Order(2)
+    void each_bug_of_the_table_fails_the_history_checker(Mutant mutant) throws InterruptedException {
+        HistoryChecker.Result r = new MutationRun(mutant, TASKS, 31).run(MUTANT_WAIT);
+        RESULTS.put(mutant, r);
+        System.out.println("mutant " + mutant + ": " + r.summary());
+
+        assertThat(r.passed()).as("mutant " + mutant + " must be caught").isFalse();
+        assertThat(r.counts.keySet()).as(r.summary()).containsAnyElementsOf(expected(mutant));
+    }
+
+    /** The violations that characterise each bug (others may come with it). */
+    private static java.util.Set<Violation> expected(Mutant m) {
+        return switch (m) {
+            case NONE -> java.util.Set.of();
+            case NO_WRITE_FENCE -> java.util.Set.of(Violation.LEASE_NOT_CURRENT, Violation.WRITE_AFTER_DEADLINE);
+            case CANCEL_NOT_SET -> java.util.Set.of(Violation.CANCEL_IGNORED);
+            case CANCEL_RELEASES_CLAIM -> java.util.Set.of(Violation.CLAIM_WHILE_HELD,
+                    Violation.COMPENSATION_DURING_FORWARD);
+            case EARLY_RECOVERY -> java.util.Set.of(Violation.EARLY_RECOVERY);
+            case CLAIM_IGNORES_LOCK -> java.util.Set.of(Violation.CLAIM_WHILE_HELD, Violation.OVERLAP);
+            case KEY_WITH_ATTEMPT -> java.util.Set.of(Violation.APPLIED_TWICE);
+        };
+    }
+
+    @AfterAll
+    static void print_the_table() throws IOException {
+        StringBuilder sb = new StringBuilder("| bug put into SAS | history checker | violations found |\n|---|---|---|\n");
+        for (Map.Entry<Mutant, String> row : ROWS.entrySet()) {
+            HistoryChecker.Result r = RESULTS.get(row.getKey());
+            String verdict = r == null ? "not run" : row.getKey() == Mutant.NONE
+                    ? (r.passed() ? "passed (as it must)" : "FAILED")
+                    : (r.passed() ? "**passed it**" : "caught");
+            String found = r == null ? "" : r.counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                    .collect(Collectors.joining(", "));
+            sb.append("| ").append(row.getValue()).append(" | ").append(verdict).append(" | ").append(found)
+                    .append(" |\n");
+        }
+        System.out.println(sb);
+        Path out = Path.of("target", "mutation-table.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, sb.toString());
+    }
+}
