@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sas.core.Codec;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.SubmitOptions;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
@@ -47,10 +48,12 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(classes = ShopApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"management.endpoints.web.exposure.include=health,metrics",
-                "management.endpoint.health.show-details=always", "sas.scheduler.poll-interval=200ms"})
+                "management.endpoint.health.show-details=always", "sas.scheduler.poll-interval=200ms",
+                "sas.console.enabled=true", "sas.console.token=" + SasOnSpringBootTest.CONSOLE_TOKEN})
 @DirtiesContext
 class SasOnSpringBootTest {
 
+    static final String CONSOLE_TOKEN = "console-token-for-tests-0123456789";
     static final String PREFIX = "sbt" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36) + "_";
     static final String POSTGRES = System.getenv("SAS_TEST_POSTGRES_URL");
     static final boolean ON_POSTGRES = POSTGRES != null && POSTGRES.matches("jdbc:postgresql://(127\\.0\\.0\\.1|localhost).*");
@@ -161,6 +164,63 @@ class SasOnSpringBootTest {
         assertThat(web).as("the web server's lifecycles").isNotEmpty();
         // a lower phase starts earlier and stops later
         assertThat(web.values()).allSatisfy(l -> assertThat(sasPhase).isLessThan(l.getPhase()));
+    }
+
+    @Test
+    void the_console_is_served_under_sas_by_the_applications_own_server() throws Exception {
+        HttpResponse<String> bare = get("/sas");
+        assertThat(bare.statusCode()).isEqualTo(302);
+        assertThat(bare.headers().firstValue("Location")).hasValueSatisfying(l -> assertThat(l).endsWith("/sas/"));
+        HttpResponse<String> page = get("/sas/");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("console.js");
+        HttpResponse<String> info = get("/sas/api/info");
+        assertThat(info.body().replaceAll("\\s", "")).contains("\"actions\":true");
+        HttpResponse<String> tasks = get("/sas/api/tasks?status=PROCESSED");
+        assertThat(tasks.statusCode()).as(tasks.body()).isEqualTo(200);
+    }
+
+    @Test
+    void console_actions_need_an_operator_principal_or_the_token() throws Exception {
+        SubmitOptions later = SubmitOptions.builder().delay(Duration.ofHours(1)).build();
+        TaskId anonymous = sas.submit(confirmOrder(), "c-anonymous", "x", later).id();
+        TaskId viewer = sas.submit(confirmOrder(), "c-viewer", "x", later).id();
+        TaskId byToken = sas.submit(confirmOrder(), "c-token", "x", later).id();
+        TaskId byOperator = sas.submit(confirmOrder(), "c-operator", "x", later).id();
+
+        assertThat(cancel(anonymous, null, null).statusCode()).isEqualTo(403);
+        assertThat(cancel(viewer, "Authorization", basic("viewer", "viewer-secret")).statusCode()).isEqualTo(403);
+        assertThat(cancel(byOperator, "Authorization", basic("ops", "wrong")).statusCode()).as("bad password")
+                .isEqualTo(401);
+        assertThat(cancel(byToken, "X-SAS-Console-Token", CONSOLE_TOKEN).statusCode()).isEqualTo(200);
+        assertThat(cancel(byOperator, "Authorization", basic("ops", "ops-secret")).statusCode()).isEqualTo(200);
+
+        // a task not yet due is cancelled when it comes up; the request is what the console records
+        assertThat(sas.find(byToken).orElseThrow().cancelRequested()).isTrue();
+        assertThat(sas.find(byOperator).orElseThrow().cancelRequested()).isTrue();
+        assertThat(sas.find(anonymous).orElseThrow().cancelRequested()).isFalse();
+        assertThat(sas.find(viewer).orElseThrow().cancelRequested()).isFalse();
+    }
+
+    @SuppressWarnings("unchecked")
+    private dev.sas.core.Workflow<String> confirmOrder() {
+        return context.getBean("confirmOrder", dev.sas.core.Workflow.class);
+    }
+
+    private static String basic(String user, String password) {
+        return "Basic " + java.util.Base64.getEncoder().encodeToString((user + ":" + password)
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private HttpResponse<String> cancel(TaskId task, String header, String value) throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + environment.getProperty("local.server.port") + "/sas/api/tasks/"
+                + task.value() + "/cancel");
+        HttpRequest.Builder post = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.noBody());
+        if (header != null) {
+            post.header(header, value);
+        }
+        return http.send(post.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /** The JSON object of one health component, e.g. {"status":"UP","details":{...}}, in whatever key order. */

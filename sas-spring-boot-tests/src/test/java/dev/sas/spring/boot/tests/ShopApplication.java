@@ -17,6 +17,13 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -32,6 +39,26 @@ public class ShopApplication {
     /** Released by a test to let a {@code slow} step finish; counted down when one has started. */
     static volatile CountDownLatch slowStarted = new CountDownLatch(1);
     static volatile CountDownLatch slowRelease = new CountDownLatch(1);
+
+    /**
+     * Everything is open but the console's actions, which need an operator: user {@code ops} holds
+     * the operator role, {@code viewer} does not. The console has its own origin checks and takes
+     * no cookie-borne authority from the page, so Spring's CSRF token is not asked of it.
+     */
+    @Bean
+    SecurityFilterChain security(HttpSecurity http) throws Exception {
+        return http.authorizeHttpRequests(a -> a.anyRequest().permitAll())
+                .httpBasic(Customizer.withDefaults())
+                .csrf(c -> c.ignoringRequestMatchers(PathPatternRequestMatcher.withDefaults().matcher("/sas/**")))
+                .build();
+    }
+
+    @Bean
+    UserDetailsService users() {
+        return new InMemoryUserDetailsManager(
+                User.withUsername("ops").password("{noop}ops-secret").roles("SAS_OPERATOR").build(),
+                User.withUsername("viewer").password("{noop}viewer-secret").roles("VIEWER").build());
+    }
 
     @Bean
     Agent<String, String> payments() {
