@@ -56,7 +56,7 @@ public final class ConsoleServlet extends HttpServlet {
         if (token != null && operatorRole != null && principal != null && req.isUserInRole(operatorRole)) {
             headers.put(TOKEN_HEADER, token);
         }
-        String who = principal == null ? req.getRemoteAddr() : principal.getName() + " at " + req.getRemoteAddr();
+        String who = principal == null ? req.getRemoteAddr() : principal.getName() + "@" + req.getRemoteAddr();
         ConsoleResponse r = console.handle(new ConsoleRequest(req.getMethod(), path, req.getQueryString(), headers, who));
         resp.setStatus(r.status());
         r.headers().forEach(resp::setHeader);
