@@ -789,7 +789,7 @@ public final class JdbcStateStore implements StateStore {
                 Dialect dialect = Dialects.detect(facts.product());
                 boolean serverClock = !Dialects.isInProcess(facts.url());
                 if (pool == null) {
-                    checkHandedIn(jdbi, facts, serverClock);
+                    checkHandedIn(jdbi, facts, serverClock, dialect);
                 }
                 if (createSchema) {
                     new SchemaManager(jdbi, dialect, tables).apply();
@@ -836,7 +836,7 @@ public final class JdbcStateStore implements StateStore {
          * Checks a data source the host handed in: connections not at READ COMMITTED are put there
          * while SAS uses them; a missing socket time-out on a database server is reported.
          */
-        private static void checkHandedIn(Jdbi jdbi, Connected facts, boolean server) {
+        private static void checkHandedIn(Jdbi jdbi, Connected facts, boolean server, Dialect dialect) {
             if (facts.isolation() != java.sql.Connection.TRANSACTION_READ_COMMITTED) {
                 log.warn("the data source handed to SAS gives connections at {}; SAS puts each at READ COMMITTED"
                         + " while it uses it and back afterwards (one extra statement each way). Configure the"
@@ -846,10 +846,12 @@ public final class JdbcStateStore implements StateStore {
                 jdbi.installPlugin(Isolation.readCommitted(facts.isolation()));
             }
             if (server && facts.networkTimeoutMs() == 0) {
-                log.warn("the data source handed to SAS has no socket (network) time-out: a half-open"
-                        + " connection would stall SAS's claim, recorder and supervisor threads for as long as"
-                        + " TCP allows. Set the driver's socketTimeout (SAS's own pool uses {})",
-                        DEFAULT_SOCKET_TIMEOUT);
+                log.warn("the data source handed to SAS (the application's pool) has no socket (network) time-out: if"
+                        + " the network loses a connection without closing it (a database failover, a NAT or firewall"
+                        + " dropping an idle flow), SAS's claim, recorder and supervisor threads, and the application's"
+                        + " own, wait on it for as long as TCP allows, often 15 minutes or more. {} Take a value above"
+                        + " your longest query; SAS's own pool uses {} s", dialect.socketTimeoutAdvice(),
+                        DEFAULT_SOCKET_TIMEOUT.toSeconds());
             }
         }
 

@@ -47,6 +47,15 @@ public interface Dialect {
         // nothing driver-specific by default
     }
 
+    /**
+     * How to give a data source of this database a socket (network) time-out, for the WARN the
+     * store logs when a handed-in data source has none: which driver property, in which unit,
+     * where to set it.
+     */
+    default String socketTimeoutAdvice() {
+        return "Set the JDBC driver's socket (read) time-out in the URL or the pool's data source properties.";
+    }
+
     /** The time-outs {@link #configurePool} applies, as the store logs them at start. */
     default String describe(Timeouts timeouts) {
         return timeouts.toString();

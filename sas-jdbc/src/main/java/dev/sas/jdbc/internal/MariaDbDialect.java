@@ -27,6 +27,12 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
+    public String socketTimeoutAdvice() {
+        return "Set the driver's socketTimeout (in milliseconds) in the JDBC URL (?socketTimeout=60000) or in the pool's data"
+                + " source properties (Spring Boot: spring.datasource.hikari.data-source-properties.socketTimeout=60000).";
+    }
+
+    @Override
     public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
         // Connector/J takes milliseconds; a setting in the URL wins over these
         config.addDataSourceProperty("connectTimeout", String.valueOf(timeouts.connect().toMillis()));

@@ -27,6 +27,12 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
+    public String socketTimeoutAdvice() {
+        return "Set the driver's socketTimeout (in seconds) in the JDBC URL (?socketTimeout=60) or in the pool's data"
+                + " source properties (Spring Boot: spring.datasource.hikari.data-source-properties.socketTimeout=60).";
+    }
+
+    @Override
     public void configurePool(HikariConfig config, String poolName, Timeouts timeouts) {
         if (!config.getJdbcUrl().toLowerCase(java.util.Locale.ROOT).contains("applicationname=")) {
             config.addDataSourceProperty("ApplicationName", poolName);

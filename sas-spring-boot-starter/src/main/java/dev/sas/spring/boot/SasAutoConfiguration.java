@@ -11,9 +11,11 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.spring.boot.internal.SasLifecycle;
 import dev.sas.spring.boot.internal.SpringTransactions;
+import dev.sas.spring.boot.internal.StartupCheck;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -21,7 +23,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
@@ -34,10 +35,19 @@ import org.springframework.context.annotation.Bean;
  * scheduler is woken right after the commit. Every bean backs off when the application defines
  * its own. {@link SasHealthAutoConfiguration} and {@link SasMetricsAutoConfiguration} add a health
  * indicator and meters.
+ *
+ * <p>Runs on Spring Boot 3 and 4: it is ordered after the {@code DataSourceAutoConfiguration} of
+ * either line ({@code org.springframework.boot.autoconfigure.jdbc} on Boot 3,
+ * {@code org.springframework.boot.jdbc.autoconfigure} in {@code spring-boot-jdbc} on Boot 4). Unless
+ * {@code sas.enabled=false}, an application in which it cannot make a {@link SasClient} (no
+ * {@link DataSource} bean and no {@link StateStore} bean, or several data sources and none
+ * primary) fails at start with a {@link SasStartupException} saying what to add; it never starts
+ * without SAS silently.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class)
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
 @ConditionalOnClass({SasRuntime.class, JdbcStateStore.class})
-@ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(prefix = "sas", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(SasProperties.class)
 public class SasAutoConfiguration {
@@ -49,6 +59,17 @@ public class SasAutoConfiguration {
     }
 
     /**
+     * Fails the start, with what to do, when no client could be configured.
+     *
+     * @param beans the application's beans
+     * @return the check, run once every singleton exists
+     */
+    @Bean
+    static StartupCheck sasStartupCheck(ListableBeanFactory beans) {
+        return new StartupCheck(beans);
+    }
+
+    /**
      * How submissions find the caller's Spring transaction.
      *
      * @param dataSource the application's data source
@@ -56,6 +77,7 @@ public class SasAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(DataSource.class)
     SpringTransactions sasSpringTransactions(DataSource dataSource) {
         return new SpringTransactions(dataSource);
     }
@@ -70,6 +92,7 @@ public class SasAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(StateStore.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     JdbcStateStore sasStateStore(DataSource dataSource, SasProperties properties, SpringTransactions transactions) {
         JdbcStateStore.Builder b = JdbcStateStore.builder().dataSource(dataSource)
                 .tablePrefix(properties.getTablePrefix())
@@ -97,7 +120,7 @@ public class SasAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(Workflow.class)
+    @ConditionalOnBean({Workflow.class, StateStore.class})
     SasRuntime sasRuntime(StateStore store, SasProperties properties, ObjectProvider<Workflow<?>> workflows,
             ObjectProvider<TaskListener> listeners, ObjectProvider<AlertSink> alertSink,
             ObjectProvider<SasRuntimeCustomizer> customizers, ObjectProvider<SpringTransactions> transactions,
@@ -137,7 +160,7 @@ public class SasAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(Workflow.class)
+    @ConditionalOnBean(SasRuntime.class)
     SasLifecycle sasLifecycle(SasRuntime runtime) {
         return new SasLifecycle(runtime);
     }
@@ -154,6 +177,7 @@ public class SasAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnBean(StateStore.class)
     SasClient sasClient(ObjectProvider<SasRuntime> runtime, StateStore store, SasProperties properties,
             ObjectProvider<Tracing> tracing) {
         SasRuntime r = runtime.getIfUnique();

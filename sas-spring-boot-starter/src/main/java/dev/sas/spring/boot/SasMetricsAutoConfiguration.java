@@ -16,9 +16,12 @@ import org.springframework.context.annotation.Bean;
  * With {@code sas-micrometer} on the class path and a {@link MeterRegistry} bean (Actuator makes
  * one), SAS's meters ({@link SasMicrometer}) for this node's runtime; off with
  * {@code sas.metrics.enabled=false}. Runs before {@link SasAutoConfiguration}, so the runtime is
- * built with the meters' listener.
+ * built with the meters' listener. Ordered after the registry auto-configurations of Spring Boot 4
+ * ({@code spring-boot-micrometer-metrics}) and Spring Boot 3 ({@code spring-boot-actuator-autoconfigure}).
  */
 @AutoConfiguration(before = SasAutoConfiguration.class, afterName = {
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass({SasMicrometer.class, MeterRegistry.class, SasRuntime.class})

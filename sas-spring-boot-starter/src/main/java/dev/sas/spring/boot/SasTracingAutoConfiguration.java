@@ -15,9 +15,12 @@ import org.springframework.context.annotation.Bean;
  * an OpenTelemetry tracing bridge makes one), tasks carry the submitter's trace to their steps
  * ({@link OpenTelemetryTracing}); off with {@code sas.tracing.enabled=false}. Runs before
  * {@link SasAutoConfiguration}, which hands the {@link Tracing} bean to the runtime and client.
+ * Ordered after the OpenTelemetry auto-configuration of Spring Boot 4 ({@code spring-boot-opentelemetry})
+ * and Spring Boot 3 ({@code spring-boot-actuator-autoconfigure}).
  */
-@AutoConfiguration(before = SasAutoConfiguration.class,
-        afterName = "org.springframework.boot.actuate.autoconfigure.opentelemetry.OpenTelemetryAutoConfiguration")
+@AutoConfiguration(before = SasAutoConfiguration.class, afterName = {
+        "org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.opentelemetry.OpenTelemetryAutoConfiguration"})
 @ConditionalOnClass({OpenTelemetryTracing.class, OpenTelemetry.class})
 @ConditionalOnBean(OpenTelemetry.class)
 @ConditionalOnProperty(prefix = "sas.tracing", name = "enabled", matchIfMissing = true)

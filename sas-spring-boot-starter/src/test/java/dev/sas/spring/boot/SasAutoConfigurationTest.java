@@ -11,6 +11,8 @@ import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
 import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.micrometer.SasMicrometer;
+import dev.sas.spring.boot.internal.Boot3HealthIndicator;
+import dev.sas.spring.boot.internal.HealthCheck;
 import dev.sas.testing.InMemoryStateStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -108,7 +110,7 @@ class SasAutoConfigurationTest {
     void without_workflows_there_is_a_client_but_no_runtime() {
         runner.run(ctx -> {
             assertThat(ctx).hasNotFailed().hasSingleBean(SasClient.class).doesNotHaveBean(SasRuntime.class)
-                    .doesNotHaveBean(SasHealthIndicator.class);
+                    .doesNotHaveBean("sasHealthIndicator");
         });
     }
 
@@ -120,10 +122,48 @@ class SasAutoConfigurationTest {
     }
 
     @Test
-    void without_a_data_source_nothing_is_configured() {
+    void without_a_data_source_or_a_store_the_start_fails_and_says_what_to_add() {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SasAutoConfiguration.class))
                 .withUserConfiguration(Workflows.class)
-                .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(SasRuntime.class));
+                .run(ctx -> assertThat(ctx).getFailure().isInstanceOf(SasStartupException.class)
+                        .hasMessageContaining("found no DataSource bean and no StateStore bean")
+                        .hasMessageContaining("spring.datasource.url").hasMessageContaining("sas.enabled=false"));
+    }
+
+    @Test
+    void without_a_data_source_and_without_boot_jdbc_the_failure_names_the_jdbc_starter() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SasAutoConfiguration.class))
+                .withClassLoader(new FilteredClassLoader(DataSourceAutoConfiguration.class))
+                .run(ctx -> assertThat(ctx).getFailure().isInstanceOf(SasStartupException.class)
+                        .hasMessageContaining("Add spring-boot-starter-jdbc"));
+    }
+
+    @Test
+    void two_data_sources_and_none_primary_fail_the_start_naming_both() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SasAutoConfiguration.class))
+                .withBean("orders", javax.sql.DataSource.class, () -> new org.h2.jdbcx.JdbcDataSource())
+                .withBean("audit", javax.sql.DataSource.class, () -> new org.h2.jdbcx.JdbcDataSource())
+                .run(ctx -> assertThat(ctx).getFailure().isInstanceOf(SasStartupException.class)
+                        .hasMessageContaining("2 DataSource beans [orders, audit]").hasMessageContaining("@Primary"));
+    }
+
+    @Test
+    void without_a_data_source_the_applications_own_store_is_enough() {
+        InMemoryStateStore own = new InMemoryStateStore();
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SasAutoConfiguration.class))
+                .withUserConfiguration(Workflows.class).withBean(StateStore.class, () -> own)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed().hasSingleBean(SasRuntime.class).hasSingleBean(SasClient.class);
+                    assertThat(ctx.getBean(SasRuntime.class).config().stateStore()).isSameAs(own);
+                });
+    }
+
+    @Test
+    void the_failure_analyzer_prints_the_description_and_the_action() {
+        var analysis = new dev.sas.spring.boot.internal.StartupFailureAnalyzer()
+                .analyze(new IllegalStateException(new SasStartupException("what is wrong.", "what to do.")));
+        assertThat(analysis.getDescription()).isEqualTo("what is wrong.");
+        assertThat(analysis.getAction()).isEqualTo("what to do.");
     }
 
     @Test
@@ -160,7 +200,7 @@ class SasAutoConfigurationTest {
     void a_runtime_that_is_not_running_is_down() {
         Workflow<String> wf = new Workflows().greet();
         try (SasRuntime runtime = SasRuntime.builder().stateStore(new InMemoryStateStore()).workflow(wf).build()) {
-            var health = new SasHealthIndicator(runtime, Duration.ofMinutes(1)).health();
+            var health = new Boot3HealthIndicator(new HealthCheck(runtime, Duration.ofMinutes(1))).health();
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
             assertThat(health.getDetails().get("reason")).isEqualTo("the runtime is not running");
         }
@@ -184,7 +224,7 @@ class SasAutoConfigurationTest {
         dev.sas.testing.ManualClock clock = new dev.sas.testing.ManualClock();
         try (SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(new Workflows().greet())
                 .pollInterval(Duration.ofMillis(20)).build().start()) {
-            SasHealthIndicator health = new SasHealthIndicator(runtime, Duration.ofMinutes(1));
+            Boot3HealthIndicator health = new Boot3HealthIndicator(new HealthCheck(runtime, Duration.ofMinutes(1)));
             await().atMost(Duration.ofSeconds(30)).until(() -> runtime.status().lastClaimPoll() != null);
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 
@@ -203,7 +243,7 @@ class SasAutoConfigurationTest {
     void without_actuator_there_is_no_health_indicator_and_the_rest_works() {
         runner.withUserConfiguration(Workflows.class).withClassLoader(new FilteredClassLoader(HealthIndicator.class))
                 .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(SasRuntime.class)
-                        .doesNotHaveBean(SasHealthIndicator.class));
+                        .doesNotHaveBean("sasHealthIndicator"));
     }
 
     @Test
