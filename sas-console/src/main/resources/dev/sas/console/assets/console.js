@@ -168,7 +168,8 @@
   }
 
   async function act(path, reason, done) {
-    const r = await api(path + query({ reason }), 'POST');
+    const more = query({ reason });
+    const r = await api(path + (more && path.includes('?') ? '&' + more.substring(1) : more), 'POST');
     if (r.ok) { flash('ok', r.body.message || 'done'); Object.keys(reasons).forEach((k) => delete reasons[k]); }
     else refused(r);
     if (done) await done();
