@@ -215,8 +215,9 @@ public final class SasConsole {
          * context, e.g. with Spring Security
          * {@code r -> SecurityContextHolder.getContext().getAuthentication().getName()}, or a header
          * its authenticating proxy sets (never one a client could set itself). A null or blank
-         * answer, or no function (the default), records {@value SasConsole#DEFAULT_OPERATOR}. The
-         * token still decides whether the request may act.
+         * answer, or no function (the default), records {@value SasConsole#DEFAULT_OPERATOR}; if it
+         * throws, the page still loads and actions are refused (never recorded under another name).
+         * The token still decides whether the request may act.
          *
          * @param operator names the request's operator (at most 100 characters), or answers null
          * @throws NullPointerException if {@code operator} is null

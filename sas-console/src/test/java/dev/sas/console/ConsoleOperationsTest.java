@@ -335,6 +335,20 @@ class ConsoleOperationsTest {
         }
 
         @Test
+        void when_the_hosts_operator_function_fails_the_page_loads_and_actions_are_refused() throws Exception {
+            console = SasConsole.builder().client(client).actionToken(TOKEN).operator(r -> {
+                throw new IllegalStateException("no authentication in the security context");
+            }).build();
+            assertThat(json(get("/api/info")).get("operator").asText()).isEqualTo(SasConsole.DEFAULT_OPERATOR);
+
+            ConsoleResponse r = post("/api/tasks/" + blocked.id().value() + "/cancel", null);
+
+            assertThat(r.status()).isEqualTo(400);
+            assertThat(json(r).get("error").asText()).contains("operator could not be identified");
+            assertThat(blocked.info().cancelRequested()).isFalse();
+        }
+
+        @Test
         void info_names_the_operator_the_host_reports() throws Exception {
             Map<String, String> h = Map.of("Host", "127.0.0.1:8089", USER_HEADER, "grace");
             assertThat(json(console.handle(ConsoleRequest.of("GET", "/api/info", null, h))).get("operator").asText())

@@ -182,7 +182,14 @@ public final class Api {
         m.put("payloads", payloads);
         m.put("tokenHeader", ActionGuard.TOKEN_HEADER);
         m.put("statuses", List.of(TaskStatus.values()));
-        m.put("operator", operatorName(request));
+        String who;
+        try {
+            who = operatorName(request);
+        } catch (RuntimeException e) { // e.g. nobody logged in: the page still loads
+            log.debug("console: the host's operator function failed on a read: {}", e.toString());
+            who = DEFAULT_OPERATOR;
+        }
+        m.put("operator", who);
         m.put("bulkMax", Operations.DEFAULT_BULK_MAX);
         return m;
     }
@@ -335,7 +342,17 @@ public final class Api {
 
     /** Who acts, as the host names the request's operator, and the {@code reason} parameter. */
     private OperatorNote note(ConsoleRequest request, Map<String, String> q) {
-        return OperatorNote.of(operatorName(request), q.get("reason"));
+        String name;
+        try {
+            name = operatorName(request);
+        } catch (RuntimeException e) {
+            // never record an action under a name that is not the actor's
+            log.warn("console: action {} from {} refused: the host's operator function failed: {}", request.path(),
+                    who(request), e.toString());
+            throw new IllegalArgumentException("the operator could not be identified (" + e.getClass().getSimpleName()
+                    + "); nothing was done", e);
+        }
+        return OperatorNote.of(name, q.get("reason"));
     }
 
     private String operatorName(ConsoleRequest request) {
