@@ -272,16 +272,25 @@
       params.q ? null : el('h2', { text: 'Search' }), params.q ? null : filterForm(params, o.workflows.map((w) => w.name)),
       params.q ? null : bulkPanel(params), list);
     let pages = await taskList(list, params);
+    let shown = JSON.stringify(o);
     const mine = generation;
+    // only what changed is drawn again: an unchanged page keeps its elements (and what is focused)
     autoRefresh(async () => {
       const again = await api('overview');
       if (!again.ok || mine !== generation) return;
-      document.getElementById('counts').replaceWith(cards(again.body, params));
-      document.getElementById('workflows-panel').replaceWith(workflowTable(again.body));
+      if (JSON.stringify(again.body) !== shown) {
+        shown = JSON.stringify(again.body);
+        document.getElementById('counts').replaceWith(cards(again.body, params));
+        document.getElementById('workflows-panel').replaceWith(workflowTable(again.body));
+      }
       if (pages() === 1) { // the user has not loaded more: the first page again
         const fresh = el('div', { id: 'list' });
-        pages = await taskList(fresh, params);
-        if (mine === generation) document.getElementById('list').replaceWith(fresh);
+        const freshPages = await taskList(fresh, params);
+        const current = document.getElementById('list');
+        if (mine === generation && current && current.dataset.sig !== fresh.dataset.sig) {
+          current.replaceWith(fresh);
+          pages = freshPages;
+        }
       }
     });
   }
@@ -318,6 +327,7 @@
         ? await api('search' + query({ q: params.q, workflow: params.workflow }))
         : await api('query' + query(Object.assign(apiFilters(params), { afterCreatedAt: after && after.afterCreatedAt, afterId: after && after.afterId })));
       if (!r.ok) throw new Error(r.body.error || r.status);
+      if (!pages) box.dataset.sig = JSON.stringify(r.body);
       pages++;
       for (const t of r.body.tasks) {
         tbody.append(el('tr', { class: 'task-row', data: { id: t.id, status: t.status }, onclick: () => go('/task/' + encodeURIComponent(t.id)) },
@@ -345,9 +355,12 @@
     view.replaceChildren(el('div', { class: 'title-row' }, el('h1', { text: 'Agents' }), refreshState()),
       el('p', { class: 'muted', text: 'Every agent endpoint called through a limit or a circuit breaker, as all nodes share it; and the tasks held back (WAITING) for each agent.' }),
       body);
+    let shown = null;
     const fill = async () => {
       const r = await api('agents');
       if (!r.ok) throw new Error(r.body.error || r.status);
+      if (JSON.stringify(r.body) === shown) return; // unchanged: keep the elements
+      shown = JSON.stringify(r.body);
       const a = r.body;
       const parts = [];
       if (!a.supported) parts.push(el('p', { class: 'flash error', text: 'This state store keeps no flow-control state.' }));
