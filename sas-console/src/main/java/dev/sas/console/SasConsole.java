@@ -19,13 +19,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The operator console: a web page and its JSON API over a {@link SasClient}. It shows tasks by
  * state and workflow with their counts, finds them by business key or id, and shows one task's
- * steps, errors and event timeline; with an action token configured an operator can resubmit and
- * cancel tasks and resubmit every {@code ERROR} task of a workflow. Plain HTML, CSS and JavaScript
- * from this jar: nothing to build, no framework, no external requests.
+ * steps, errors and event timeline; searches tasks by state, workflow, creation time and error
+ * text; shows every agent endpoint's circuit breaker and calls in flight with the tasks held back
+ * for it. With an action token configured an operator can resubmit and cancel tasks, one by one or
+ * every task a search matches (after a preview of how many), each action recorded in the task's
+ * timeline with who acted ({@link Builder#operator}) and the reason the operator gave. Plain HTML,
+ * CSS and JavaScript from this jar: nothing to build, no framework, no external requests.
  *
  * <pre>{@code
  * SasConsole console = SasConsole.builder()
@@ -59,6 +63,8 @@ public final class SasConsole {
     public static final int MIN_TOKEN_LENGTH = 16;
     /** The default title. */
     public static final String DEFAULT_TITLE = "SAS";
+    /** Who an action is recorded as done by when the host names no operator: {@value}. */
+    public static final String DEFAULT_OPERATOR = Api.DEFAULT_OPERATOR;
     /** The header that carries the operator's token on an action. */
     public static final String TOKEN_HEADER = ActionGuard.TOKEN_HEADER;
 
@@ -85,7 +91,7 @@ public final class SasConsole {
     private SasConsole(Builder b) {
         this.config = new Config(b.client, b.token != null, b.showPayloads, b.title, List.copyOf(b.allowedOrigins));
         ActionGuard guard = new ActionGuard(b.token, config.allowedOrigins());
-        this.api = new Api(b.client, guard, b.showPayloads, b.title);
+        this.api = new Api(b.client, guard, b.showPayloads, b.title, b.operator);
         this.assets = new Assets();
     }
 
@@ -119,7 +125,7 @@ public final class SasConsole {
             headers.put("Content-Type", "application/json; charset=utf-8");
             headers.put("Cache-Control", "no-store");
             if (answer.status() == 405) {
-                headers.put("Allow", path.matches("/api/(tasks/[^/]+|workflows/[^/]+)/[^/]+") ? "POST" : "GET, HEAD");
+                headers.put("Allow", path.matches("/api/(tasks/[^/]+/[^/]+|workflows/[^/]+/[^/]+|bulk/[^/]+)") ? "POST" : "GET, HEAD");
             }
             return new ConsoleResponse(answer.status(), headers,
                     Json.write(answer.body()).getBytes(StandardCharsets.UTF_8));
@@ -197,8 +203,28 @@ public final class SasConsole {
         private boolean showPayloads;
         private String title = DEFAULT_TITLE;
         private final List<String> allowedOrigins = new ArrayList<>();
+        private Function<ConsoleRequest, String> operator;
 
         private Builder() {
+        }
+
+        /**
+         * Who sends a request, as the host knows it: the name recorded with each action in the
+         * task's timeline ({@code by alice: <reason>}) and shown on the page. Called on the thread
+         * that calls {@link SasConsole#handle}, so a host can read its own request-bound security
+         * context, e.g. with Spring Security
+         * {@code r -> SecurityContextHolder.getContext().getAuthentication().getName()}, or a header
+         * its authenticating proxy sets (never one a client could set itself). A null or blank
+         * answer, or no function (the default), records {@value SasConsole#DEFAULT_OPERATOR}; if it
+         * throws, the page still loads and actions are refused (never recorded under another name).
+         * The token still decides whether the request may act.
+         *
+         * @param operator names the request's operator (at most 100 characters), or answers null
+         * @throws NullPointerException if {@code operator} is null
+         */
+        public Builder operator(Function<ConsoleRequest, String> operator) {
+            this.operator = Objects.requireNonNull(operator, "operator must not be null");
+            return this;
         }
 
         /**

@@ -1,9 +1,14 @@
 package dev.sas.micrometer;
 
+import dev.sas.core.Agent;
+import dev.sas.core.AgentStatus;
+import dev.sas.core.FlowControl;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskListener;
+import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -12,7 +17,11 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
@@ -129,7 +138,50 @@ public final class SasMicrometer {
         TimeGauge.builder(PREFIX + ".tasks.oldest.due.age", store, TimeUnit.MILLISECONDS, StoreGauges::oldestDueAgeMillis)
                 .description("how long the oldest due, unclaimed task has waited (0 when none), all nodes")
                 .tags(tags).strongReference(true).register(registry);
+        bindAgents(runtime);
         return runtime;
+    }
+
+    /**
+     * Flow control of the agents this runtime's workflows call with a limit or a circuit breaker:
+     * calls held back and breakers opened by this runtime, and per endpoint, as all nodes share it,
+     * the breaker's state, the calls in flight and the failures in the breaker's window.
+     */
+    private void bindAgents(SasRuntime runtime) {
+        counter("agent.calls.held.back", "agent calls this runtime held back (their tasks waited) for a limit or an"
+                + " open breaker", runtime, SasMetrics::heldBack);
+        counter("agent.breakers.opened", "times one of this runtime's calls opened an endpoint's circuit breaker",
+                runtime, SasMetrics::breakersOpened);
+        Map<String, FlowControl> agents = new TreeMap<>();
+        for (Workflow<?> w : runtime.config().workflows()) {
+            for (StepDefinition<?> step : w.steps()) {
+                for (Optional<Agent<?, ?>> a : List.of(step.agent(), step.compensationAgent())) {
+                    a.filter(agent -> agent.flowControl().isLimited())
+                            .ifPresent(agent -> agents.putIfAbsent(agent.name(), agent.flowControl()));
+                }
+            }
+        }
+        if (agents.isEmpty()) {
+            return;
+        }
+        AgentGauges gauges = new AgentGauges(runtime.client(), storeRefresh);
+        agents.forEach((agent, flow) -> {
+            for (String endpoint : flow.endpoints()) {
+                Tags t = tags.and("agent", agent, "endpoint", endpoint);
+                Gauge.builder(PREFIX + ".agent.breaker.state", gauges,
+                                g -> g.value(agent, endpoint, AgentGauges::breaker))
+                        .description("the endpoint's circuit breaker, all nodes: 0 closed, 1 half-open, 2 open")
+                        .tags(t).strongReference(true).register(registry);
+                Gauge.builder(PREFIX + ".agent.calls.in.flight", gauges,
+                                g -> g.value(agent, endpoint, AgentStatus::callsInFlight))
+                        .description("calls to the endpoint holding a permit now, all nodes")
+                        .tags(t).strongReference(true).register(registry);
+                Gauge.builder(PREFIX + ".agent.failures.in.window", gauges,
+                                g -> g.value(agent, endpoint, AgentStatus::failuresInWindow))
+                        .description("failed calls in the endpoint's circuit-breaker window, all nodes")
+                        .tags(t).strongReference(true).register(registry);
+            }
+        });
     }
 
     private void counter(String name, String description, SasRuntime runtime, ToDoubleFunction<SasMetrics> value) {

@@ -1,6 +1,7 @@
 package dev.sas.console.internal;
 
 import dev.sas.console.ConsoleRequest;
+import dev.sas.core.OperatorNote;
 import dev.sas.core.SasClient;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
@@ -19,6 +20,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -33,10 +35,18 @@ import org.slf4j.MDC;
  * GET  api/tasks?status=&amp;workflow=&amp;limit=&amp;afterCreatedAt=&amp;afterId=   a page, oldest first
  * GET  api/search?q=&amp;workflow=                   by business key (in every workflow) or task id
  * GET  api/tasks/{id}                            a task, its steps and events
- * POST api/tasks/{id}/resubmit                   resubmit an ERROR or COMPENSATION_FAILED task
- * POST api/tasks/{id}/cancel                     cancel a task
- * POST api/workflows/{name}/resubmit-errors      resubmit every ERROR task of a workflow
+ * GET  api/query?status=&amp;workflow=&amp;createdAfter=&amp;createdBefore=&amp;error=&amp;limit=&amp;afterCreatedAt=&amp;afterId=
+ *                                                a page of the tasks the filters match, oldest first
+ * GET  api/agents                                agent endpoints' flow control, tasks held back per agent
+ * GET  api/bulk?action=&amp;(filters)&amp;max=           preview: how many tasks, a sample, the confirm digest
+ * POST api/tasks/{id}/resubmit?reason=           resubmit an ERROR or COMPENSATION_FAILED task
+ * POST api/tasks/{id}/cancel?reason=             cancel a task
+ * POST api/workflows/{name}/resubmit-errors?reason=   resubmit every ERROR task of a workflow
+ * POST api/bulk/{action}?(filters)&amp;max=&amp;count=&amp;confirm=&amp;reason=   act on what the preview counted
  * </pre>
+ *
+ * Every action records who acted (the host's operator function, else "console") and the
+ * {@code reason} given, as an {@link OperatorNote} in the task's timeline.
  */
 public final class Api {
     private static final Logger log = LoggerFactory.getLogger("dev.sas.console.SasConsole");
@@ -49,19 +59,29 @@ public final class Api {
     private final ActionGuard guard;
     private final boolean payloads;
     private final String title;
+    private final Function<ConsoleRequest, String> operator;
+    private final Operations operations;
 
     /**
      * @param client where tasks are read and acted on
      * @param guard decides which requests may act
      * @param payloads whether step outputs are shown
      * @param title the console's title
+     * @param operator who sends a request, as the host knows it; null (or a null answer) for
+     *     {@value #DEFAULT_OPERATOR}
      */
-    public Api(SasClient client, ActionGuard guard, boolean payloads, String title) {
+    public Api(SasClient client, ActionGuard guard, boolean payloads, String title,
+            Function<ConsoleRequest, String> operator) {
         this.client = client;
         this.guard = guard;
         this.payloads = payloads;
         this.title = title;
+        this.operator = operator;
+        this.operations = new Operations(client);
     }
+
+    /** Who acts when the host names no operator: {@value}. */
+    public static final String DEFAULT_OPERATOR = "console";
 
     /**
      * Answers {@code request}, whose path starts with {@code /api/}.
@@ -91,7 +111,7 @@ public final class Api {
     private Answer route(ConsoleRequest request, List<String> p) {
         String method = request.method();
         if (p.size() == 1 && p.get(0).equals("info")) {
-            return read(method, this::info);
+            return read(method, () -> info(request));
         }
         if (p.size() == 1 && p.get(0).equals("overview")) {
             return read(method, this::overview);
@@ -105,20 +125,38 @@ public final class Api {
         if (p.size() == 2 && p.get(0).equals("tasks")) {
             return read(method, () -> task(TaskId.of(p.get(1))));
         }
+        if (p.size() == 1 && p.get(0).equals("query")) {
+            return read(method, () -> operations.query(query(request.query())));
+        }
+        if (p.size() == 1 && p.get(0).equals("agents")) {
+            return read(method, operations::agents);
+        }
+        if (p.size() == 1 && p.get(0).equals("bulk")) {
+            return read(method, () -> operations.preview(query(request.query())));
+        }
+        if (p.size() == 2 && p.get(0).equals("bulk")) {
+            ActionGuard.Refusal refused = guard.check(request);
+            if (refused != null) {
+                return refusal(request, refused);
+            }
+            Map<String, String> q = query(request.query());
+            return operations.act(p.get(1), q, note(request, q), who(request));
+        }
         if (p.size() == 3 && p.get(0).equals("tasks") && (p.get(2).equals("resubmit") || p.get(2).equals("cancel"))) {
             ActionGuard.Refusal refused = guard.check(request);
             if (refused != null) {
                 return refusal(request, refused);
             }
             TaskId id = TaskId.of(p.get(1));
-            return p.get(2).equals("resubmit") ? resubmit(id, request) : cancel(id, request);
+            OperatorNote note = note(request, query(request.query()));
+            return p.get(2).equals("resubmit") ? resubmit(id, note, request) : cancel(id, note, request);
         }
         if (p.size() == 3 && p.get(0).equals("workflows") && p.get(2).equals("resubmit-errors")) {
             ActionGuard.Refusal refused = guard.check(request);
             if (refused != null) {
                 return refusal(request, refused);
             }
-            return resubmitErrors(p.get(1), request);
+            return resubmitErrors(p.get(1), note(request, query(request.query())), request);
         }
         return Answer.error(404, "no such API: " + request.path());
     }
@@ -137,13 +175,22 @@ public final class Api {
         return Answer.error(refused.status(), refused.reason());
     }
 
-    private Object info() {
+    private Object info(ConsoleRequest request) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("title", title);
         m.put("actions", guard.enabled());
         m.put("payloads", payloads);
         m.put("tokenHeader", ActionGuard.TOKEN_HEADER);
         m.put("statuses", List.of(TaskStatus.values()));
+        String who;
+        try {
+            who = operatorName(request);
+        } catch (RuntimeException e) { // e.g. nobody logged in: the page still loads
+            log.debug("console: the host's operator function failed on a read: {}", e.toString());
+            who = DEFAULT_OPERATOR;
+        }
+        m.put("operator", who);
+        m.put("bulkMax", Operations.DEFAULT_BULK_MAX);
         return m;
     }
 
@@ -244,23 +291,23 @@ public final class Api {
         return TaskJson.detail(info, events, payloads, guard.enabled());
     }
 
-    private Answer resubmit(TaskId id, ConsoleRequest request) {
+    private Answer resubmit(TaskId id, OperatorNote note, ConsoleRequest request) {
         MDC.put("sas.taskId", id.value());
         try {
-            client.resubmit(id);
-            log.info("console: task {} resubmitted by the operator at {}", id, who(request));
+            client.resubmit(id, note);
+            log.info("console: task {} resubmitted by {} at {}", id, note.operator(), who(request));
         } finally {
             MDC.remove("sas.taskId");
         }
         return new Answer(200, outcome(true, "resubmitted", id));
     }
 
-    private Answer cancel(TaskId id, ConsoleRequest request) {
+    private Answer cancel(TaskId id, OperatorNote note, ConsoleRequest request) {
         boolean requested;
         MDC.put("sas.taskId", id.value());
         try {
-            requested = client.cancel(id);
-            log.info("console: cancel of task {} by the operator at {}: {}", id, who(request),
+            requested = client.cancel(id, note);
+            log.info("console: cancel of task {} by {} at {}: {}", id, note.operator(), who(request),
                     requested ? "requested" : "refused (finished, COMPENSATION_FAILED, or being cancelled)");
         } finally {
             MDC.remove("sas.taskId");
@@ -272,9 +319,10 @@ public final class Api {
         return new Answer(200, outcome(true, "cancel requested", id));
     }
 
-    private Answer resubmitErrors(String workflow, ConsoleRequest request) {
-        int n = client.resubmitAll(workflow);
-        log.info("console: {} ERROR tasks of workflow {} resubmitted by the operator at {}", n, workflow, who(request));
+    private Answer resubmitErrors(String workflow, OperatorNote note, ConsoleRequest request) {
+        int n = operations.resubmitErrors(workflow, note);
+        log.info("console: {} ERROR tasks of workflow {} resubmitted by {} at {}", n, workflow, note.operator(),
+                who(request));
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("ok", true);
         m.put("resubmitted", n);
@@ -290,6 +338,26 @@ public final class Api {
                 : now.businessKey() + " (" + now.workflow() + "): " + what);
         m.put("status", now == null ? null : now.status());
         return m;
+    }
+
+    /** Who acts, as the host names the request's operator, and the {@code reason} parameter. */
+    private OperatorNote note(ConsoleRequest request, Map<String, String> q) {
+        String name;
+        try {
+            name = operatorName(request);
+        } catch (RuntimeException e) {
+            // never record an action under a name that is not the actor's
+            log.warn("console: action {} from {} refused: the host's operator function failed: {}", request.path(),
+                    who(request), e.toString());
+            throw new IllegalArgumentException("the operator could not be identified (" + e.getClass().getSimpleName()
+                    + "); nothing was done", e);
+        }
+        return OperatorNote.of(name, q.get("reason"));
+    }
+
+    private String operatorName(ConsoleRequest request) {
+        String name = operator == null ? null : operator.apply(request);
+        return name == null || name.isBlank() ? DEFAULT_OPERATOR : name;
     }
 
     private static String who(ConsoleRequest request) {

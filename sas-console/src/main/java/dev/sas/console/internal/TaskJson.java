@@ -86,6 +86,13 @@ public final class TaskJson {
             ev.put("stepIndex", e.stepIndex());
             ev.put("attempt", e.attempt());
             ev.put("message", e.message());
+            if (ev.get("by").equals("operator") && e.message() != null && e.message().startsWith("by ")) {
+                // OperatorNote.describe(): "by <operator>" or "by <operator>: <reason>"
+                String rest = e.message().substring(3);
+                int colon = rest.indexOf(": ");
+                ev.put("operator", colon < 0 ? rest : rest.substring(0, colon));
+                ev.put("reason", colon < 0 ? null : rest.substring(colon + 2));
+            }
             timeline.add(ev);
         }
         m.put("events", timeline);

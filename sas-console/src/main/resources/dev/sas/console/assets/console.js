@@ -3,16 +3,22 @@
 'use strict';
 (function () {
   const TOKEN_KEY = 'sas.console.token';
+  const REFRESH_MS = 5000;
   const ACTIVE = ['PENDING', 'WAITING', 'PARKED', 'PROCESSING', 'AWAITING_REPLY', 'COMPENSATING'];
-  const NEEDS_OPERATOR = ['ERROR', 'COMPENSATION_FAILED', 'PARKED'];
+  const NEEDS_OPERATOR = ['ERROR', 'COMPENSATION_FAILED'];
+  const HELD = ['WAITING', 'PARKED'];
+  const FILTERS = ['status', 'workflow', 'after', 'before', 'error'];
   const SHORT = {
     PENDING: 'Pending', WAITING: 'Waiting', PARKED: 'Parked', PROCESSING: 'Processing',
     AWAITING_REPLY: 'Awaiting reply', PROCESSED: 'Processed', ERROR: 'Error',
     COMPENSATING: 'Compensating', COMPENSATED: 'Compensated', COMPENSATION_FAILED: 'Comp. failed', CANCELLED: 'Cancelled'
   };
-  let info = { title: 'SAS', actions: false, payloads: false, tokenHeader: 'X-SAS-Console-Token', statuses: [] };
+  let info = { title: 'SAS', actions: false, payloads: false, tokenHeader: 'X-SAS-Console-Token', statuses: [], operator: 'console' };
   let refreshTimer = null;
+  let refresher = null; // what the current view runs every REFRESH_MS while the tab is visible
   let flashTimer = null;
+  const reasons = {}; // the reason typed per task, kept while an active task's page refreshes
+  let generation = 0; // bumped on every navigation: a refresh of a view left behind does nothing
 
   // ---------------------------------------------------------------- helpers
 
@@ -58,7 +64,7 @@
   async function api(path, method) {
     const headers = { Accept: 'application/json' };
     if (method === 'POST' && token()) headers[info.tokenHeader] = token();
-    const res = await fetch('api/' + path, { method: method || 'GET', headers, credentials: 'omit', cache: 'no-store' });
+    const res = await fetch('api/' + path, { method: method || 'GET', headers, credentials: 'same-origin', cache: 'no-store' });
     let body = null;
     try { body = await res.json(); } catch (e) { body = { error: res.status + ' ' + res.statusText }; }
     return { ok: res.ok, status: res.status, body };
@@ -81,6 +87,49 @@
     location.hash = '#' + path + query(params || {});
   }
 
+  /** The page's filters as the API's parameters. */
+  function apiFilters(params) {
+    return { status: params.status, workflow: params.workflow, createdAfter: params.after, createdBefore: params.before, error: params.error };
+  }
+
+  function hasFilter(params) {
+    return FILTERS.some((k) => params[k]);
+  }
+
+  // ---------------------------------------------------------------- refreshing
+
+  /** Runs {@code fn} every REFRESH_MS while the tab is visible; a hidden tab asks nothing. */
+  function autoRefresh(fn) {
+    refresher = fn;
+    schedule();
+  }
+
+  function schedule() {
+    clearTimeout(refreshTimer);
+    if (!refresher) return;
+    const state = document.getElementById('refresh-state');
+    if (document.hidden) {
+      if (state) state.textContent = 'Auto-refresh paused while the tab is hidden';
+      return; // visibilitychange starts it again
+    }
+    refreshTimer = setTimeout(async () => {
+      const mine = generation;
+      try {
+        await refresher();
+        const s = document.getElementById('refresh-state');
+        if (s && mine === generation) s.textContent = 'Refreshes every ' + (REFRESH_MS / 1000) + ' s · updated ' + new Date().toISOString().substring(11, 19) + ' UTC';
+      } catch (e) {
+        const s = document.getElementById('refresh-state');
+        if (s) s.textContent = 'Refresh failed: ' + e.message + ' (trying again)';
+      }
+      if (mine === generation) schedule();
+    }, REFRESH_MS);
+  }
+
+  function refreshState() {
+    return el('span', { id: 'refresh-state', class: 'muted refresh', text: 'Refreshes every ' + (REFRESH_MS / 1000) + ' s' });
+  }
+
   // ---------------------------------------------------------------- operator token
 
   function renderAuth() {
@@ -92,9 +141,10 @@
       return;
     }
     if (token()) {
-      box.append(el('span', { class: 'badge', id: 'operator', text: 'operator token set' }),
-        el('button', { id: 'token-forget', type: 'button', onclick: () => { sessionStorage.removeItem(TOKEN_KEY); renderAuth(); },
-          text: 'Forget' }));
+      box.append(el('span', { class: 'badge', id: 'operator', title: 'Actions are recorded as done by ' + info.operator,
+        text: 'operator token set · ' + info.operator }),
+      el('button', { id: 'token-forget', type: 'button', onclick: () => { sessionStorage.removeItem(TOKEN_KEY); renderAuth(); },
+        text: 'Forget' }));
       return;
     }
     const input = el('input', { id: 'token', type: 'password', placeholder: 'Operator token', 'aria-label': 'Operator token',
@@ -109,35 +159,36 @@
     box.append(input, el('button', { id: 'token-save', type: 'button', onclick: save, text: 'Use token' }));
   }
 
-  async function act(path, done) {
-    const r = await api(path, 'POST');
-    if (r.ok) {
-      flash('ok', r.body.message || 'done');
-    } else {
-      if (r.status === 403 && token() && /token is wrong/.test(r.body.error || '')) {
-        sessionStorage.removeItem(TOKEN_KEY);
-        renderAuth();
-      }
-      flash('error', 'Refused: ' + (r.body.error || r.status));
+  function refused(r) {
+    if (r.status === 403 && token() && /token is wrong/.test(r.body.error || '')) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      renderAuth();
     }
+    flash('error', 'Refused: ' + (r.body.error || r.status));
+  }
+
+  async function act(path, reason, done) {
+    const more = query({ reason });
+    const r = await api(path + (more && path.includes('?') ? '&' + more.substring(1) : more), 'POST');
+    if (r.ok) { flash('ok', r.body.message || 'done'); Object.keys(reasons).forEach((k) => delete reasons[k]); }
+    else refused(r);
     if (done) await done();
   }
 
   // ---------------------------------------------------------------- overview and lists
 
-  async function overview(params) {
-    const r = await api('overview');
-    if (!r.ok) throw new Error(r.body.error || r.status);
-    const o = r.body;
-    const statuses = info.statuses;
-    const cards = el('div', { class: 'cards', id: 'counts' },
-      el('a', { class: 'card' + (!params.status && !params.q ? ' selected' : ''), href: '#' + '/' + query({ workflow: params.workflow }),
+  function cards(o, params) {
+    return el('div', { class: 'cards', id: 'counts' },
+      el('a', { class: 'card' + (!params.status && !params.q ? ' selected' : ''), href: '#/' + query({ workflow: params.workflow }),
         data: { status: 'ALL' } }, el('div', { class: 'label', text: 'All tasks' }), el('div', { class: 'n', text: o.total })),
-      statuses.map((s) => el('a', {
+      info.statuses.map((s) => el('a', {
         class: 'card' + (o.counts[s] ? '' : ' zero') + (params.status === s ? ' selected' : ''),
         href: '#/' + query({ status: s, workflow: params.workflow }), data: { status: s }
       }, el('div', { class: 'label', text: SHORT[s] || s }), el('div', { class: 'n', text: o.counts[s] || 0 }))));
+  }
 
+  function workflowTable(o) {
+    const statuses = info.statuses;
     const head = el('tr', {}, el('th', { text: 'Workflow' }), statuses.map((s) => el('th', { class: 'num', text: SHORT[s] || s })),
       el('th', { class: 'num', text: 'Total' }), info.actions ? el('th', { text: '' }) : null);
     const rows = o.workflows.map((w) => el('tr', { data: { workflow: w.name } },
@@ -146,41 +197,138 @@
         class: w.counts[s] ? '' : 'zero', href: '#/' + query({ status: s, workflow: w.name }), text: w.counts[s] || 0
       }))),
       el('td', { class: 'num', text: w.total }),
-      info.actions ? el('td', {}, w.counts.ERROR ? el('button', {
-        class: 'danger bulk-resubmit', type: 'button', data: { workflow: w.name },
-        onclick: () => {
-          if (confirm('Resubmit all ' + w.counts.ERROR + ' ERROR tasks of ' + w.name + '?')) {
-            act('workflows/' + encodeURIComponent(w.name) + '/resubmit-errors', render);
-          }
-        }, text: 'Resubmit ' + w.counts.ERROR + ' in error'
+      info.actions ? el('td', {}, w.counts.ERROR ? el('a', {
+        class: 'button danger bulk-resubmit', data: { workflow: w.name }, href: '#/' + query({ status: 'ERROR', workflow: w.name, bulk: 'resubmit' }),
+        title: 'Preview a resubmit of every ERROR task of ' + w.name, text: 'Resubmit ' + w.counts.ERROR + ' in error…'
       }) : null) : null));
-    const workflows = el('div', { class: 'panel' }, el('table', { id: 'workflows' }, el('thead', {}, head),
+    return el('div', { class: 'panel', id: 'workflows-panel' }, el('table', { id: 'workflows' }, el('thead', {}, head),
       el('tbody', {}, rows.length ? rows : el('tr', {}, el('td', { class: 'empty', colspan: statuses.length + 3, text: 'No tasks yet.' })))));
-
-    const view = document.getElementById('view');
-    view.replaceChildren(el('h1', { text: 'Tasks' }), cards, el('h2', { text: 'By workflow' }), workflows);
-    await taskList(view, params);
   }
 
-  async function taskList(view, params) {
+  function filterForm(params, workflows) {
+    const utc = (v) => (v ? v.replace(/Z$/, '').substring(0, 19) : '');
+    const f = el('form', { id: 'filters', class: 'filters', autocomplete: 'off' },
+      el('label', {}, 'State', el('select', { id: 'f-status' }, el('option', { value: '', text: 'any' }),
+        info.statuses.map((s) => el('option', { value: s, selected: params.status === s, text: s })))),
+      el('label', {}, 'Workflow', el('input', { id: 'f-workflow', list: 'f-workflows', value: params.workflow || '', placeholder: 'any' }),
+        el('datalist', { id: 'f-workflows' }, workflows.map((w) => el('option', { value: w })))),
+      el('label', {}, 'Created from (UTC)', el('input', { id: 'f-after', type: 'datetime-local', step: 1, value: utc(params.after) })),
+      el('label', {}, 'Created before (UTC)', el('input', { id: 'f-before', type: 'datetime-local', step: 1, value: utc(params.before) })),
+      el('label', { class: 'wide' }, 'Error contains', el('input', { id: 'f-error', type: 'search', value: params.error || '', placeholder: 'text in the last error' })),
+      el('div', { class: 'filter-buttons' }, el('button', { id: 'f-apply', type: 'submit', class: 'primary', text: 'Search' }),
+        el('button', { id: 'f-clear', type: 'button', onclick: () => go('/', {}), text: 'Clear' })));
+    f.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const iso = (v) => (v ? (v.length === 16 ? v + ':00' : v) + 'Z' : '');
+      go('/', { status: f.querySelector('#f-status').value, workflow: f.querySelector('#f-workflow').value.trim(),
+        after: iso(f.querySelector('#f-after').value), before: iso(f.querySelector('#f-before').value), error: f.querySelector('#f-error').value.trim() });
+    });
+    return f;
+  }
+
+  function bulkPanel(params) {
+    if (!info.actions) return null;
+    const filters = apiFilters(params);
+    const reason = el('input', { id: 'bulk-reason', type: 'text', maxlength: 500, placeholder: 'Reason (recorded in each timeline)', 'aria-label': 'Reason' });
+    const result = el('div', { id: 'bulk-preview' });
+    const preview = async (action) => {
+      const r = await api('bulk' + query(Object.assign({ action }, filters)));
+      if (!r.ok) { refused(r); return; }
+      const p = r.body;
+      const verb = action === 'cancel' ? 'Cancel' : 'Resubmit';
+      result.replaceChildren(el('div', { class: 'preview ' + action },
+        el('p', {}, el('strong', { id: 'bulk-count', text: p.tooMany ? 'more than ' + p.max : String(p.matching) }), ' ',
+          (p.matching === 1 ? 'task matches ' : 'tasks match ') + p.filter + (p.tooMany ? ': narrow the filters (at most ' + p.max + ' at once).' : '.')),
+        p.sample.length ? el('ul', { class: 'sample' }, p.sample.map((t) => el('li', {}, el('a', { href: '#/task/' + encodeURIComponent(t.id), text: t.businessKey }), ' ', pill(t.status), ' ', el('span', { class: 'muted', text: t.workflow }))),
+          p.matching > p.sample.length ? el('li', { class: 'muted', text: '… and ' + (p.matching - p.sample.length) + ' more' }) : null) : null,
+        p.confirm ? el('div', { class: 'actions' },
+          el('button', { id: 'bulk-confirm', class: action === 'cancel' ? 'danger' : 'primary', type: 'button', data: { count: p.count },
+            onclick: async () => {
+              result.replaceChildren();
+              await act('bulk/' + action + query(Object.assign({ count: p.count, confirm: p.confirm }, filters)), reason.value.trim(), render);
+            }, text: verb + ' these ' + p.count + ' task' + (p.count === 1 ? '' : 's') }),
+          el('button', { id: 'bulk-discard', type: 'button', onclick: () => result.replaceChildren(), text: 'Discard' }),
+          token() ? null : el('span', { class: 'muted', text: 'Needs the operator token (top right).' })) : null));
+    };
+    const any = hasFilter(params);
+    const panel = el('div', { class: 'panel bulk', id: 'bulk' },
+      el('div', { class: 'bulk-row' }, el('span', { class: 'label', text: 'Every matching task' }), reason,
+        el('button', { id: 'bulk-preview-resubmit', type: 'button', disabled: !any, onclick: () => preview('resubmit'), text: 'Resubmit…' }),
+        el('button', { id: 'bulk-preview-cancel', class: 'danger', type: 'button', disabled: !any, onclick: () => preview('cancel'), text: 'Cancel…' }),
+        any ? null : el('span', { class: 'muted', text: 'Set a filter first.' })),
+      result);
+    if (any && (params.bulk === 'resubmit' || params.bulk === 'cancel')) preview(params.bulk);
+    return panel;
+  }
+
+  async function overview(params) {
+    const r = await api('overview');
+    if (!r.ok) throw new Error(r.body.error || r.status);
+    const o = r.body;
+    const view = document.getElementById('view');
+    const list = el('div', { id: 'list' });
+    view.replaceChildren(el('div', { class: 'title-row' }, el('h1', { text: 'Tasks' }), refreshState()), cards(o, params),
+      el('h2', { text: 'By workflow' }), workflowTable(o),
+      params.q ? null : el('h2', { text: 'Search' }), params.q ? null : filterForm(params, o.workflows.map((w) => w.name)),
+      params.q ? null : bulkPanel(params), list);
+    let pages = await taskList(list, params);
+    let shown = JSON.stringify(o);
+    const mine = generation;
+    // only what changed is drawn again: an unchanged page keeps its elements (and what is focused)
+    autoRefresh(async () => {
+      const again = await api('overview');
+      if (!again.ok || mine !== generation) return;
+      if (JSON.stringify(again.body) !== shown) {
+        shown = JSON.stringify(again.body);
+        document.getElementById('counts').replaceWith(cards(again.body, params));
+        document.getElementById('workflows-panel').replaceWith(workflowTable(again.body));
+      }
+      if (pages() === 1) { // the user has not loaded more: the first page again
+        const fresh = el('div', { id: 'list' });
+        const freshPages = await taskList(fresh, params);
+        const current = document.getElementById('list');
+        if (mine === generation && current && current.dataset.sig !== fresh.dataset.sig) {
+          current.replaceWith(fresh);
+          pages = freshPages;
+        }
+      }
+    });
+  }
+
+  function errorCell(t) {
+    if (!t.lastError) return el('td', { class: 'err', text: '' });
+    if (NEEDS_OPERATOR.includes(t.status)) return el('td', { class: 'err', title: t.lastError, text: t.lastError });
+    if (HELD.includes(t.status)) return el('td', { class: 'err held', title: 'Why it waits: ' + t.lastError, text: t.lastError });
+    return el('td', { class: 'err past', title: 'A past error, recovered from: ' + t.lastError, text: t.lastError });
+  }
+
+  /** Renders the task list into {@code box}; returns a function telling how many pages are shown. */
+  async function taskList(box, params) {
+    let pages = 0;
     const chips = [];
     const clear = (key) => { const p = Object.assign({}, params); delete p[key]; go('/', p); };
-    if (params.q) chips.push(el('span', { class: 'chip' }, 'key or id “' + params.q + '”', el('button', { type: 'button', title: 'clear', onclick: () => clear('q'), text: '×' })));
-    if (params.status) chips.push(el('span', { class: 'chip' }, params.status, el('button', { type: 'button', title: 'clear', onclick: () => clear('status'), text: '×' })));
-    if (params.workflow) chips.push(el('span', { class: 'chip' }, 'workflow ' + params.workflow, el('button', { type: 'button', title: 'clear', onclick: () => clear('workflow'), text: '×' })));
+    const chip = (key, text) => chips.push(el('span', { class: 'chip' }, text, el('button', { type: 'button', title: 'clear', onclick: () => clear(key), text: '×' })));
+    if (params.q) chip('q', 'key or id “' + params.q + '”');
+    if (params.status) chip('status', params.status);
+    if (params.workflow) chip('workflow', 'workflow ' + params.workflow);
+    if (params.after) chip('after', 'from ' + params.after);
+    if (params.before) chip('before', 'before ' + params.before);
+    if (params.error) chip('error', 'error “' + params.error + '”');
     const tbody = el('tbody', { id: 'task-rows' });
     const more = el('div', { class: 'more' });
-    view.append(el('div', { class: 'toolbar' }, el('h2', { text: params.q ? 'Search' : 'Tasks, oldest first' }), chips),
+    box.replaceChildren(el('div', { class: 'toolbar' }, el('h2', { text: params.q ? 'Found' : 'Tasks, oldest first' }), chips),
       el('div', { class: 'panel' }, el('table', { id: 'tasks' }, el('thead', {}, el('tr', {},
         el('th', { text: 'Business key' }), el('th', { text: 'Workflow' }), el('th', { text: 'State' }),
-        el('th', { class: 'num', text: 'Step' }), el('th', { class: 'num', text: 'Time-outs' }), el('th', { text: 'Updated (UTC)' }),
+        el('th', { class: 'num', text: 'Step' }), el('th', { class: 'num', text: 'Time-outs' }), el('th', { text: 'Created (UTC)' }),
         el('th', { text: 'Last error' }))), tbody), more));
 
     const load = async (after) => {
       const r = params.q
         ? await api('search' + query({ q: params.q, workflow: params.workflow }))
-        : await api('tasks' + query({ status: params.status, workflow: params.workflow, afterCreatedAt: after && after.afterCreatedAt, afterId: after && after.afterId }));
+        : await api('query' + query(Object.assign(apiFilters(params), { afterCreatedAt: after && after.afterCreatedAt, afterId: after && after.afterId })));
       if (!r.ok) throw new Error(r.body.error || r.status);
+      if (!pages) box.dataset.sig = JSON.stringify(r.body);
+      pages++;
       for (const t of r.body.tasks) {
         tbody.append(el('tr', { class: 'task-row', data: { id: t.id, status: t.status }, onclick: () => go('/task/' + encodeURIComponent(t.id)) },
           el('td', {}, el('a', { href: '#/task/' + encodeURIComponent(t.id), text: t.businessKey })),
@@ -188,13 +336,59 @@
           el('td', {}, pill(t.status), t.cancelRequested ? el('span', { class: 'muted', text: ' cancel requested' }) : null),
           el('td', { class: 'num', text: t.currentStep }),
           el('td', { class: 'num', text: t.failureCount }),
-          el('td', {}, time(t.updatedAt)),
-          el('td', { class: 'err', title: t.lastError || '', text: t.lastError || '' })));
+          el('td', {}, time(t.createdAt)),
+          errorCell(t)));
       }
-      if (!tbody.children.length) tbody.append(el('tr', {}, el('td', { class: 'empty', colspan: 7, text: 'No task matches.' })));
-      more.replaceChildren(r.body.next ? el('button', { id: 'more', type: 'button', onclick: () => load(r.body.next), text: 'Load more' }) : '');
+      if (!tbody.children.length && !r.body.next) tbody.append(el('tr', {}, el('td', { class: 'empty', colspan: 7, text: 'No task matches.' })));
+      more.replaceChildren(r.body.next ? el('button', { id: 'more', type: 'button', onclick: () => load(r.body.next),
+        text: r.body.tasks.length ? 'Load more' : 'Search further (' + r.body.scanned + ' tasks read)' }) : '');
     };
     await load(null);
+    return () => pages;
+  }
+
+  // ---------------------------------------------------------------- agents
+
+  async function agents() {
+    const view = document.getElementById('view');
+    const body = el('div', { id: 'agents' });
+    view.replaceChildren(el('div', { class: 'title-row' }, el('h1', { text: 'Agents' }), refreshState()),
+      el('p', { class: 'muted', text: 'Every agent endpoint called through a limit or a circuit breaker, as all nodes share it; and the tasks held back (WAITING) for each agent.' }),
+      body);
+    let shown = null;
+    const fill = async () => {
+      const r = await api('agents');
+      if (!r.ok) throw new Error(r.body.error || r.status);
+      if (JSON.stringify(r.body) === shown) return; // unchanged: keep the elements
+      shown = JSON.stringify(r.body);
+      const a = r.body;
+      const parts = [];
+      if (!a.supported) parts.push(el('p', { class: 'flash error', text: 'This state store keeps no flow-control state.' }));
+      if (!a.agents.length) parts.push(el('p', { class: 'empty panel', text: 'No agent has been called through a limit or a circuit breaker yet.' }));
+      for (const g of a.agents) {
+        parts.push(el('section', { class: 'agent', data: { agent: g.name } },
+          el('h2', {}, g.name, ' ', el('span', { class: 'badge held', data: { waiting: g.waiting }, text: g.waiting + ' held back' })),
+          el('div', { class: 'panel' }, el('table', { class: 'endpoints' },
+            el('thead', {}, el('tr', {}, ['Endpoint', 'Breaker', 'Since (UTC)', 'Open until (UTC)', 'In flight', 'Failed / calls in window', 'In a row', 'Last failure']
+              .map((h) => el('th', { text: h })))),
+            el('tbody', {}, g.endpoints.length ? g.endpoints.map((e) => el('tr', { class: 'endpoint', data: { endpoint: e.endpoint, breaker: e.breaker } },
+              el('td', { class: 'mono', text: e.endpoint }), el('td', {}, pill(e.breaker, 'breaker')), el('td', {}, time(e.breakerSince)),
+              el('td', {}, e.openUntil ? time(e.openUntil) : el('span', { class: 'muted', text: '—' })),
+              el('td', { class: 'num in-flight', text: e.callsInFlight + (e.probesInFlight ? ' (' + e.probesInFlight + ' probes)' : '') }),
+              el('td', { class: 'num', text: e.failuresInWindow + ' / ' + e.callsInWindow }),
+              el('td', { class: 'num', text: e.consecutiveFailures }),
+              el('td', { class: 'wrap last-failure' + (e.breaker === 'CLOSED' ? ' past' : ' err-text'), text: e.lastFailure || '' })))
+              : el('tr', {}, el('td', { class: 'empty', colspan: 8, text: 'No endpoint state written yet.' }))))),
+          g.waitingTasks.length ? el('ul', { class: 'sample held-tasks' }, g.waitingTasks.map((t) => el('li', {},
+            el('a', { href: '#/task/' + encodeURIComponent(t.id), text: t.businessKey }), ' ', el('span', { class: 'muted', text: t.workflow + ' · ' + (t.lastError || '') }))),
+          g.waiting > g.waitingTasks.length ? el('li', { class: 'muted', text: '… and ' + (g.waiting - g.waitingTasks.length) + ' more' }) : null) : null));
+      }
+      if (a.waitingUnattributed) parts.push(el('p', { class: 'muted', text: a.waitingUnattributed + ' WAITING task(s) name no agent.' }));
+      if (a.waitingCapped) parts.push(el('p', { class: 'muted', text: 'Only the oldest ' + a.waitingTotal + ' WAITING tasks were read.' }));
+      body.replaceChildren(...parts);
+    };
+    await fill();
+    autoRefresh(fill);
   }
 
   // ---------------------------------------------------------------- one task
@@ -223,13 +417,16 @@
       field('Priority', String(t.priority)),
       field('Cancel requested', t.cancelRequested ? 'yes' : 'no'));
 
+    const reason = el('input', { id: 'reason', type: 'text', maxlength: 500, placeholder: 'Reason (recorded in the timeline)', 'aria-label': 'Reason',
+      value: reasons[t.id] || '', oninput: (e) => { reasons[t.id] = e.target.value; } });
     const actions = info.actions ? el('div', { class: 'actions' },
+      reason,
       el('button', { id: 'resubmit', class: 'primary', type: 'button', disabled: !t.can.resubmit,
         title: t.can.resubmit ? 'Run the failed step again (or go on compensating)' : 'Only ERROR and COMPENSATION_FAILED tasks can be resubmitted',
-        onclick: () => act('tasks/' + encodeURIComponent(t.id) + '/resubmit', render), text: 'Resubmit' }),
+        onclick: () => act('tasks/' + encodeURIComponent(t.id) + '/resubmit', reason.value.trim(), render), text: 'Resubmit' }),
       el('button', { id: 'cancel', class: 'danger', type: 'button', disabled: !t.can.cancel,
         title: t.can.cancel ? 'Compensate its completed steps and end it CANCELLED' : 'This task cannot be cancelled now',
-        onclick: () => { if (confirm('Cancel task ' + t.businessKey + '? Its completed steps are compensated.')) act('tasks/' + encodeURIComponent(t.id) + '/cancel', render); },
+        onclick: () => { if (confirm('Cancel task ' + t.businessKey + '? Its completed steps are compensated.')) act('tasks/' + encodeURIComponent(t.id) + '/cancel', reason.value.trim(), render); },
         text: 'Cancel' }),
       token() ? null : el('span', { class: 'muted', text: 'Actions need the operator token (top right).' })) : null;
 
@@ -240,28 +437,38 @@
         el('td', { text: s.index }), el('td', { text: s.name }), el('td', {}, pill(s.status, 'step')),
         el('td', { class: 'num', text: s.attempts }), el('td', {}, time(s.startedAt)), el('td', {}, time(s.finishedAt)),
         el('td', {}, s.compensation ? pill(s.compensation, 'step') : ''),
-        el('td', { class: 'wrap err-text', text: s.error || '' }),
+        el('td', { class: 'wrap ' + (s.status === 'FAILED' || s.compensation === 'COMPENSATION_FAILED' ? 'err-text' : 'past'),
+          title: s.error && s.status !== 'FAILED' ? 'An earlier attempt failed; the step went on' : null, text: s.error || '' }),
         el('td', { class: 'wrap mono' }, info.payloads ? (s.output || '') : (s.outputHidden ? el('span', { class: 'muted', title: 'Payloads are hidden: see SasConsole.Builder.showPayloads', text: 'hidden' }) : '')))))));
 
     const events = el('div', { class: 'panel' }, el('table', { id: 'events' },
       el('thead', {}, el('tr', {}, ['When (UTC)', 'By', 'What', 'Step', 'Attempt', 'Detail'].map((h) => el('th', { text: h })))),
       el('tbody', {}, t.events.map((e) => el('tr', { data: { type: e.type } },
-        el('td', {}, time(e.at)), el('td', {}, el('span', { class: 'by ' + e.by, text: e.by })),
+        el('td', {}, time(e.at)),
+        el('td', {}, el('span', { class: 'by ' + e.by, title: e.operator ? 'operator' : null, data: e.operator ? { operator: e.operator } : null, text: e.operator || e.by })),
         el('td', { text: e.type }), el('td', { text: e.step || (e.stepIndex >= 0 ? '#' + e.stepIndex : '') }),
-        el('td', { class: 'num', text: e.attempt || '' }), el('td', { class: 'wrap', text: e.message || '' }))))));
+        el('td', { class: 'num', text: e.attempt || '' }),
+        el('td', { class: 'wrap' + (e.operator ? ' reason' : ''), text: e.operator ? (e.reason || '(no reason given)') : (e.message || '') }))))));
 
+    const needs = NEEDS_OPERATOR.includes(t.status);
     view.replaceChildren(
       el('p', {}, el('a', { href: '#/', text: '← All tasks' })),
       el('h1', {}, el('span', { id: 'business-key', text: t.businessKey }), el('span', { id: 'status' }, pill(t.status)),
         t.cancelRequested ? el('span', { class: 'muted', text: 'cancel requested' }) : null),
       meta,
-      t.lastError ? el('div', { class: 'error-box' + (NEEDS_OPERATOR.includes(t.status) ? '' : ' past'), id: 'last-error' },
-        el('span', { class: 'label', text: NEEDS_OPERATOR.includes(t.status) ? 'Error' : 'Last error recorded' }), t.lastError) : null,
+      t.lastError ? el('div', { class: 'error-box' + (needs ? '' : HELD.includes(t.status) ? ' held' : ' past'), id: 'last-error' },
+        el('span', { class: 'label', text: needs ? 'Error' : HELD.includes(t.status) ? 'Why it waits' : 'Last error recorded (past)' }), t.lastError) : null,
       actions,
       el('h2', { text: 'Steps' }), steps,
       el('h2', { text: 'Timeline' }), events);
     if (ACTIVE.includes(t.status)) {
-      refreshTimer = setTimeout(render, 1500);
+      const mine = generation;
+      const again = () => {
+        if (mine !== generation || document.hidden) return; // visibilitychange renders it again
+        if (document.activeElement && document.activeElement.id === 'reason') refreshTimer = setTimeout(again, 1500);
+        else render();
+      };
+      refreshTimer = setTimeout(again, 1500);
     }
   }
 
@@ -269,11 +476,16 @@
 
   async function render() {
     clearTimeout(refreshTimer);
+    refresher = null;
+    generation++;
     const r = route();
     document.getElementById('search-q').value = r.params.q || '';
+    document.querySelectorAll('nav.nav a').forEach((a) => a.classList.toggle('current', a.dataset.view === (r.path === '/agents' ? 'agents' : 'tasks')));
     try {
       if (r.path.startsWith('/task/')) {
         await task(decodeURIComponent(r.path.substring('/task/'.length)));
+      } else if (r.path === '/agents') {
+        await agents();
       } else {
         await overview(r.params);
       }
@@ -294,6 +506,11 @@
       go('/', q ? { q } : {});
     });
     window.addEventListener('hashchange', () => { document.getElementById('flash').hidden = true; render(); });
+    document.addEventListener('visibilitychange', () => {
+      if (document.hidden) { clearTimeout(refreshTimer); const s = document.getElementById('refresh-state'); if (s && refresher) s.textContent = 'Auto-refresh paused while the tab is hidden'; }
+      else if (refresher) { refresher().catch(() => {}); schedule(); }
+      else if (route().path.startsWith('/task/')) render();
+    });
     await render();
   }
 
