@@ -56,7 +56,8 @@ public class SasConsoleAutoConfiguration {
                 : properties.getOperatorRole().trim();
         // Operators holding the role act with a token of the servlet's own when none is configured.
         String token = properties.getToken() != null ? properties.getToken() : role != null ? randomToken() : null;
-        SasConsole.Builder builder = SasConsole.builder().client(client).showPayloads(properties.isShowPayloads());
+        SasConsole.Builder builder = SasConsole.builder().client(client).showPayloads(properties.isShowPayloads())
+                .operator(ConsoleServlet::operator);
         try {
             builder.actionToken(token).title(properties.getTitle());
         } catch (IllegalArgumentException | NullPointerException e) {

@@ -18,12 +18,17 @@ import java.util.Map;
  * signed-in principal holding the operator role ({@link HttpServletRequest#isUserInRole}; with
  * Spring Security an authority {@code ROLE_<role>}) acts without the token: the servlet adds the
  * console's token on its behalf. Any other request is the console's to judge (the token in its
- * header, or read-only). The audit log names the principal. Not API. Thread-safe.
+ * header, or read-only). The audit log names the principal, and so does every action's event
+ * ({@link #operator}: the principal's name, read on the request's thread, never from a header the
+ * client could forge). Not API. Thread-safe.
  */
 public final class ConsoleServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
     private static final String TOKEN_HEADER = SasConsole.TOKEN_HEADER.toLowerCase(Locale.ROOT);
+
+    /** The principal of the request this thread serves, while the console handles it. */
+    private static final ThreadLocal<String> PRINCIPAL = new ThreadLocal<>();
 
     private final transient SasConsole console;
     private final String token;
@@ -57,9 +62,26 @@ public final class ConsoleServlet extends HttpServlet {
             headers.put(TOKEN_HEADER, token);
         }
         String who = principal == null ? req.getRemoteAddr() : principal.getName() + "@" + req.getRemoteAddr();
-        ConsoleResponse r = console.handle(new ConsoleRequest(req.getMethod(), path, req.getQueryString(), headers, who));
+        ConsoleResponse r;
+        PRINCIPAL.set(principal == null ? null : principal.getName());
+        try {
+            r = console.handle(new ConsoleRequest(req.getMethod(), path, req.getQueryString(), headers, who));
+        } finally {
+            PRINCIPAL.remove();
+        }
         resp.setStatus(r.status());
         r.headers().forEach(resp::setHeader);
         resp.getOutputStream().write(r.body());
+    }
+
+    /**
+     * The operator a console action is recorded under: the signed-in principal of the request this
+     * thread serves, or null (the console then records {@code console}).
+     *
+     * @param request the console's request (unused: the principal comes from the servlet request)
+     * @return the principal's name, or null
+     */
+    public static String operator(ConsoleRequest request) {
+        return PRINCIPAL.get();
     }
 }

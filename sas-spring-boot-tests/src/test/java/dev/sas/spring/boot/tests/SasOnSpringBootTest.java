@@ -8,6 +8,7 @@ import dev.sas.core.Codec;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
+import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
@@ -199,6 +200,11 @@ class SasOnSpringBootTest {
         assertThat(sas.find(byToken).orElseThrow().cancelRequested()).isTrue();
         assertThat(sas.find(byOperator).orElseThrow().cancelRequested()).isTrue();
         assertThat(sas.find(anonymous).orElseThrow().cancelRequested()).isFalse();
+        // the event names who acted: the signed-in principal, or the console for a token
+        assertThat(sas.events(byOperator)).filteredOn(e -> e.type() == TaskEvent.Type.CANCEL_REQUESTED)
+                .singleElement().extracting(TaskEvent::message).isEqualTo("by ops");
+        assertThat(sas.events(byToken)).filteredOn(e -> e.type() == TaskEvent.Type.CANCEL_REQUESTED)
+                .singleElement().extracting(TaskEvent::message).isEqualTo("by console");
         assertThat(sas.find(viewer).orElseThrow().cancelRequested()).isFalse();
     }
 
