@@ -63,7 +63,7 @@ class AgentTransportTest {
                         .awaitReply(agent.request(ctx -> "charge " + ctx.input())))
                 .build();
         // end::agent[]
-        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).build();
+        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).replyTokenKeys(PayFlows.KEYS).build();
     }
 
     @AfterEach
@@ -234,7 +234,8 @@ class AgentTransportTest {
                         throw e.getCause();
                     }
                 });
-        SasClient client = SasClient.builder().stateStore(flaky).clock(clock).workflow(pay).build();
+        SasClient client = SasClient.builder().stateStore(flaky).clock(clock).workflow(pay)
+                .replyTokenKeys(PayFlows.KEYS).build();
 
         try (AgentWorker worker = worker(r -> "paid").build().start();
                 RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, client)
