@@ -64,7 +64,8 @@ public final class ReplyTokenKeys {
     }
 
     /**
-     * Whether unsigned tokens of SAS 0.2 are still accepted ({@link Builder#acceptUnsignedTokens()}).
+     * Whether the unsigned tokens issued before tokens were signed (format 1) are still accepted
+     * ({@link Builder#acceptUnsignedTokens()}).
      */
     public boolean acceptsUnsignedTokens() {
         return acceptUnsigned;
@@ -132,9 +133,9 @@ public final class ReplyTokenKeys {
         }
 
         /**
-         * Also accepts the unsigned tokens SAS 0.2 issued, for the upgrade only: requests sent
-         * before the upgrade can still be answered. Such a token can be forged by anyone who can
-         * call the client and knows a task id; each one accepted is logged at WARN. Turn it off once
+         * Also accepts the unsigned tokens issued before tokens were signed (format 1), for the
+         * upgrade only: requests sent before the upgrade can still be answered. Such a token can
+         * be forged by anyone who can call the client and knows a task id; each one accepted is logged at WARN. Turn it off once
          * every step awaiting a reply from before the upgrade has been answered or timed out.
          */
         public Builder acceptUnsignedTokens() {

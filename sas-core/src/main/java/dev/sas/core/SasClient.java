@@ -360,11 +360,18 @@ public final class SasClient {
      * The task with all its steps: recorded ones as stored, the others (when this client knows
      * the workflow: it submitted to it or was built with it) as {@code PENDING}.
      *
+     * <p>An id that no database can hold (a NUL character, an unpaired surrogate) names no task:
+     * the lookups, {@link #events}, {@link #list}, {@link #cancel} and {@link #resubmit} answer it as
+     * not found without asking the store (PostgreSQL's driver would throw on it).
+     *
      * @throws NullPointerException if {@code taskId} is null
      * @throws StateStoreException if the store failed
      */
     public Optional<TaskInfo> find(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
+        if (unstorable(taskId.value())) {
+            return Optional.empty();
+        }
         return store.find(taskId).map(info -> StatusView.withAllSteps(info,
                 known.get(info.workflow() + '#' + info.workflowVersion())));
     }
@@ -378,6 +385,9 @@ public final class SasClient {
     public Optional<TaskInfo> find(String workflow, String businessKey) {
         Objects.requireNonNull(workflow, "workflow must not be null");
         Objects.requireNonNull(businessKey, "businessKey must not be null");
+        if (unstorable(workflow) || unstorable(businessKey)) {
+            return Optional.empty();
+        }
         return store.findByBusinessKey(workflow, businessKey).flatMap(this::find);
     }
 
@@ -388,7 +398,8 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public List<TaskEvent> events(TaskId taskId) {
-        return store.events(Objects.requireNonNull(taskId, "taskId must not be null"));
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        return unstorable(taskId.value()) ? List.of() : store.events(taskId);
     }
 
     /**
@@ -399,7 +410,16 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public List<TaskInfo> list(TaskQuery query) {
-        return store.list(Objects.requireNonNull(query, "query must not be null"));
+        Objects.requireNonNull(query, "query must not be null");
+        if (unstorable(query.workflow()) || (query.afterTaskId() != null && unstorable(query.afterTaskId().value()))) {
+            return List.of();
+        }
+        return store.list(query);
+    }
+
+    /** Whether no database can hold {@code text} (so no stored row has it). */
+    private static boolean unstorable(String text) {
+        return StorableText.unstorableAt(text) >= 0;
     }
 
     /**
@@ -448,7 +468,8 @@ public final class SasClient {
      */
     public void resubmit(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        TaskInfo info = (unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
+                .orElseThrow(() -> new TaskNotFoundException(taskId));
         if (!resubmitted(info)) {
             TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
             throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
@@ -477,6 +498,9 @@ public final class SasClient {
      */
     public int resubmitAll(String workflow) {
         Objects.requireNonNull(workflow, "workflow must not be null");
+        if (unstorable(workflow)) {
+            return 0;
+        }
         TaskQuery query = TaskQuery.all().withStatus(TaskStatus.ERROR).withWorkflow(workflow).withLimit(500);
         int resubmitted = 0;
         List<TaskInfo> page = store.list(query);
@@ -522,7 +546,8 @@ public final class SasClient {
      */
     public boolean cancel(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        TaskInfo info = (unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
+                .orElseThrow(() -> new TaskNotFoundException(taskId));
         Instant now = now();
         TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now);
         boolean requested = store.requestCancel(taskId, now, event);
@@ -654,11 +679,11 @@ public final class SasClient {
         }
         dev.sas.core.internal.ReplyToken token = checked.token();
         if (checked.unsigned()) {
-            log.warn("task {} step {}: a reply with an unsigned SAS 0.2 token was accepted"
+            log.warn("task {} step {}: a reply with an unsigned (format 1) token was accepted"
                     + " (ReplyTokenKeys.acceptUnsignedTokens()); turn that off once the upgrade's awaiting steps are"
                     + " answered", token.taskId(), token.step());
         }
-        if (StorableText.problem("task id", token.taskId().value()) != null) {
+        if (unstorable(token.taskId().value())) {
             return ReplyOutcome.NOT_FOUND; // no store holds such an id; PostgreSQL would throw on a NUL
         }
         TaskInfo info = store.find(token.taskId()).orElse(null);

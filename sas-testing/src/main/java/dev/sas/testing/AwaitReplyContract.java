@@ -526,7 +526,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(bareClient(wf).failStep(forged, "rejected by mallory", false)).isEqualTo(ReplyOutcome.INVALID_TOKEN);
         String lease = Long.toString(sas.client().find(ids[1]).orElseThrow().lease());
         assertThat(sas.client().completeStep(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
-                .as("the unsigned format of 0.2").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+                .as("the unsigned format 1 of earlier builds").isEqualTo(ReplyOutcome.INVALID_TOKEN);
 
         assertStillAwaiting(sas.client(), ids[1]);
         assertThat(sas.metrics().invalidReplyTokens()).as("counted by the runtime's client").isEqualTo(2);
@@ -669,7 +669,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(sas.client().find(id).orElseThrow().step("double").output()).isEqualTo("42");
     }
 
-    /** An unsigned token of SAS 0.2: {@code base64url(1:step:lease:taskId)}. */
+    /** An unsigned token of format 1 (before tokens were signed): {@code base64url(1:step:lease:taskId)}. */
     private static String unsigned(String taskId, int step, long lease) {
         return b64(("1:" + step + ":" + lease + ":" + taskId).getBytes(StandardCharsets.UTF_8));
     }

@@ -13,8 +13,8 @@ import javax.crypto.spec.SecretKeySpec;
  * Issues and checks reply tokens. A token is {@code base64url(2:<keyId>:<step>:<lease>:<taskId>)},
  * a dot, and {@code base64url(HMAC-SHA256(key, those bytes))}: every field is signed, so a token
  * naming another task, step or attempt cannot be made without the key. Signatures are compared in
- * constant time. Unsigned version-1 tokens (SAS 0.2: {@code base64url(1:<step>:<lease>:<taskId>)})
- * are accepted only when the keys say so, for an upgrade. Immutable and thread-safe. Not API.
+ * constant time. Unsigned version-1 tokens (issued before tokens were signed:
+ * {@code base64url(1:<step>:<lease>:<taskId>)}) are accepted only when the keys say so, for an upgrade. Immutable and thread-safe. Not API.
  */
 public final class ReplyTokens {
 
@@ -102,8 +102,8 @@ public final class ReplyTokens {
             return Checked.refused("malformed");
         }
         if (!acceptUnsigned) {
-            return Checked.refused("unsigned (a SAS 0.2 token; ReplyTokenKeys.acceptUnsignedTokens() accepts them"
-                    + " during an upgrade)");
+            return Checked.refused("unsigned (format 1, from before tokens were signed;"
+                    + " ReplyTokenKeys.acceptUnsignedTokens() accepts them during an upgrade)");
         }
         ReplyToken token = fields(parts[1], parts[2], parts[3]);
         return token == null ? Checked.refused("malformed") : new Checked(token, null, true);
@@ -118,7 +118,10 @@ public final class ReplyTokens {
         }
     }
 
-    /** The bytes of canonical unpadded base64url {@code text}, or null (another spelling would alter a signed token unseen). */
+    /**
+     * The bytes of canonical unpadded base64url {@code text}, or null: another spelling of the same
+     * bytes would let a signed token be altered unseen.
+     */
     private static byte[] decode(String text) {
         try {
             byte[] bytes = DECODER.decode(text);
@@ -158,7 +161,7 @@ public final class ReplyTokens {
      *
      * @param token what the token names, or null if refused
      * @param refusal why it was refused, or null
-     * @param unsigned whether it was an accepted unsigned token of SAS 0.2
+     * @param unsigned whether it was an accepted unsigned token of format 1
      */
     public record Checked(ReplyToken token, String refusal, boolean unsigned) {
         static Checked refused(String reason) {
