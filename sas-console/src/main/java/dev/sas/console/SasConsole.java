@@ -136,8 +136,13 @@ public final class SasConsole {
         if (refused != null) {
             log.warn("console: request {} {} from {} refused: {}", request.method(), HostGuard.printable(path),
                     request.remoteAddress() == null ? "an unknown address" : request.remoteAddress(), refused);
-            headers.put("Content-Type", "text/plain; charset=utf-8");
             headers.put("Cache-Control", "no-store");
+            if (path.startsWith("/api/")) {
+                headers.put("Content-Type", "application/json; charset=utf-8");
+                return new ConsoleResponse(403, headers, Json.write(Api.Answer.error(403, refused).body())
+                        .getBytes(StandardCharsets.UTF_8));
+            }
+            headers.put("Content-Type", "text/plain; charset=utf-8");
             return new ConsoleResponse(403, headers, (refused + "\n").getBytes(StandardCharsets.UTF_8));
         }
         if (path.startsWith("/api/")) {

@@ -364,7 +364,8 @@ public final class Api {
      */
     public record Answer(int status, Object body) {
 
-        static Answer error(int status, String message) {
+        /** An error answer: {@code {"ok": false, "error": message}}. */
+        public static Answer error(int status, String message) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("ok", false);
             m.put("error", message);
