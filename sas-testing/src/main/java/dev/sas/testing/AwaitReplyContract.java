@@ -621,7 +621,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     }
 
     @Test
-    void unsigned_tokens_of_0_2_are_accepted_only_when_the_keys_opt_in_for_an_upgrade() {
+    void unsigned_tokens_of_format_1_are_accepted_only_when_the_keys_opt_in_for_an_upgrade() {
         Workflow<String> wf = approval("token-upgrade");
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
