@@ -5,6 +5,7 @@ import dev.sas.console.internal.ActionGuard;
 import dev.sas.console.internal.Api;
 import dev.sas.console.internal.Assets;
 import dev.sas.console.internal.ExchangeHandler;
+import dev.sas.console.internal.HostGuard;
 import dev.sas.console.internal.Json;
 import dev.sas.core.SasClient;
 import java.io.IOException;
@@ -15,11 +16,15 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The operator console: a web page and its JSON API over a {@link SasClient}. It shows tasks by
@@ -49,6 +54,11 @@ import java.util.function.Function;
  *
  * <p><b>Security.</b> Reading needs nothing: serve the console on a loopback or internal address
  * (the default of {@link #serve(int)} is 127.0.0.1), or mount it behind your own authentication.
+ * Every request, reads included, must name in {@code Host} {@code localhost}, an IP address or a
+ * host {@linkplain Builder#allowedHost allowed} here, and its {@code Origin}, if any, must be its
+ * own or an allowed one: a page of another site that points its own name at the console's address
+ * (DNS rebinding) gets 403. A store failure reaches the API client as a short message and an error
+ * id; the exception is logged with that id.
  * Actions need the token in the {@code X-SAS-Console-Token} header of a POST, compared in constant
  * time, and are refused when the browser reports another origin; the console sets no cookie, so
  * a page of another site has nothing to forge a request with. Step outputs (payloads) are shown
@@ -58,6 +68,7 @@ import java.util.function.Function;
  * <p>Immutable and thread-safe; it holds no resources (a {@link ConsoleServer} does).
  */
 public final class SasConsole {
+    private static final Logger log = LoggerFactory.getLogger(SasConsole.class);
 
     /** The shortest action token accepted: 16 characters. */
     public static final int MIN_TOKEN_LENGTH = 16;
@@ -74,6 +85,7 @@ public final class SasConsole {
     private final Config config;
     private final Api api;
     private final Assets assets;
+    private final HostGuard hosts;
 
     /**
      * The console's settings, as built. The token itself is not kept here.
@@ -83,13 +95,17 @@ public final class SasConsole {
      * @param showPayloads whether step outputs are shown
      * @param title the page's title
      * @param allowedOrigins origins besides the console's own that may send actions
+     * @param allowedHosts host names ({@code name} for any port, or {@code name:port}) the console
+     *     answers for besides {@code localhost} and IP addresses
      */
     public record Config(SasClient client, boolean actionsEnabled, boolean showPayloads, String title,
-            List<String> allowedOrigins) {
+            List<String> allowedOrigins, Set<String> allowedHosts) {
     }
 
     private SasConsole(Builder b) {
-        this.config = new Config(b.client, b.token != null, b.showPayloads, b.title, List.copyOf(b.allowedOrigins));
+        this.config = new Config(b.client, b.token != null, b.showPayloads, b.title, List.copyOf(b.allowedOrigins),
+                Set.copyOf(b.allowedHosts));
+        this.hosts = new HostGuard(config.allowedHosts(), config.allowedOrigins());
         ActionGuard guard = new ActionGuard(b.token, config.allowedOrigins());
         this.api = new Api(b.client, guard, b.showPayloads, b.title, b.operator);
         this.assets = new Assets();
@@ -106,7 +122,9 @@ public final class SasConsole {
     }
 
     /**
-     * Answers one request: the page ({@code /}), its files, or the API ({@code /api/...}).
+     * Answers one request: the page ({@code /}), its files, or the API ({@code /api/...}). A request
+     * whose {@code Host} or {@code Origin} the console does not answer for gets 403 (see the class
+     * comment); pass the request's {@code Host} header through.
      *
      * @throws NullPointerException if {@code request} is null
      */
@@ -120,6 +138,19 @@ public final class SasConsole {
         headers.put("Cross-Origin-Opener-Policy", "same-origin");
         headers.put("Cross-Origin-Resource-Policy", "same-origin");
         String path = request.path();
+        String refused = hosts.check(request);
+        if (refused != null) {
+            log.warn("console: request {} {} from {} refused: {}", request.method(), HostGuard.printable(path),
+                    request.remoteAddress() == null ? "an unknown address" : request.remoteAddress(), refused);
+            headers.put("Cache-Control", "no-store");
+            if (path.startsWith("/api/")) {
+                headers.put("Content-Type", "application/json; charset=utf-8");
+                return new ConsoleResponse(403, headers, Json.write(Api.Answer.error(403, refused).body())
+                        .getBytes(StandardCharsets.UTF_8));
+            }
+            headers.put("Content-Type", "text/plain; charset=utf-8");
+            return new ConsoleResponse(403, headers, (refused + "\n").getBytes(StandardCharsets.UTF_8));
+        }
         if (path.startsWith("/api/")) {
             Api.Answer answer = api.handle(request);
             headers.put("Content-Type", "application/json; charset=utf-8");
@@ -204,6 +235,7 @@ public final class SasConsole {
         private String title = DEFAULT_TITLE;
         private final List<String> allowedOrigins = new ArrayList<>();
         private Function<ConsoleRequest, String> operator;
+        private final Set<String> allowedHosts = new LinkedHashSet<>();
 
         private Builder() {
         }
@@ -224,6 +256,26 @@ public final class SasConsole {
          */
         public Builder operator(Function<ConsoleRequest, String> operator) {
             this.operator = Objects.requireNonNull(operator, "operator must not be null");
+            return this;
+        }
+
+        /**
+         * A host name the console answers for, as browsers send it in {@code Host}: the name it is
+         * served under ({@code ops.example.com}: any port) or with its port
+         * ({@code ops.example.com:8443}). {@code localhost} and IP addresses are always answered;
+         * other names only when allowed here or by {@link #allowedOrigin}, so that a page of
+         * another site cannot read the console by pointing its own name at the console's address.
+         *
+         * @throws NullPointerException if null
+         * @throws IllegalArgumentException if not a host name with an optional port
+         */
+        public Builder allowedHost(String host) {
+            Objects.requireNonNull(host, "host must not be null");
+            if (!host.matches("[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:\\d{1,5})?")) {
+                throw new IllegalArgumentException("allowedHost must be a host name with an optional port, e.g."
+                        + " ops.example.com or ops.example.com:8443, was '" + host + "'");
+            }
+            allowedHosts.add(host.toLowerCase(Locale.ROOT));
             return this;
         }
 
@@ -289,7 +341,8 @@ public final class SasConsole {
 
         /**
          * An origin besides the console's own from which actions are accepted, for a reverse
-         * proxy that changes the {@code Host} header: {@code https://ops.example.com}.
+         * proxy that changes the {@code Host} header: {@code https://ops.example.com}. Its host
+         * is allowed as by {@link #allowedHost} too.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if not of the form {@code scheme://host[:port]}
@@ -308,6 +361,8 @@ public final class SasConsole {
                         + origin + "'");
             }
             allowedOrigins.add(origin.toLowerCase(Locale.ROOT));
+            String host = uri.getHost().toLowerCase(Locale.ROOT);
+            allowedHosts.add(uri.getPort() == -1 ? host : host + ':' + uri.getPort());
             return this;
         }
 

@@ -46,7 +46,7 @@ interface ClientHooks {
     default void replied(dev.sas.core.spi.Transition written, List<Alert> alerts) {
     }
 
-    /** A reply was rejected as {@link ReplyOutcome#LATE} or {@link ReplyOutcome#STALE} (counted). */
+    /** A reply was rejected as {@link ReplyOutcome#LATE}, {@link ReplyOutcome#STALE} or {@link ReplyOutcome#INVALID_TOKEN} (counted). */
     default void replyRejected(ReplyOutcome outcome) {
     }
 

@@ -24,8 +24,14 @@ public enum ReplyOutcome {
      * rejected, nothing changed, counted.
      */
     STALE,
-    /** No such task (purged), or a malformed token. */
-    NOT_FOUND;
+    /** The token was signed and valid, but its task no longer exists (purged): nothing changed. */
+    NOT_FOUND,
+    /**
+     * The token is not one the configured {@link ReplyTokenKeys} signed: forged, altered, truncated,
+     * malformed, signed with a key no longer accepted, or unsigned. Refused, nothing changed; logged
+     * at WARN (never the token) and counted ({@link SasMetrics#invalidReplyTokens()}).
+     */
+    INVALID_TOKEN;
 
     /** True for {@link #COMPLETED} and {@link #FAILED}: the reply changed the task. */
     public boolean accepted() {

@@ -39,6 +39,7 @@ public final class RuntimeBuilder {
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Tracing tracing = Tracing.none();
+    private ReplyTokenKeys replyTokenKeys;
     private Clock clock = Clock.systemUTC();
     private boolean databaseClock = true;
     private Executor stepExecutor;
@@ -380,6 +381,19 @@ public final class RuntimeBuilder {
     }
 
     /**
+     * The keys that sign the reply tokens of this runtime's steps that await a reply, and check the
+     * tokens its client receives ({@link SasClient#completeStep}). Required when a workflow has such
+     * a step; give the same keys to every runtime and client of the cluster
+     * ({@link SasClient.Builder#replyTokenKeys}).
+     *
+     * @throws NullPointerException if null
+     */
+    public RuntimeBuilder replyTokenKeys(ReplyTokenKeys keys) {
+        this.replyTokenKeys = Objects.requireNonNull(keys, "replyTokenKeys must not be null");
+        return this;
+    }
+
+    /**
      * Carries each task's trace from its submission to its steps and agent calls (e.g.
      * {@code OpenTelemetryTracing} from {@code sas-opentelemetry}); used by this runtime's client at
      * submit and by its scheduler around every step attempt. Default {@link Tracing#none()}.
@@ -434,7 +448,8 @@ public final class RuntimeBuilder {
      * @throws IllegalStateException if no state store or no workflow was given, if
      *     claimBatchSize is larger than maxInFlight, if busyPollInterval is longer than pollInterval,
      *     if two agents of one name have different {@link FlowControl}s, or if an agent has flow
-     *     control and the store does not support it
+     *     control and the store does not support it, or if a workflow has a step that awaits a reply
+     *     and no {@link #replyTokenKeys} were given
      */
     public SasRuntime build() {
         if (store == null) {
@@ -460,12 +475,23 @@ public final class RuntimeBuilder {
                         + "), which needs a stateStore that keeps it; " + store + " does not");
             }
         }
+        if (replyTokenKeys == null) {
+            for (Workflow<?> w : workflows) {
+                for (StepDefinition<?> s : w.steps()) {
+                    if (s.awaitsReply()) {
+                        throw new IllegalStateException("step '" + s.name() + "' of workflow '" + w.name()
+                                + "' awaits a reply, whose token must be signed: set replyTokenKeys(ReplyTokenKeys"
+                                + ".builder().currentKey(id, secret).build()), the same keys on every node and client");
+                    }
+                }
+            }
+        }
         return SasRuntime.create(new RuntimeConfig(store, workflows, instanceId != null ? instanceId
                 : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
                 stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace,
-                tracing, busy));
+                tracing, busy, replyTokenKeys));
     }
 
     private static int positive(String name, int value) {

@@ -45,6 +45,8 @@ import java.util.concurrent.Executor;
  * @param tracing carries the submitter's trace to the steps ({@link Tracing#none()} by default)
  * @param busyPollInterval how often the scheduler and reply channels look at a store without
  *     wake-up hints while recently busy
+ * @param replyTokenKeys the keys that sign and check reply tokens, or null if none were given (only
+ *     allowed when no workflow has a step that awaits a reply)
  */
 public record RuntimeConfig(
         StateStore stateStore,
@@ -75,7 +77,8 @@ public record RuntimeConfig(
         int eventQueueCapacity,
         Duration unrunnableGrace,
         Tracing tracing,
-        Duration busyPollInterval) {
+        Duration busyPollInterval,
+        ReplyTokenKeys replyTokenKeys) {
 
     /** Copies every collection. */
     public RuntimeConfig {
@@ -104,7 +107,7 @@ public record RuntimeConfig(
                 + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond
                 + ", retentionInterval=" + retentionInterval + ", shutdownGrace=" + shutdownGrace
                 + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace
-                + ", tracing=" + tracing + ", clock=" + clock
+                + ", tracing=" + tracing + ", replyTokenKeys=" + replyTokenKeys + ", clock=" + clock
                 + (databaseClock ? " (offset to the store's clock)" : " (trusted; the store's clock is not read)");
     }
 }

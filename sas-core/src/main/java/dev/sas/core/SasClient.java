@@ -57,6 +57,7 @@ public final class SasClient {
     private final java.util.Set<String> registeredReplyChannels = ConcurrentHashMap.newKeySet();
     private final ClientHooks hooks;
     private final Waiters waiters;
+    private final dev.sas.core.internal.ReplyTokens replyTokens;
 
     /**
      * The client's settings, as built. Immutable.
@@ -67,13 +68,21 @@ public final class SasClient {
      * @param databaseClock whether submission and due times follow the store's clock
      * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
      * @param tracing captures the submitter's trace context to store with each task
+     * @param replyTokenKeys the keys that sign and check reply tokens, or null if none were given (then
+     *     {@link #completeStep} and {@link #failStep} throw)
      */
     public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
-            Tracing tracing) {
+            Tracing tracing, ReplyTokenKeys replyTokenKeys) {
 
-        /** Settings without tracing. */
+        /** Settings without reply token keys. */
+        public Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
+                Tracing tracing) {
+            this(stateStore, clock, databaseClock, maxPayloadBytes, tracing, null);
+        }
+
+        /** Settings without tracing and reply token keys. */
         public Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes) {
-            this(stateStore, clock, databaseClock, maxPayloadBytes, Tracing.none());
+            this(stateStore, clock, databaseClock, maxPayloadBytes, Tracing.none(), null);
         }
     }
 
@@ -85,6 +94,7 @@ public final class SasClient {
         this.submitGroup = new SubmitGroup(store);
         this.hooks = hooks;
         this.waiters = new Waiters(store.signals().orElse(null));
+        this.replyTokens = ReplyTokenKeys.tokens(config.replyTokenKeys());
         workflows.forEach(this::remember);
     }
 
@@ -350,11 +360,18 @@ public final class SasClient {
      * The task with all its steps: recorded ones as stored, the others (when this client knows
      * the workflow: it submitted to it or was built with it) as {@code PENDING}.
      *
+     * <p>An id that no database can hold (a NUL character, an unpaired surrogate) names no task:
+     * the lookups, {@link #events}, {@link #list}, {@link #cancel} and {@link #resubmit} answer it as
+     * not found without asking the store (PostgreSQL's driver would throw on it).
+     *
      * @throws NullPointerException if {@code taskId} is null
      * @throws StateStoreException if the store failed
      */
     public Optional<TaskInfo> find(TaskId taskId) {
         Objects.requireNonNull(taskId, "taskId must not be null");
+        if (unstorable(taskId.value())) {
+            return Optional.empty();
+        }
         return store.find(taskId).map(info -> StatusView.withAllSteps(info,
                 known.get(info.workflow() + '#' + info.workflowVersion())));
     }
@@ -368,6 +385,9 @@ public final class SasClient {
     public Optional<TaskInfo> find(String workflow, String businessKey) {
         Objects.requireNonNull(workflow, "workflow must not be null");
         Objects.requireNonNull(businessKey, "businessKey must not be null");
+        if (unstorable(workflow) || unstorable(businessKey)) {
+            return Optional.empty();
+        }
         return store.findByBusinessKey(workflow, businessKey).flatMap(this::find);
     }
 
@@ -378,7 +398,8 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public List<TaskEvent> events(TaskId taskId) {
-        return store.events(Objects.requireNonNull(taskId, "taskId must not be null"));
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        return unstorable(taskId.value()) ? List.of() : store.events(taskId);
     }
 
     /**
@@ -389,7 +410,16 @@ public final class SasClient {
      * @throws StateStoreException if the store failed
      */
     public List<TaskInfo> list(TaskQuery query) {
-        return store.list(Objects.requireNonNull(query, "query must not be null"));
+        Objects.requireNonNull(query, "query must not be null");
+        if (unstorable(query.workflow()) || (query.afterTaskId() != null && unstorable(query.afterTaskId().value()))) {
+            return List.of();
+        }
+        return store.list(query);
+    }
+
+    /** Whether no database can hold {@code text} (so no stored row has it). */
+    private static boolean unstorable(String text) {
+        return StorableText.unstorableAt(text) >= 0;
     }
 
     /**
@@ -452,7 +482,8 @@ public final class SasClient {
      */
     public void resubmit(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        TaskInfo info = (unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
+                .orElseThrow(() -> new TaskNotFoundException(taskId));
         if (!resubmitted(info, note)) {
             TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
             throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
@@ -482,6 +513,9 @@ public final class SasClient {
      */
     public int resubmitAll(String workflow) {
         Objects.requireNonNull(workflow, "workflow must not be null");
+        if (unstorable(workflow)) {
+            return 0;
+        }
         TaskQuery query = TaskQuery.all().withStatus(TaskStatus.ERROR).withWorkflow(workflow).withLimit(500);
         int resubmitted = 0;
         List<TaskInfo> page = store.list(query);
@@ -541,7 +575,8 @@ public final class SasClient {
      */
     public boolean cancel(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
-        TaskInfo info = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+        TaskInfo info = (unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
+                .orElseThrow(() -> new TaskNotFoundException(taskId));
         Instant now = now();
         TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now, note);
         boolean requested = store.requestCancel(taskId, now, event);
@@ -569,9 +604,12 @@ public final class SasClient {
      * stored as is; a typed step ({@link TypedStepBuilder}) takes a value of its type. The client
      * must know the workflow (it submitted to it, was built with {@link Builder#workflow(Workflow)},
      * or is a runtime's client): it checks the step and decides the task's next state from it.
-     * A malformed token, or one naming a task that no longer exists, answers
-     * {@link ReplyOutcome#NOT_FOUND}; a late or stale reply is logged at INFO (never its payload)
-     * and counted by a runtime's client ({@link SasMetrics#lateReplies()}).
+     * The token must be one the client's {@link ReplyTokenKeys} signed (current or previous key): a
+     * forged, altered, truncated or malformed token answers {@link ReplyOutcome#INVALID_TOKEN} (logged
+     * at WARN without the token; counted by a runtime's client, {@link SasMetrics#invalidReplyTokens()}).
+     * A valid token naming a task that no longer exists answers {@link ReplyOutcome#NOT_FOUND}; a late
+     * or stale reply is logged at INFO (never its payload) and counted by a runtime's client
+     * ({@link SasMetrics#lateReplies()}).
      *
      * @param replyToken the token the request carried ({@link ReplyRequest#send})
      * @param reply the step's output, or null
@@ -579,6 +617,8 @@ public final class SasClient {
      * @throws IllegalArgumentException if {@code replyToken} is null or blank, the step named does not await a
      *     reply, the workflow is unknown to this client for a non-string reply, or the reply cannot be
      *     encoded, is too large or unstorable
+     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
+     *     ({@link Builder#replyTokenKeys})
      * @throws StateStoreException if the store failed; the reply may then have been recorded or not
      *     (sending it again is safe: a duplicate answers {@link ReplyOutcome#ALREADY_COMPLETED})
      */
@@ -589,17 +629,21 @@ public final class SasClient {
     /**
      * Completes the step attempt {@code replyToken} names with text already encoded with the step's
      * codec (for transports that carry the encoded reply); otherwise as
-     * {@link #completeStep(String, Object)}.
+     * {@link #completeStep(String, Object)}. The text is decoded with the step's codec before it is
+     * accepted, so a reply the next step could not read is refused here, not found by that step.
      *
      * @param replyToken the token the request carried
      * @param encodedReply the step's output as the step's codec encodes it, or null
      * @return what became of the reply
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
-     *     await a reply, the workflow is unknown to this client, or the reply is too large or unstorable
+     *     await a reply, the workflow is unknown to this client, or the reply cannot be decoded by the
+     *     step's codec (the message names the codec's exception; it is the cause), is too large or unstorable
+     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome completeStepEncoded(String replyToken, String encodedReply) {
-        return reply(replyToken, (target, def) -> encodedReply, dev.sas.core.spi.StepReply.Kind.COMPLETED);
+        return reply(replyToken, (target, def) -> def.checkEncodedReply(encodedReply),
+                dev.sas.core.spi.StepReply.Kind.COMPLETED);
     }
 
     /**
@@ -614,6 +658,7 @@ public final class SasClient {
      * @throws NullPointerException if {@code error} is null
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
      *     await a reply, or the workflow is unknown to this client
+     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome failStep(String replyToken, String error) {
@@ -632,6 +677,7 @@ public final class SasClient {
      * @throws NullPointerException if {@code error} is null
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
      *     await a reply, or the workflow is unknown to this client
+     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
      * @throws StateStoreException if the store failed
      */
     public ReplyOutcome failStep(String replyToken, String error, boolean retryable) {
@@ -655,10 +701,20 @@ public final class SasClient {
             throw new IllegalArgumentException("replyToken must not be " + (replyToken == null ? "null" : "blank")
                     + ": pass the token the step's ReplyRequest.send was given, unchanged");
         }
-        dev.sas.core.internal.ReplyToken token = dev.sas.core.internal.ReplyToken.parse(replyToken).orElse(null);
-        if (token == null) {
-            log.info("a reply with a malformed token was ignored");
-            return ReplyOutcome.NOT_FOUND;
+        dev.sas.core.internal.ReplyTokens.Checked checked = replyTokens.check(replyToken);
+        if (!checked.accepted()) {
+            log.warn("a reply was refused: its token is {}; nothing changed", checked.refusal());
+            hooks.replyRejected(ReplyOutcome.INVALID_TOKEN);
+            return ReplyOutcome.INVALID_TOKEN;
+        }
+        dev.sas.core.internal.ReplyToken token = checked.token();
+        if (checked.unsigned()) {
+            log.warn("task {} step {}: a reply with an unsigned (format 1) token was accepted"
+                    + " (ReplyTokenKeys.acceptUnsignedTokens()); turn that off once the upgrade's awaiting steps are"
+                    + " answered", token.taskId(), token.step());
+        }
+        if (unstorable(token.taskId().value())) {
+            return ReplyOutcome.NOT_FOUND; // no store holds such an id; PostgreSQL would throw on a NUL
         }
         TaskInfo info = store.find(token.taskId()).orElse(null);
         if (info == null) {
@@ -813,8 +869,22 @@ public final class SasClient {
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private final List<Workflow<?>> workflows = new ArrayList<>();
         private Tracing tracing = Tracing.none();
+        private ReplyTokenKeys replyTokenKeys;
 
         private Builder() {
+        }
+
+        /**
+         * The keys that check the tokens of replies to awaiting steps ({@link SasClient#completeStep},
+         * {@link SasClient#failStep}): the same keys the runtimes that sent the requests sign with
+         * ({@link RuntimeBuilder#replyTokenKeys}). Required to complete steps; a client that does
+         * not complete steps needs none.
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder replyTokenKeys(ReplyTokenKeys keys) {
+            this.replyTokenKeys = Objects.requireNonNull(keys, "replyTokenKeys must not be null");
+            return this;
         }
 
         /**
@@ -894,7 +964,7 @@ public final class SasClient {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
-            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing),
+            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing, replyTokenKeys),
                     DatabaseClock.of(clock, store, databaseClock, "client", millis -> { }), List.copyOf(workflows),
                     ClientHooks.NONE);
         }

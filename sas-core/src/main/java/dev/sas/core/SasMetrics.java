@@ -47,6 +47,9 @@ package dev.sas.core;
  *     came after the step's deadline ({@link ReplyOutcome#LATE})
  * @param staleReplies replies through this runtime's client rejected because their token's attempt was
  *     no longer the task's ({@link ReplyOutcome#STALE})
+ * @param invalidReplyTokens replies through this runtime's client refused because their token was not
+ *     one the configured {@link ReplyTokenKeys} signed: forged, altered, truncated, malformed or signed
+ *     with a key no longer accepted ({@link ReplyOutcome#INVALID_TOKEN})
  */
 public record SasMetrics(
         long claimed,
@@ -72,5 +75,6 @@ public record SasMetrics(
         long breakersOpened,
         long breakersClosed,
         long lateReplies,
-        long staleReplies) {
+        long staleReplies,
+        long invalidReplyTokens) {
 }

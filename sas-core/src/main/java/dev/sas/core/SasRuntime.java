@@ -154,8 +154,10 @@ public final class SasRuntime implements AutoCloseable {
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
-                config.maxPayloadBytes(), config.tracing()), clock, config.workflows(), new Hooks());
+                config.maxPayloadBytes(), config.tracing(), config.replyTokenKeys()), clock, config.workflows(),
+                new Hooks());
         scheduler.tracing(config.tracing());
+        scheduler.replyTokens(ReplyTokenKeys.tokens(config.replyTokenKeys()));
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */
@@ -230,6 +232,8 @@ public final class SasRuntime implements AutoCloseable {
                 metrics.lateReply();
             } else if (outcome == ReplyOutcome.STALE) {
                 metrics.staleReply();
+            } else if (outcome == ReplyOutcome.INVALID_TOKEN) {
+                metrics.invalidReplyToken();
             }
         }
     }

@@ -86,6 +86,26 @@ public final class StepDefinition<I> {
         return awaitReply.encode(reply, name);
     }
 
+    /**
+     * {@code encoded} if this awaiting step's codec decodes it (null passes: no output).
+     *
+     * @throws IllegalArgumentException if the codec cannot decode it; the codec's exception is the cause
+     */
+    String checkEncodedReply(String encoded) {
+        if (awaitReply == null) {
+            throw new IllegalStateException("step '" + name + "' does not await a reply");
+        }
+        if (encoded != null) {
+            try {
+                awaitReply.codec.decode(encoded);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("reply to step '" + name + "' cannot be decoded with the step's"
+                        + " codec (" + e.getClass().getName() + "); send text the step's codec encoded", e);
+            }
+        }
+        return encoded;
+    }
+
     /** The step's name, unique within its workflow. */
     public String name() {
         return name;

@@ -61,6 +61,11 @@ class AwaitReplyCrossProcessTest {
         run(db, Duration.ofDays(7).plusMillis(1), ReplyOutcome.LATE);
     }
 
+    /** The keys of both JVMs: the same on every node, as in production. */
+    private static final dev.sas.core.ReplyTokenKeys KEYS = dev.sas.core.ReplyTokenKeys.builder()
+            .currentKey("k1", "cross-process test key, 32+ bytes long".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .build();
+
     private static void run(TestDb db, Duration wait, ReplyOutcome expected) throws Exception {
         String url = db.url();
         String prefix = TestDb.randomPrefix();
@@ -68,7 +73,7 @@ class AwaitReplyCrossProcessTest {
         ManualClock clock = new ManualClock(Instant.parse("2030-03-01T09:00:00Z"));
         try (JdbcStateStore store = TestDb.builder(url, prefix).build();
                 SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock()
-                        .instanceId("jvm-1").workflow(APPROVAL).build()) {
+                        .instanceId("jvm-1").workflow(APPROVAL).replyTokenKeys(KEYS).build()) {
             TaskId id = sas.client().submit(APPROVAL, "order-7", "a car").id();
             Drain.untilIdle(sas);
 
@@ -143,7 +148,7 @@ class AwaitReplyCrossProcessTest {
             Clock at = Clock.fixed(Instant.parse(args[3]), ZoneOffset.UTC);
             try (JdbcStateStore store = TestDb.builder(url, prefix).build()) {
                 SasClient client = SasClient.builder().stateStore(store).clock(at).trustLocalClock()
-                        .workflow(APPROVAL).build();
+                        .workflow(APPROVAL).replyTokenKeys(KEYS).build();
                 ReplyOutcome outcome = client.completeStep(token, "approved by ann");
                 System.out.println("reply outcome: " + outcome);
             }

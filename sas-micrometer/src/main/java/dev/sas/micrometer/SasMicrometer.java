@@ -104,6 +104,8 @@ public final class SasMicrometer {
                 runtime, SasMetrics::lateReplies);
         counter("replies.stale", "replies to awaiting steps rejected because the task no longer awaited that attempt",
                 runtime, SasMetrics::staleReplies);
+        counter("replies.invalid.token", "replies to awaiting steps refused because their token was forged, altered,"
+                + " malformed or signed with a key no longer accepted", runtime, SasMetrics::invalidReplyTokens);
         counter("deadlines.missed", "attempts the scheduler stopped waiting for at their deadline", runtime,
                 SasMetrics::deadlinesMissed);
         counter("store.failures", "state store operations that failed", runtime, SasMetrics::storeFailures);

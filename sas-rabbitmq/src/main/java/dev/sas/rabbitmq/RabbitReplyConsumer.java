@@ -25,7 +25,8 @@ import org.slf4j.MDC;
  *
  * <p>A reply is acknowledged once the store answered, whatever it answered: accepted, or
  * {@link ReplyOutcome#LATE late}, {@link ReplyOutcome#STALE stale}, {@link ReplyOutcome#ALREADY_COMPLETED a
- * duplicate} or {@link ReplyOutcome#NOT_FOUND not found}, which change nothing and are counted
+ * duplicate}, {@link ReplyOutcome#NOT_FOUND not found} or {@link ReplyOutcome#INVALID_TOKEN with a token
+ * the client's keys did not sign}, which change nothing and are counted
  * ({@link #count}). When the store fails the reply goes back to the queue after a back-off (growing to
  * {@link Builder#maxBackoff}) and is tried again; a message that is not an SAS reply is rejected. After a
  * broken connection (a broker restart) it consumes again by itself. Several consumers (on several
@@ -274,10 +275,16 @@ public final class RabbitReplyConsumer implements AutoCloseable {
         /**
          * The consumer (not started).
          *
-         * @throws IllegalStateException if the back-off is longer than the maximum back-off, or the
-         *     prefetch is below the concurrency
+         * @throws IllegalStateException if the back-off is longer than the maximum back-off, the
+         *     prefetch is below the concurrency, or the client has no reply token keys to check the
+         *     replies' tokens with
          */
         public RabbitReplyConsumer build() {
+            if (client.config().replyTokenKeys() == null) {
+                throw new IllegalStateException("the client has no replyTokenKeys, so it could check no reply's"
+                        + " token: build it with replyTokenKeys(...) (the same keys as the runtimes that send the"
+                        + " requests), or pass a runtime's client");
+            }
             if (backoff.compareTo(maxBackoff) > 0) {
                 throw new IllegalStateException("backoff (" + backoff + ") must not exceed maxBackoff (" + maxBackoff
                         + ")");

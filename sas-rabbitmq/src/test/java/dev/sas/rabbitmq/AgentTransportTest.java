@@ -24,6 +24,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -63,7 +64,7 @@ class AgentTransportTest {
                         .awaitReply(agent.request(ctx -> "charge " + ctx.input())))
                 .build();
         // end::agent[]
-        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).build();
+        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).replyTokenKeys(PayFlows.KEYS).build();
     }
 
     @AfterEach
@@ -204,7 +205,15 @@ class AgentTransportTest {
     }
 
     @Test
-    void messages_that_are_not_sas_requests_or_replies_are_rejected_and_a_bad_token_is_not_found() throws Exception {
+    void messages_that_are_not_sas_requests_or_replies_are_rejected_and_bad_or_forged_tokens_are_refused()
+            throws Exception {
+        TaskId victim = sendOne("35 EUR");
+        String token = takeRequest().getProps().getHeaders().get("sas-reply-token").toString();
+        int dot = token.indexOf('.');
+        String body = new String(Base64.getUrlDecoder().decode(token.substring(0, dot)), StandardCharsets.UTF_8);
+        String otherTask = body.substring(0, body.lastIndexOf(':') + 1) + TaskId.random().value();
+        String forged = Base64.getUrlEncoder().withoutPadding().encodeToString(otherTask.getBytes(StandardCharsets.UTF_8))
+                + token.substring(dot);
         AMQP.BasicProperties bare = new AMQP.BasicProperties.Builder().replyTo(agent.replyQueue()).build();
         try (AgentWorker worker = worker(r -> "never").build().start();
                 RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
@@ -213,9 +222,16 @@ class AgentTransportTest {
             publish(agent.replyQueue(), bare, "hello".getBytes(StandardCharsets.UTF_8));
             publish(agent.replyQueue(), new AMQP.BasicProperties.Builder().headers(Map.of("sas-reply-token",
                     "not-a-token", "sas-outcome", "ok")).build(), "x".getBytes(StandardCharsets.UTF_8));
+            publish(agent.replyQueue(), new AMQP.BasicProperties.Builder().headers(Map.of("sas-reply-token",
+                    token.substring(0, token.length() - 3), "sas-outcome", "ok")).build(),
+                    "truncated".getBytes(StandardCharsets.UTF_8));
             Awaitility.await().atMost(WAIT).until(() -> worker.rejected() == 1 && replies.rejected() == 1
-                    && replies.count(ReplyOutcome.NOT_FOUND) == 1);   // a malformed token names no task
+                    && replies.count(ReplyOutcome.INVALID_TOKEN) == 2);
             assertThat(worker.answered()).isZero();
+            assertThat(status(victim)).isEqualTo(TaskStatus.AWAITING_REPLY);
+            assertThat(runtime.metrics().invalidReplyTokens()).isEqualTo(2);
+            assertThat(runtime.client().completeStepEncoded(forged, "paid by mallory"))
+                    .as("another task's id in a real token").isEqualTo(ReplyOutcome.INVALID_TOKEN);
         }
     }
 
@@ -234,7 +250,8 @@ class AgentTransportTest {
                         throw e.getCause();
                     }
                 });
-        SasClient client = SasClient.builder().stateStore(flaky).clock(clock).workflow(pay).build();
+        SasClient client = SasClient.builder().stateStore(flaky).clock(clock).workflow(pay)
+                .replyTokenKeys(PayFlows.KEYS).build();
 
         try (AgentWorker worker = worker(r -> "paid").build().start();
                 RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, client)

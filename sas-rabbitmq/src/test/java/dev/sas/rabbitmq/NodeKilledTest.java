@@ -41,7 +41,8 @@ class NodeKilledTest {
                 JdbcStateStore store = RabbitTests.store(url, prefix)) {
             Workflow<String> pay = PayFlows.pay(agent, Duration.ofMinutes(2));
             Workflow<String> payShort = PayFlows.pay("rabbit-pay-short", agent, Duration.ofMillis(SHORT_DEADLINE_MS));
-            SasClient client = SasClient.builder().stateStore(store).workflow(pay).workflow(payShort).build();
+            SasClient client = SasClient.builder().stateStore(store).workflow(pay).workflow(payShort)
+                    .replyTokenKeys(PayFlows.KEYS).build();
             TaskId paid = client.submit(pay, "order-1", "100 EUR").id();
             TaskId late = client.submit(payShort, "order-2", "200 EUR").id();
 

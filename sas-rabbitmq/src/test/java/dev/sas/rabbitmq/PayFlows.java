@@ -1,8 +1,10 @@
 package dev.sas.rabbitmq;
 
 import dev.sas.core.Codec;
+import dev.sas.core.ReplyTokenKeys;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.Workflow;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /** The workflows of the multi-JVM tests: one step charging through the payment agent over RabbitMQ. */
@@ -10,6 +12,11 @@ final class PayFlows {
     /** Retries for a minute or more of broker trouble; time-outs bounded separately. */
     static final RetryPolicy PATIENT = RetryPolicy.builder().maxAttempts(100)
             .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2.0).build();
+
+    /** The reply token keys of every node in these tests. */
+    static final ReplyTokenKeys KEYS = ReplyTokenKeys.builder()
+            .currentKey("test", "the rabbit tests' reply token key, 32+ bytes".getBytes(StandardCharsets.UTF_8))
+            .build();
 
     private PayFlows() {
     }

@@ -61,7 +61,8 @@ class RabbitAgentBuilderTest {
 
     @Test
     void bad_reply_consumer_settings_are_refused_where_set_or_at_build() {
-        SasClient client = SasClient.builder().stateStore(new InMemoryStateStore()).build();
+        SasClient client = SasClient.builder().stateStore(new InMemoryStateStore()).replyTokenKeys(PayFlows.KEYS)
+                .build();
         RabbitAgent agent = RabbitAgent.builder("p", rabbit).build();
         assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("client must not be null");
@@ -72,5 +73,8 @@ class RabbitAgentBuilderTest {
         assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, client).backoff(Duration.ofSeconds(10)).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("maxBackoff");
         assertThat(RabbitReplyConsumer.builder(agent, client).build().queue()).isEqualTo("sas.agent.p.replies");
+        SasClient noKeys = SasClient.builder().stateStore(new InMemoryStateStore()).build();
+        assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, noKeys).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("replyTokenKeys");
     }
 }

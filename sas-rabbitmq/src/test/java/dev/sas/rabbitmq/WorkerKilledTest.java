@@ -36,7 +36,7 @@ class WorkerKilledTest {
                 RabbitAgent agent = RabbitAgent.builder(agentName, rabbit).build();
                 JdbcStateStore store = RabbitTests.store(url, prefix)) {
             Workflow<String> pay = PayFlows.pay(agent, Duration.ofSeconds(5));
-            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay)
+            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay).replyTokenKeys(PayFlows.KEYS)
                     .pollInterval(Duration.ofMillis(100)).supervisorInterval(Duration.ofMillis(250)).build().start();
                     RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
                 SasClient client = runtime.client();

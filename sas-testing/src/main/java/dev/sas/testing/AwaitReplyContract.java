@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sas.core.Codec;
 import dev.sas.core.ReplyOutcome;
 import dev.sas.core.ReplyRequest;
+import dev.sas.core.ReplyTokenKeys;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasClient;
@@ -19,7 +20,9 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.Transition;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -31,6 +34,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,6 +54,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     protected static final RetryPolicy THREE_TRIES = RetryPolicy.builder().maxAttempts(3)
             .fixedBackoff(Duration.ofSeconds(1)).jitter(0).build();
 
+    /** The key every runtime and client here signs and checks reply tokens with, unless a test says otherwise. */
+    protected static final byte[] KEY_1 = key("key one");
+    /** The key a rotation brings in. */
+    protected static final byte[] KEY_2 = key("key two");
+    /** Current key {@code k1}. */
+    protected static final ReplyTokenKeys KEYS = ReplyTokenKeys.builder().currentKey("k1", KEY_1).build();
+
     /** Time for every runtime and client. */
     protected final ManualClock clock = new ManualClock();
     private final List<SasRuntime> runtimes = new ArrayList<>();
@@ -66,7 +78,12 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     }
 
     private SasRuntime runtime(Workflow<?>... workflows) {
-        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a");
+        return runtime(KEYS, workflows);
+    }
+
+    private SasRuntime runtime(ReplyTokenKeys keys, Workflow<?>... workflows) {
+        RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .replyTokenKeys(keys);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
@@ -77,7 +94,11 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
     /** A client with no runtime, as a webhook handler in another process would hold. */
     private SasClient bareClient(Workflow<?>... workflows) {
-        SasClient.Builder b = SasClient.builder().stateStore(store).clock(clock).trustLocalClock();
+        return bareClient(KEYS, workflows);
+    }
+
+    private SasClient bareClient(ReplyTokenKeys keys, Workflow<?>... workflows) {
+        SasClient.Builder b = SasClient.builder().stateStore(store).clock(clock).trustLocalClock().replyTokenKeys(keys);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
@@ -133,7 +154,8 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(info.completeBy()).isEqualTo(clock.instant().plus(DEADLINE));
         assertThat(sas.inFlight()).as("no scheduler holds an awaiting task").isZero();
         assertThat(sent).hasSize(1);
-        assertThat(lastSent(id).token()).matches("[A-Za-z0-9_-]+");
+        assertThat(lastSent(id).token()).as("URL-safe: base64url, a dot, a base64url signature")
+                .matches("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}");
         assertThat(types(sas.client(), id)).endsWith(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.REPLY_AWAITED);
         assertThat(sas.client().countByStatus()).containsEntry(TaskStatus.AWAITING_REPLY, 1L);
         assertThat(sas.runSupervisorOnce()).as("not expired before its deadline").isZero();
@@ -459,23 +481,240 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
                 .hasMessageContaining("replyToken must not be null");
         assertThatThrownBy(() -> client.failStep(" ", "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("replyToken must not be blank");
-        assertThat(client.completeStep("not-a-token", "x")).isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThat(client.completeStep(forged(TaskId.random(), 0, 1), "x")).isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThatThrownBy(() -> client.completeStep(forged(id, 1, 1), "x"))
+        assertThat(client.completeStep("not-a-token", "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(client.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+                .isEqualTo(ReplyOutcome.NOT_FOUND);
+        assertThatThrownBy(() -> client.completeStep(signed(KEY_1, "k1", 1, 1, id.value()), "x"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'ship'")
                 .hasMessageContaining("does not await a reply");
-        assertThatThrownBy(() -> SasClient.builder().stateStore(store).clock(clock).trustLocalClock().build()
-                .completeStep(token, "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> SasClient.builder().stateStore(store).clock(clock).trustLocalClock()
+                .replyTokenKeys(KEYS).build().completeStep(token, "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not know");
         assertThatThrownBy(() -> client.completeStep(token, 42)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot be encoded");
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
     }
 
-    /** A token in the documented-as-opaque format, for tests of forged or stale tokens. */
-    private static String forged(TaskId id, int step, long lease) {
-        String plain = "1:" + step + ":" + lease + ":" + id.value();
-        return java.util.Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(plain.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    // ------------------------------------------------------------------ signed tokens
+
+    /** Two tasks awaiting approval on a runtime signing with {@link #KEYS}. */
+    private TaskId[] twoAwaiting(SasRuntime sas, Workflow<String> wf) {
+        TaskId a = sas.client().submit(wf, "order-a", "car").id();
+        TaskId b = sas.client().submit(wf, "order-b", "boat").id();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(a).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(b).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        return new TaskId[] {a, b};
+    }
+
+    private void assertStillAwaiting(SasClient client, TaskId id) {
+        TaskInfo info = client.find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(info.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
+        assertThat(types(client, id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
+    }
+
+    @Test
+    void a_token_with_another_tasks_id_is_refused_and_that_task_keeps_awaiting() {
+        Workflow<String> wf = approval("token-forged-task");
+        SasRuntime sas = runtime(wf);
+        TaskId[] ids = twoAwaiting(sas, wf);
+        String mine = lastSent(ids[0]).token();
+
+        String forged = altered(mine, 4, ids[1].value());
+        assertThat(sas.client().completeStep(forged, "approved by mallory")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(wf).failStep(forged, "rejected by mallory", false)).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        String lease = Long.toString(sas.client().find(ids[1]).orElseThrow().lease());
+        assertThat(sas.client().completeStep(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
+                .as("the unsigned format 1 of earlier builds").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+
+        assertStillAwaiting(sas.client(), ids[1]);
+        assertThat(sas.metrics().invalidReplyTokens()).as("counted by the runtime's client").isEqualTo(2);
+        assertThat(sas.client().completeStep(lastSent(ids[1]).token(), "approved by ann"))
+                .isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.client().completeStep(mine, "approved by ann")).isEqualTo(ReplyOutcome.COMPLETED);
+    }
+
+    @Test
+    void a_token_with_an_altered_attempt_or_step_is_refused() {
+        Workflow<String> wf = approval("token-altered");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        String token = lastSent(id).token();
+        long lease = Long.parseLong(field(token, 3));
+
+        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease + 1)), "x"))
+                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease - 1)), "x"))
+                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().completeStep(altered(token, 2, "1"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().completeStep(altered(token, 1, "k2"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().completeStep(altered(token, 0, "3"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        char last = token.charAt(token.length() - 1);
+        assertThat(sas.client().completeStep(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A'), "x"))
+                .as("one character of the signature changed").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+
+        assertStillAwaiting(sas.client(), id);
+        assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
+        assertThat(sas.client().completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+    }
+
+    @Test
+    void a_truncated_token_is_refused() {
+        Workflow<String> wf = approval("token-truncated");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        String token = lastSent(id).token();
+        int dot = token.indexOf('.');
+
+        for (String cut : List.of(token.substring(0, token.length() - 1), token.substring(0, token.length() - 4),
+                token.substring(0, dot + 1), token.substring(0, dot), token.substring(1), token + "A")) {
+            assertThat(sas.client().completeStep(cut, "x")).as(cut).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        }
+        assertStillAwaiting(sas.client(), id);
+        assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
+    }
+
+    @Test
+    void a_token_signed_with_a_key_of_the_same_id_but_other_bytes_is_refused() {
+        Workflow<String> wf = approval("token-wrong-key");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        String token = lastSent(id).token();
+        ReplyTokenKeys otherBytes = ReplyTokenKeys.builder().currentKey("k1", KEY_2).build();
+
+        assertThat(bareClient(otherBytes, wf).completeStep(token, "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().completeStep(signed(KEY_2, "k1", 0, Long.parseLong(field(token, 3)), id.value()), "x"))
+                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertStillAwaiting(sas.client(), id);
+        assertThat(bareClient(wf).completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+    }
+
+    @Test
+    void after_a_rotation_old_tokens_are_accepted_while_their_key_is_a_previous_key_and_refused_after() {
+        Workflow<String> wf = approval("token-rotation");
+        SasRuntime before = runtime(wf);
+        TaskId[] ids = twoAwaiting(before, wf);
+        String oldA = lastSent(ids[0]).token();
+        String oldB = lastSent(ids[1]).token();
+        ReplyTokenKeys rotated = ReplyTokenKeys.builder().currentKey("k2", KEY_2).previousKey("k1", KEY_1).build();
+        ReplyTokenKeys k1Removed = ReplyTokenKeys.builder().currentKey("k2", KEY_2).build();
+
+        assertThat(bareClient(rotated, wf).completeStep(oldA, "approved")).as("k1 is a previous key")
+                .isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(k1Removed, wf).completeStep(oldB, "approved")).as("k1 was removed")
+                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertStillAwaiting(before.client(), ids[1]);
+
+        before.close();
+        SasRuntime after = runtime(rotated, wf);
+        TaskId c = after.client().submit(wf, "order-c", "bike").id();
+        Drain.untilIdle(after);
+        String newC = lastSent(c).token();
+        assertThat(field(newC, 1)).as("new tokens are signed with the current key").isEqualTo("k2");
+        assertThat(bareClient(KEYS, wf).completeStep(newC, "approved")).as("a node that still has only k1")
+                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(k1Removed, wf).completeStep(newC, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+    }
+
+    @Test
+    void unsigned_tokens_of_format_1_are_accepted_only_when_the_keys_opt_in_for_an_upgrade() {
+        Workflow<String> wf = approval("token-upgrade");
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+        String old = unsigned(id.value(), 0, sas.client().find(id).orElseThrow().lease());
+        ReplyTokenKeys upgrading = ReplyTokenKeys.builder().currentKey("k1", KEY_1).acceptUnsignedTokens().build();
+
+        assertThat(bareClient(wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(upgrading, wf).completeStep(unsigned(id.value() + "\0", 0, 1), "x"))
+                .as("a task id no database can hold is not found, not a store failure")
+                .isEqualTo(ReplyOutcome.NOT_FOUND);
+        assertThat(bareClient(upgrading, wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+    }
+
+    @Test
+    void without_keys_a_runtime_with_an_awaiting_step_is_not_built_and_a_client_cannot_complete_steps() {
+        Workflow<String> wf = approval("token-none");
+        assertThatThrownBy(() -> SasRuntime.builder().stateStore(store).workflow(wf).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("step 'approve'")
+                .hasMessageContaining("replyTokenKeys");
+        SasClient noKeys = SasClient.builder().stateStore(store).workflow(wf).build();
+        assertThatThrownBy(() -> noKeys.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no reply token keys");
+    }
+
+    @Test
+    void an_encoded_reply_the_steps_codec_cannot_decode_is_refused_with_its_reason() {
+        StepRef<Integer> amount = StepRef.of("amount", Codec.<Integer>of(i -> Integer.toString(i), Integer::valueOf));
+        Workflow<String> wf = Workflow.builder("await-undecodable", Codec.string())
+                .step(amount, s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step("double", s -> s.execute(ctx -> String.valueOf(ctx.output(amount) * 2)))
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "quote-1", "q").id();
+        Drain.untilIdle(sas);
+        String token = lastSent(id).token();
+
+        assertThatThrownBy(() -> bareClient(wf).completeStepEncoded(token, "twenty-one"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'amount'")
+                .hasMessageContaining("cannot be decoded").hasMessageContaining("NumberFormatException")
+                .hasCauseInstanceOf(NumberFormatException.class);
+        assertStillAwaiting(sas.client(), id);
+        assertThat(bareClient(wf).completeStepEncoded(token, "21")).isEqualTo(ReplyOutcome.COMPLETED);
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().step("double").output()).isEqualTo("42");
+    }
+
+    /** An unsigned token of format 1 (before tokens were signed): {@code base64url(1:step:lease:taskId)}. */
+    private static String unsigned(String taskId, int step, long lease) {
+        return b64(("1:" + step + ":" + lease + ":" + taskId).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A signed token made outside SAS, as its documented-as-opaque format is: {@code
+     * base64url(2:keyId:step:lease:taskId)}, a dot, {@code base64url(HMAC-SHA256)} of those bytes.
+     */
+    private static String signed(byte[] key, String keyId, int step, long lease, String taskId) {
+        byte[] body = ("2:" + keyId + ":" + step + ":" + lease + ":" + taskId).getBytes(StandardCharsets.UTF_8);
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return b64(body) + "." + b64(mac.doFinal(body));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@code token} with field {@code index} of its signed body (0 version, 1 key id, 2 step, 3 lease, 4 task id) replaced, its signature kept. */
+    private static String altered(String token, int index, String value) {
+        int dot = token.indexOf('.');
+        assertThat(dot).as("a signed token has a signature").isPositive();
+        String[] fields = new String(Base64.getUrlDecoder().decode(token.substring(0, dot)), StandardCharsets.UTF_8)
+                .split(":", 5);
+        fields[index] = value;
+        return b64(String.join(":", fields).getBytes(StandardCharsets.UTF_8)) + token.substring(dot);
+    }
+
+    /** Field {@code index} of {@code token}'s body. */
+    private static String field(String token, int index) {
+        String body = token.substring(0, token.indexOf('.'));
+        return new String(Base64.getUrlDecoder().decode(body), StandardCharsets.UTF_8).split(":", 5)[index];
+    }
+
+    private static String b64(byte[] bytes) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    /** 32 bytes derived from {@code label}: a fixed key for tests. */
+    private static byte[] key(String label) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(label.getBytes(StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -77,7 +77,7 @@ public final class ActionGuard {
     }
 
     /** Whether {@code origin} is the origin the request was sent to: same host and port as its {@code Host}. */
-    private static boolean sameOrigin(String origin, String host) {
+    static boolean sameOrigin(String origin, String host) {
         if (host == null) {
             return false;
         }

@@ -99,13 +99,21 @@ public final class Api {
         } catch (IllegalArgumentException e) {
             return Answer.error(400, e.getMessage());
         } catch (StateStoreException e) {
-            log.warn("console: the state store failed answering {} {}: {}", request.method(), request.path(),
-                    e.getMessage());
-            return Answer.error(503, "the state store failed: " + e.getMessage());
+            String id = errorId();
+            log.warn("console: error {}: the state store failed answering {} {}", id, request.method(),
+                    HostGuard.printable(request.path()), e);
+            return Answer.error(503, "the state store failed (error " + id + "; the console's log has the details)");
         } catch (RuntimeException e) {
-            log.warn("console: unexpected error answering {} {}", request.method(), request.path(), e);
-            return Answer.error(500, "unexpected error: " + e);
+            String id = errorId();
+            log.warn("console: error {}: unexpected error answering {} {}", id, request.method(),
+                    HostGuard.printable(request.path()), e);
+            return Answer.error(500, "unexpected error (error " + id + "; the console's log has the details)");
         }
+    }
+
+    /** A short random id that ties an answer to its log line; it reveals nothing. */
+    private static String errorId() {
+        return java.util.UUID.randomUUID().toString().substring(0, 8);
     }
 
     private Answer route(ConsoleRequest request, List<String> p) {
@@ -424,7 +432,8 @@ public final class Api {
      */
     public record Answer(int status, Object body) {
 
-        static Answer error(int status, String message) {
+        /** An error answer: {@code {"ok": false, "error": message}}. */
+        public static Answer error(int status, String message) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("ok", false);
             m.put("error", message);

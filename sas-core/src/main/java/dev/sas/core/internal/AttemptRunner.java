@@ -66,6 +66,7 @@ final class AttemptRunner {
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
     private volatile ScheduledExecutorService timer;
     private volatile Tracing tracing = Tracing.none();
+    private volatile ReplyTokens replyTokens = ReplyTokens.NONE;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates) {
@@ -83,6 +84,10 @@ final class AttemptRunner {
 
     void tracing(Tracing tracing) {
         this.tracing = tracing;
+    }
+
+    void replyTokens(ReplyTokens tokens) {
+        this.replyTokens = tokens;
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -243,10 +248,10 @@ final class AttemptRunner {
      * recorded like any step's; once sent, the task is handed to the store to await its reply.
      */
     private void sendRequest(Attempt a, StepDefinition<Object> def) {
-        String token = new ReplyToken(a.run.taskId, a.step, a.run.lease).encode();
         Throwable failure = null;
         a.thread = Thread.currentThread();
         try {
+            String token = replyTokens.issue(new ReplyToken(a.run.taskId, a.step, a.run.lease));
             a.trace.run(() -> {
                 try {
                     def.sendRequest(a, token);

@@ -28,6 +28,7 @@ public final class Metrics {
     final LongAdder breakersClosed = new LongAdder();
     final LongAdder lateReplies = new LongAdder();
     final LongAdder staleReplies = new LongAdder();
+    final LongAdder invalidReplyTokens = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -61,6 +62,11 @@ public final class Metrics {
         staleReplies.increment();
     }
 
+    /** Counts a reply refused because its token was forged, altered, malformed or signed with an unknown key. */
+    public void invalidReplyToken() {
+        invalidReplyTokens.increment();
+    }
+
     /** Counts tasks submitted through the runtime's client. */
     public void submitted(int tasks) {
         submitted.add(tasks);
@@ -83,6 +89,6 @@ public final class Metrics {
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
                 internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
                 replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
-                lateReplies.sum(), staleReplies.sum());
+                lateReplies.sum(), staleReplies.sum(), invalidReplyTokens.sum());
     }
 }

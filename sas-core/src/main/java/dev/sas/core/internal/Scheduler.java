@@ -53,6 +53,11 @@ public final class Scheduler {
         runner.tracing(tracing);
     }
 
+    /** Signs the tokens of requests that await a reply with {@code tokens}; call before the first claim. */
+    public void replyTokens(ReplyTokens tokens) {
+        runner.replyTokens(tokens);
+    }
+
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */
     public void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         runner.start(stepExecutor, agentExecutors, timer);

@@ -7,6 +7,7 @@ import dev.sas.console.SasConsole;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.AlertSink;
 import dev.sas.core.CircuitBreaker;
+import dev.sas.core.ReplyTokenKeys;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
@@ -80,6 +81,24 @@ public final class OrderRun {
         return summary;
     }
 
+    /** The environment variable holding the reply token key, base64 (e.g. {@code openssl rand -base64 32}). */
+    static final String REPLY_KEY_ENV = "SAS_EXAMPLE_REPLY_KEY";
+    /** This run's reply token key: from {@link #REPLY_KEY_ENV}, else random for this run (handed to the worker JVM). */
+    static final String REPLY_KEY_BASE64 = System.getenv(REPLY_KEY_ENV) != null ? System.getenv(REPLY_KEY_ENV)
+            : randomKey();
+
+    private static String randomKey() {
+        byte[] key = new byte[32];
+        new java.security.SecureRandom().nextBytes(key);
+        return java.util.Base64.getEncoder().encodeToString(key);
+    }
+
+    /** The keys that sign the payment step's reply tokens: the same on every node of the run. */
+    static ReplyTokenKeys replyTokenKeys() {
+        return ReplyTokenKeys.builder().currentKey("example", java.util.Base64.getDecoder().decode(REPLY_KEY_BASE64))
+                .build();
+    }
+
     /**
      * The runtime settings shared by the shop and the crash worker: short deadlines and a fast
      * supervisor so hung calls are recovered within seconds.
@@ -97,6 +116,7 @@ public final class OrderRun {
                 .shutdownGrace(Duration.ofSeconds(3))
                 .replyChannel(OrderStatusBoard.CHANNEL, board)
                 .alertSink(alerts)
+                .replyTokenKeys(replyTokenKeys())
                 .build();
     }
 
@@ -186,6 +206,7 @@ public final class OrderRun {
                             .shutdownGrace(Duration.ZERO)
                             .replyChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
                             .alertSink(operator)
+                            .replyTokenKeys(replyTokenKeys())
                             .build().start();
                     out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }

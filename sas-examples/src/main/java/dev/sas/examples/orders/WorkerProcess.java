@@ -48,8 +48,9 @@ final class WorkerProcess implements AutoCloseable {
         cmd.add(instanceId);
         cmd.add("--operator-log");
         cmd.add(operatorLog.toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        return new WorkerProcess(p);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put(OrderRun.REPLY_KEY_ENV, OrderRun.REPLY_KEY_BASE64); // same keys on every node
+        return new WorkerProcess(pb.start());
     }
 
     /** Starts a {@link PaymentWorker} consuming {@code queue} on the broker at {@code rabbitUri}. */

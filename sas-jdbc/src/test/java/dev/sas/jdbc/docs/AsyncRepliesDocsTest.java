@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
 import dev.sas.core.ReplyOutcome;
+import dev.sas.core.ReplyTokenKeys;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskHandle;
@@ -13,6 +14,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
@@ -30,6 +32,19 @@ class AsyncRepliesDocsTest {
     }
 
     private final Mailer mailer = new Mailer();
+
+    // tag::keys[]
+    /** The same keys on every node and client: the secret from the environment, never from code. */
+    static ReplyTokenKeys replyTokenKeys(Map<String, String> env) {
+        return ReplyTokenKeys.builder()
+                .currentKey("2026-11", Base64.getDecoder().decode(env.get("SAS_REPLY_KEY_2026_11")))
+                .build();
+    }
+    // end::keys[]
+
+    /** Stands for the process environment; a fixed key for the test. */
+    private static final Map<String, String> ENV = Map.of("SAS_REPLY_KEY_2026_11",
+            "q0Zg2vC3Zb0m3xw0l4bK7XQe1m2H9yYV0m9m3Q8mQxU=");
 
     // tag::workflow[]
     Workflow<String> orders = Workflow.builder("large-orders", Codec.string())
@@ -53,6 +68,7 @@ class AsyncRepliesDocsTest {
             case ALREADY_COMPLETED -> "already answered";
             case LATE -> "this approval has expired";
             case STALE, NOT_FOUND -> "this link is no longer valid";
+            case INVALID_TOKEN -> "this is not a link we sent";   // forged or altered: logged, counted
         };
     }
     // end::webhook[]
@@ -60,7 +76,8 @@ class AsyncRepliesDocsTest {
     @Test
     void an_order_waits_for_its_approval_and_ships_once_approved() {
         try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:async-docs;DB_CLOSE_DELAY=-1").build();
-             SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders).build().start()) {
+             SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders)
+                     .replyTokenKeys(replyTokenKeys(ENV)).build().start()) {
             TaskHandle order = runtime.client().submit(orders, "order-42", "a car");
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> order.info().status() == TaskStatus.AWAITING_REPLY);
@@ -68,7 +85,10 @@ class AsyncRepliesDocsTest {
             String link = mailer.links.get("Approve order order-42");
             String token = link.substring(link.lastIndexOf('/') + 1);
 
-            SasClient webTier = SasClient.builder().stateStore(store).workflow(orders).build();
+            SasClient webTier = SasClient.builder().stateStore(store).workflow(orders)
+                    .replyTokenKeys(replyTokenKeys(ENV)).build();
+            String otherOrder = token.substring(0, token.indexOf('.') - 2) + "xx" + token.substring(token.indexOf('.'));
+            assertThat(onApproval(webTier, otherOrder, "mallory", true)).isEqualTo("this is not a link we sent");
             assertThat(onApproval(webTier, token, "ann", true)).isEqualTo("thank you");
             assertThat(onApproval(webTier, token, "bob", true)).isEqualTo("already answered");
 
