@@ -32,6 +32,12 @@ public final class FlowWorker {
     static final String RATE = "rate";
     /** A workflow whose agent is limited to 2 calls in flight, with a permit lease of 2 s. */
     static final String KILL = "kill";
+    /** The request header carrying when the runtime made the call, in database time (ISO-8601). */
+    static final String STARTED_HEADER = "X-Sas-Started";
+    /** How long a step has: {@link #KILL}'s holds its calls open while a test runs, so it has long. */
+    static Duration completeWithin(String name) {
+        return name.equals(KILL) ? Duration.ofSeconds(30) : Duration.ofSeconds(5);
+    }
 
     /** The flow control of each workflow's agent. */
     static FlowControl flow(String name) {
@@ -47,7 +53,7 @@ public final class FlowWorker {
     static java.util.Map<String, Workflow<String>> workflows(URI service) {
         java.util.Map<String, Workflow<String>> out = new java.util.LinkedHashMap<>();
         for (String name : new String[] {CAPACITY, RATE, KILL}) {
-            out.put(name, workflow(name, agent(name, service, flow(name))));
+            out.put(name, workflow(name, agent(name, service, flow(name)), completeWithin(name)));
         }
         return out;
     }
@@ -64,6 +70,7 @@ public final class FlowWorker {
     private static CompletionStage<String> send(HttpClient http, URI service, AgentRequest<String> request) {
         HttpRequest post = HttpRequest.newBuilder(service)
                 .timeout(request.remaining().isZero() ? Duration.ofMillis(1) : request.remaining())
+                .header(STARTED_HEADER, request.completeBy().minus(request.remaining()).toString())
                 .POST(HttpRequest.BodyPublishers.ofString(request.payload())).build();
         return http.sendAsync(post, HttpResponse.BodyHandlers.ofString()).thenCompose(r -> r.statusCode() / 100 == 2
                 ? CompletableFuture.completedFuture(r.body())
@@ -71,9 +78,9 @@ public final class FlowWorker {
     }
 
     /** One step calling the agent. */
-    static Workflow<String> workflow(String name, Agent<String, String> agent) {
+    static Workflow<String> workflow(String name, Agent<String, String> agent, Duration completeWithin) {
         return Workflow.builder("xjvm-" + name, Codec.string())
-                .step("charge", s -> s.call(agent, ctx -> ctx.input()).completeWithin(Duration.ofSeconds(5)))
+                .step("charge", s -> s.call(agent, ctx -> ctx.input()).completeWithin(completeWithin))
                 .build();
     }
 
