@@ -47,6 +47,11 @@ package dev.sas.core;
  *     came after the step's deadline ({@link ReplyOutcome#LATE})
  * @param staleReplies replies through this runtime's client rejected because their token's attempt was
  *     no longer the task's ({@link ReplyOutcome#STALE})
+ * @param permitsLapsed agent permits of this runtime's calls that a renewal found lapsed: the node
+ *     was held up (starved, paused, cut off from the store) for more than a lease while a call
+ *     overran its deadline, so another call may have taken its share ({@link FlowControl#permitLease()})
+ * @param supervisorPassesStopped supervisor passes of this runtime stopped because they were held
+ *     up past their lease's margin; another instance may have led meanwhile
  */
 public record SasMetrics(
         long claimed,
@@ -72,5 +77,7 @@ public record SasMetrics(
         long breakersOpened,
         long breakersClosed,
         long lateReplies,
-        long staleReplies) {
+        long staleReplies,
+        long permitsLapsed,
+        long supervisorPassesStopped) {
 }

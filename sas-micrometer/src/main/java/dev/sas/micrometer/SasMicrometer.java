@@ -95,6 +95,10 @@ public final class SasMicrometer {
                 runtime, SasMetrics::lateReplies);
         counter("replies.stale", "replies to awaiting steps rejected because the task no longer awaited that attempt",
                 runtime, SasMetrics::staleReplies);
+        counter("agents.permits.lapsed", "agent permits a renewal found lapsed (the node was held up past a lease)",
+                runtime, SasMetrics::permitsLapsed);
+        counter("supervisor.passes.stopped", "supervisor passes stopped because they were held up past the lease",
+                runtime, SasMetrics::supervisorPassesStopped);
         counter("deadlines.missed", "attempts the scheduler stopped waiting for at their deadline", runtime,
                 SasMetrics::deadlinesMissed);
         counter("store.failures", "state store operations that failed", runtime, SasMetrics::storeFailures);

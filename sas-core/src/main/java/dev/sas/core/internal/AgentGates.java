@@ -1,6 +1,5 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.Agent;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.CircuitBreaker;
 import dev.sas.core.FlowControl;
@@ -15,10 +14,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * pause, a lost connection) never lets another node take its share while its call may still run.
  * A call starts only if its permit, as granted, still holds a lease past the moment of starting
  * (in database time); renewal matters only for a call overrunning its deadline, and a renewal
- * that finds a permit lapsed is logged and counted ({@link #lapsedPermits()}).
+ * that finds a permit lapsed is logged and counted ({@code SasMetrics.permitsLapsed}).
  */
 public final class AgentGates {
     private static final Logger log = LoggerFactory.getLogger(AgentGates.class);
@@ -57,7 +54,6 @@ public final class AgentGates {
     /** Per agent with limits, the steps whose tasks wait for it (as WAITING). */
     private final Map<String, Set<StepKey>> waitingAt;
     private final Map<String, Call> live = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong lapsed = new java.util.concurrent.atomic.AtomicLong();
     private volatile Executor worker = Runnable::run;
     private volatile Runnable onWake = () -> { };
 
@@ -74,7 +70,7 @@ public final class AgentGates {
         this.instanceId = instanceId;
         this.metrics = metrics;
         Map<String, FlowControl> map = new HashMap<>();
-        flowControls(workflows).forEach((agent, fc) -> {
+        AgentFlowControls.of(workflows).forEach((agent, fc) -> {
             if (fc.isLimited()) {
                 map.put(agent, fc);
             }
@@ -95,38 +91,6 @@ public final class AgentGates {
     /** What to run when waiting tasks were made due (the claim loop's wake-up). */
     void onWake(Runnable wakeUp) {
         this.onWake = wakeUp;
-    }
-
-    /**
-     * The flow control of every agent the workflows call (steps and compensations), by agent name.
-     *
-     * @throws IllegalStateException if two agents of one name have different flow controls
-     */
-    public static Map<String, FlowControl> flowControls(List<Workflow<?>> workflows) {
-        Map<String, FlowControl> out = new LinkedHashMap<>();
-        Map<String, String> where = new HashMap<>();
-        for (Workflow<?> w : workflows) {
-            for (StepDefinition<?> step : w.steps()) {
-                for (Agent<?, ?> agent : new Agent<?, ?>[] {step.agent().orElse(null),
-                        step.compensationAgent().orElse(null)}) {
-                    if (agent == null) {
-                        continue;
-                    }
-                    FlowControl fc = Objects.requireNonNull(agent.flowControl(),
-                            "agent '" + agent.name() + "' returned a null flowControl()");
-                    String here = "workflow '" + w.name() + "' version " + w.version() + " step '" + step.name() + "'";
-                    FlowControl before = out.putIfAbsent(agent.name(), fc);
-                    if (before == null) {
-                        where.put(agent.name(), here);
-                    } else if (!before.equals(fc)) {
-                        throw new IllegalStateException("agent '" + agent.name() + "' has two different flow controls: "
-                                + before + " in " + where.get(agent.name()) + " and " + fc + " in " + here
-                                + "; agents of one name share their limits and breaker, so give them the same one");
-                    }
-                }
-            }
-        }
-        return out;
     }
 
     /** True when some agent has limits (the store must then support flow control). */
@@ -378,7 +342,7 @@ public final class AgentGates {
                 if (store.renewPermits(List.of(call.permit.id()), now, until) == 1) {
                     call.expiresAt = until;
                 } else if (live.remove(call.permit.id()) != null) {
-                    lapsed.incrementAndGet();
+                    metrics.permitsLapsed.increment();
                     log.warn("{}: the permit of a call overrunning its deadline {} lapsed before this node renewed"
                             + " it (held up past its lease); the call's share may be taken by another call",
                             FlowPolicy.describe(call.gate), call.completeBy);
@@ -390,10 +354,6 @@ public final class AgentGates {
         }
     }
 
-    /** Permits of this runtime's calls that a renewal found lapsed. */
-    long lapsedPermits() {
-        return lapsed.get();
-    }
 
     /** Calls holding a permit of this runtime. */
     int liveCalls() {

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * <p>Starvation: the lease is taken for {@code leaseTtl} from the time read before asking the
  * store, and this node acts on it only until a third of the lease before its end ({@link #margin});
  * a pass held up past that (a starved thread, a pause, a slow store) stops before its next write,
- * logs it and counts it ({@link #lapsedPasses()}). Another node takes the lease only once it has
+ * logs it and counts it ({@code SasMetrics.supervisorPassesStopped}). Another node takes the lease only once it has
  * expired in the store, so two supervisors never act at once as long as the clocks' error and one
  * write stay within the margin (and every write is fenced by the claim's lease regardless).
  */
@@ -52,7 +52,6 @@ public final class Supervisor {
     private boolean leader;
     /** Until when this node acts on its lease (a margin before the lease ends); null when it does not lead. */
     private volatile Instant leaseValidUntil;
-    private final java.util.concurrent.atomic.AtomicLong lapsed = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * A supervisor; call {@link #runOnce()} on its interval.
@@ -214,10 +213,13 @@ public final class Supervisor {
     private boolean stillLeads(String doing) {
         Instant until = leaseValidUntil;
         Instant now = clock.instant();
-        if (until != null && now.isBefore(until)) {
+        if (until == null) {
+            return false; // stopped already in this pass
+        }
+        if (now.isBefore(until)) {
             return true;
         }
-        lapsed.incrementAndGet();
+        metrics.supervisorPassesStopped.increment();
         leaseValidUntil = null;
         leader = false;
         log.warn("instance {}: supervisor pass held up until {}, past its lease's margin {}; stopped before {},"
@@ -225,10 +227,6 @@ public final class Supervisor {
         return false;
     }
 
-    /** Supervisor passes stopped because they were held up past the lease's margin. */
-    long lapsedPasses() {
-        return lapsed.get();
-    }
 
     /** The expired claim as the state machine sees it; the workflow is null when this runtime lacks it. */
     private Snapshot snapshot(ExpiredTask e) {

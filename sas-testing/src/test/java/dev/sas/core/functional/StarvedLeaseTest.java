@@ -217,6 +217,8 @@ class StarvedLeaseTest {
             assertThat(dead.client().find(t1).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
             assertThat(dead.client().find(t2).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
             assertThat(a.status().supervisorLeader()).as("a knows it no longer leads").isFalse();
+            assertThat(a.metrics().supervisorPassesStopped()).isEqualTo(1);
+            assertThat(b.get().metrics().supervisorPassesStopped()).isZero();
         }
     }
 }
