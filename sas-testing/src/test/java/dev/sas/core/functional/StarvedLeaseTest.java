@@ -101,7 +101,8 @@ class StarvedLeaseTest {
 
         SasRuntime node(StateStore on, Workflow<String> wf, String instance) {
             SasRuntime r = SasRuntime.builder().stateStore(on).clock(clock).workflow(wf).instanceId(instance)
-                    .pollInterval(Duration.ofMillis(20)).supervisorEnabled(false).build();
+                    .pollInterval(Duration.ofMillis(20)).supervisorEnabled(false).shutdownGrace(Duration.ofMillis(200))
+                    .build();
             started.add(r);
             return r.start();
         }
@@ -160,6 +161,35 @@ class StarvedLeaseTest {
             });
             assertThat(maxInFlight).as("never more than the limit").hasValue(2);
             assertThat(calls).hasSize(ids.size());
+        }
+
+        @Test
+        void a_renewal_held_up_past_the_permits_expiry_finds_it_lapsed_and_counts_it() {
+            FlowControl flow = FlowControl.builder().maxConcurrentCalls(1).permitLease(Duration.ofSeconds(3)).build();
+            Agent<String, String> agent = Agent.builder("payments").flowControl(flow).call(this::call);
+            Workflow<String> wf = Workflow.builder("orders", Codec.string())
+                    .step("charge", s -> s.call(agent, ctx -> ctx.input()).completeWithin(Duration.ofSeconds(10)))
+                    .build();
+            SasRuntime other = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).instanceId("other")
+                    .build();
+            AtomicBoolean starve = new AtomicBoolean(true);
+            StateStore starving = decorated((method, args, proceed) -> {
+                if (method.equals("renewPermits") && starve.getAndSet(false)) {
+                    // the renewal is held up here for longer than the permit has left: another node takes it
+                    clock.tick(Duration.ofSeconds(5));
+                    other.client().submit(wf, "second", "second");
+                    other.runSchedulerOnce();
+                }
+                return proceed.call();
+            });
+            SasRuntime overrunning = node(starving, wf, "overrunning");
+            TaskId first = overrunning.client().submit(wf, "first", "first").id();
+            await().atMost(Duration.ofSeconds(60)).until(() -> calls.size() == 1);
+            // the call overruns its deadline (it ignores it): only now does its permit need renewing
+            clock.set(overrunning.client().find(first).orElseThrow().completeBy().plusMillis(1_500));
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> overrunning.metrics().permitsLapsed() == 1);
+            assertThat(calls).containsExactly("first", "second");
         }
     }
 
