@@ -20,9 +20,10 @@ import java.util.Set;
  * <p>A call that a limit or an open breaker holds back is not made: its task waits in
  * {@link TaskStatus#WAITING} (a compensation stays {@link TaskStatus#COMPENSATING}) with the reason
  * as its last error and a {@link TaskEvent.Type#WAITING} event, spends no attempt and no time-out,
- * and comes back when the endpoint is likely to take it. Capacity is held as a permit leased for
- * {@link #permitLease()} and renewed while the call runs, so a node that dies gives its permits
- * back within the lease.
+ * and comes back when the endpoint is likely to take it. Capacity is held as a permit that counts
+ * until {@link #permitLease()} past its call's deadline, so a node that is starved or dies never
+ * lets the cluster exceed the limit while its call may still run; it gives its permits back a lease
+ * after its calls' deadlines.
  *
  * <pre>{@code
  * Agent<Charge, Receipt> payments = Agent.builder("payments")
@@ -41,7 +42,7 @@ public final class FlowControl {
 
     /** The endpoint of an agent that names none. */
     public static final String DEFAULT_ENDPOINT = "default";
-    /** Default permit lease: 10 s (renewed every third of it while the call runs). */
+    /** Default permit lease: 10 s past the call's deadline (renewed every third of it while a call overruns it). */
     public static final Duration DEFAULT_PERMIT_LEASE = Duration.ofSeconds(10);
     /** Shortest permit lease: 1 s. */
     public static final Duration MIN_PERMIT_LEASE = Duration.ofSeconds(1);
@@ -104,7 +105,10 @@ public final class FlowControl {
         return endpoints;
     }
 
-    /** How long a permit is held without renewal; a node that dies gives its permits back within it. */
+    /**
+     * How long past its call's deadline a permit counts without renewal; a node that dies gives
+     * its permits back that long after its calls' deadlines.
+     */
     public Duration permitLease() {
         return permitLease;
     }
@@ -231,8 +235,10 @@ public final class FlowControl {
         }
 
         /**
-         * How long a permit is held without renewal. The runtime renews the permits of its calls
-         * every third of it; a node that dies gives them back within it. Default 10 s.
+         * How long past its call's deadline a permit counts without renewal. A call within its
+         * deadline needs no renewal; the runtime renews the permit of a call that overruns its
+         * deadline every third of the lease, up to a lease past the deadline. A node that is starved
+         * or dies keeps its calls' capacity until then, never less. Default 10 s.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if shorter than {@link FlowControl#MIN_PERMIT_LEASE}

@@ -1,6 +1,6 @@
 package dev.sas.core;
 
-import dev.sas.core.internal.AgentGates;
+import dev.sas.core.internal.AgentFlowControls;
 import dev.sas.core.spi.StateStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -469,7 +469,7 @@ public final class RuntimeBuilder {
         Duration busy = busyPollInterval != null ? busyPollInterval
                 : SasRuntime.DEFAULT_BUSY_POLL_INTERVAL.compareTo(pollInterval) < 0 ? SasRuntime.DEFAULT_BUSY_POLL_INTERVAL
                 : pollInterval;
-        for (Map.Entry<String, FlowControl> e : AgentGates.flowControls(workflows).entrySet()) {
+        for (Map.Entry<String, FlowControl> e : AgentFlowControls.of(workflows).entrySet()) {
             if (e.getValue().isLimited() && !store.supportsFlowControl()) {
                 throw new IllegalStateException("agent '" + e.getKey() + "' has flow control (" + e.getValue()
                         + "), which needs a stateStore that keeps it; " + store + " does not");

@@ -50,6 +50,11 @@ package dev.sas.core;
  * @param invalidReplyTokens replies through this runtime's client refused because their token was not
  *     one the configured {@link ReplyTokenKeys} signed: forged, altered, truncated, malformed or signed
  *     with a key no longer accepted ({@link ReplyOutcome#INVALID_TOKEN})
+ * @param permitsLapsed agent permits of this runtime's calls that a renewal found lapsed: the node
+ *     was held up (starved, paused, cut off from the store) for more than a lease while a call
+ *     overran its deadline, so another call may have taken its share ({@link FlowControl#permitLease()})
+ * @param supervisorPassesStopped supervisor passes of this runtime stopped because they were held
+ *     up past their lease's margin; another instance may have led meanwhile
  */
 public record SasMetrics(
         long claimed,
@@ -76,5 +81,7 @@ public record SasMetrics(
         long breakersClosed,
         long lateReplies,
         long staleReplies,
-        long invalidReplyTokens) {
+        long invalidReplyTokens,
+        long permitsLapsed,
+        long supervisorPassesStopped) {
 }

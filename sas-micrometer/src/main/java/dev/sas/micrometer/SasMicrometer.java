@@ -106,6 +106,10 @@ public final class SasMicrometer {
                 runtime, SasMetrics::staleReplies);
         counter("replies.invalid.token", "replies to awaiting steps refused because their token was forged, altered,"
                 + " malformed or signed with a key no longer accepted", runtime, SasMetrics::invalidReplyTokens);
+        counter("agents.permits.lapsed", "agent permits a renewal found lapsed (the node was held up past a lease)",
+                runtime, SasMetrics::permitsLapsed);
+        counter("supervisor.passes.stopped", "supervisor passes stopped because they were held up past the lease",
+                runtime, SasMetrics::supervisorPassesStopped);
         counter("deadlines.missed", "attempts the scheduler stopped waiting for at their deadline", runtime,
                 SasMetrics::deadlinesMissed);
         counter("store.failures", "state store operations that failed", runtime, SasMetrics::storeFailures);

@@ -1,6 +1,5 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.Agent;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.CircuitBreaker;
 import dev.sas.core.FlowControl;
@@ -15,10 +14,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,10 +30,16 @@ import org.slf4j.LoggerFactory;
 /**
  * A runtime's side of agent flow control: asks the store's gates whether a call may go (and to
  * which endpoint), counts each call's outcome and gives its permit back, and renews the permits of
- * calls still running so they outlive neither the call nor, by more than a lease, this node. What
- * the gates' numbers mean is {@link FlowPolicy}'s decision; what a held-back call means for its
- * task is the {@link TaskStateMachine}'s. Agents without limits never reach the store here.
- * Thread-safe.
+ * calls that overrun their deadline. What the gates' numbers mean is {@link FlowPolicy}'s decision;
+ * what a held-back call means for its task is the {@link TaskStateMachine}'s. Agents without
+ * limits never reach the store here. Thread-safe.
+ *
+ * <p>Starvation: a permit is taken to count until a lease past its call's deadline
+ * ({@link FlowPolicy#permitExpiry}), so a node that cannot renew in time (a starved JVM, a long
+ * pause, a lost connection) never lets another node take its share while its call may still run.
+ * A call starts only if its permit, as granted, still holds a lease past the moment of starting
+ * (in database time); renewal matters only for a call overrunning its deadline, and a renewal
+ * that finds a permit lapsed is logged and counted ({@code SasMetrics.permitsLapsed}).
  */
 public final class AgentGates {
     private static final Logger log = LoggerFactory.getLogger(AgentGates.class);
@@ -67,7 +70,7 @@ public final class AgentGates {
         this.instanceId = instanceId;
         this.metrics = metrics;
         Map<String, FlowControl> map = new HashMap<>();
-        flowControls(workflows).forEach((agent, fc) -> {
+        AgentFlowControls.of(workflows).forEach((agent, fc) -> {
             if (fc.isLimited()) {
                 map.put(agent, fc);
             }
@@ -88,38 +91,6 @@ public final class AgentGates {
     /** What to run when waiting tasks were made due (the claim loop's wake-up). */
     void onWake(Runnable wakeUp) {
         this.onWake = wakeUp;
-    }
-
-    /**
-     * The flow control of every agent the workflows call (steps and compensations), by agent name.
-     *
-     * @throws IllegalStateException if two agents of one name have different flow controls
-     */
-    public static Map<String, FlowControl> flowControls(List<Workflow<?>> workflows) {
-        Map<String, FlowControl> out = new LinkedHashMap<>();
-        Map<String, String> where = new HashMap<>();
-        for (Workflow<?> w : workflows) {
-            for (StepDefinition<?> step : w.steps()) {
-                for (Agent<?, ?> agent : new Agent<?, ?>[] {step.agent().orElse(null),
-                        step.compensationAgent().orElse(null)}) {
-                    if (agent == null) {
-                        continue;
-                    }
-                    FlowControl fc = Objects.requireNonNull(agent.flowControl(),
-                            "agent '" + agent.name() + "' returned a null flowControl()");
-                    String here = "workflow '" + w.name() + "' version " + w.version() + " step '" + step.name() + "'";
-                    FlowControl before = out.putIfAbsent(agent.name(), fc);
-                    if (before == null) {
-                        where.put(agent.name(), here);
-                    } else if (!before.equals(fc)) {
-                        throw new IllegalStateException("agent '" + agent.name() + "' has two different flow controls: "
-                                + before + " in " + where.get(agent.name()) + " and " + fc + " in " + here
-                                + "; agents of one name share their limits and breaker, so give them the same one");
-                    }
-                }
-            }
-        }
-        return out;
     }
 
     /** True when some agent has limits (the store must then support flow control). */
@@ -183,12 +154,16 @@ public final class AgentGates {
                 String gate = FlowPolicy.gate(agent, endpoint);
                 String permitId = UUID.randomUUID().toString();
                 FlowPolicy.Admission a = store.changeGate(gate, now,
-                        v -> FlowPolicy.admit(v, fc, now, permitId, instanceId, single));
+                        v -> FlowPolicy.admit(v, fc, now, permitId, instanceId, single, completeBy));
                 if (a instanceof FlowPolicy.Granted g) {
                     if (g.halfOpened()) {
                         log.info("{}: cool-down over, probing with this call", FlowPolicy.describe(gate));
                     }
                     Call call = new Call(agent, endpoint, fc, g.permit(), completeBy);
+                    Held late = startable(call);
+                    if (late != null) {
+                        return late;
+                    }
                     live.put(g.permit().id(), call);
                     return new Granted(call);
                 }
@@ -219,6 +194,26 @@ public final class AgentGates {
             return new Held("waiting for agent flow control: agent '" + agent + "': the store's gates could not be"
                     + " read (" + TaskStateMachine.describe(e) + "); comes again at " + retryAt, retryAt);
         }
+    }
+
+    /**
+     * Null when {@code call} may start now: its permit, as granted, holds for at least a lease more
+     * (in database time). Otherwise this node was held up between asking and starting (a starved
+     * thread, a slow store) past its call's deadline: the permit is given back unused and the call
+     * held back for a moment, so it never starts on a permit that may lapse while it runs.
+     */
+    private Held startable(Call call) {
+        Instant now = clock.instant();
+        Duration lease = call.flowControl.permitLease();
+        if (now.isBefore(call.expiresAt.minus(lease))) {
+            return null;
+        }
+        count(call, FlowPolicy.Outcome.NONE, null, true);
+        Instant retryAt = clock.instant();
+        log.warn("{}: a permit was granted too late to start the call (its deadline {} has passed); given back"
+                + " unused", FlowPolicy.describe(call.gate), call.completeBy);
+        return new Held("waiting for agent capacity: agent '" + call.agent + "': its permit came after the step's"
+                + " deadline " + call.completeBy + " and was given back unused; comes again at " + retryAt, retryAt);
     }
 
     // ------------------------------------------------------------------ outcome
@@ -291,8 +286,8 @@ public final class AgentGates {
             return c;
         } catch (Throwable e) {
             metrics.storeFailure();
-            log.warn("{}: could not record a call's outcome ({}); its permit lapses within {}",
-                    FlowPolicy.describe(call.gate), TaskStateMachine.describe(e), call.flowControl.permitLease());
+            log.warn("{}: could not record a call's outcome ({}); its permit lapses at {}",
+                    FlowPolicy.describe(call.gate), TaskStateMachine.describe(e), call.expiresAt);
             return FlowPolicy.Completion.UNKNOWN;
         }
     }
@@ -306,31 +301,59 @@ public final class AgentGates {
 
     // ------------------------------------------------------------------ permit renewal
 
-    /** Renews the permits of calls still running; gives up on calls a lease past their deadline. */
+    /**
+     * Renews the permits of calls overrunning their deadline (a permit holds until a lease past the
+     * deadline without renewal, so calls within it need none); gives up on calls a lease past
+     * their deadline. A permit found lapsed is counted and logged: this node was held up (starved,
+     * paused, cut off from the store) for longer than a lease while its call overran its deadline.
+     */
     void renew() {
         if (live.isEmpty()) {
             return;
         }
         Instant now = clock.instant();
-        Map<Duration, List<String>> byLease = new HashMap<>();
+        Map<Duration, List<Call>> byLease = new HashMap<>();
         for (Call call : live.values()) {
-            if (now.isAfter(call.completeBy.plus(call.flowControl.permitLease()))) {
-                live.remove(call.permit.id());
-                log.warn("{}: a call is still running a lease past its deadline {}; its permit lapses",
-                        FlowPolicy.describe(call.gate), call.completeBy);
+            Duration lease = call.flowControl.permitLease();
+            if (now.isAfter(call.completeBy.plus(lease))) {
+                if (live.remove(call.permit.id()) != null) {
+                    log.warn("{}: a call is still running a lease past its deadline {}; its permit lapses",
+                            FlowPolicy.describe(call.gate), call.completeBy);
+                }
                 continue;
             }
-            byLease.computeIfAbsent(call.flowControl.permitLease(), k -> new ArrayList<>()).add(call.permit.id());
-        }
-        byLease.forEach((lease, ids) -> {
-            try {
-                store.renewPermits(ids, now, now.plus(lease));
-            } catch (Throwable e) {
-                metrics.storeFailure();
-                log.warn("could not renew {} agent permits ({}); trying again", ids.size(), TaskStateMachine.describe(e));
+            // renewed once it has less than two thirds of a lease left (renewals come every third of one)
+            if (now.plus(lease).minus(lease.dividedBy(3)).isAfter(call.expiresAt)) {
+                byLease.computeIfAbsent(lease, k -> new ArrayList<>()).add(call);
             }
-        });
+        }
+        byLease.forEach((lease, calls) -> renew(calls, now, now.plus(lease)));
     }
+
+    private void renew(List<Call> calls, Instant now, Instant until) {
+        try {
+            List<String> ids = calls.stream().map(c -> c.permit.id()).toList();
+            if (store.renewPermits(ids, now, until) == ids.size()) {
+                calls.forEach(c -> c.expiresAt = until);
+                return;
+            }
+            // some lapsed: find which, one by one (rare), and stop renewing those
+            for (Call call : calls) {
+                if (store.renewPermits(List.of(call.permit.id()), now, until) == 1) {
+                    call.expiresAt = until;
+                } else if (live.remove(call.permit.id()) != null) {
+                    metrics.permitsLapsed.increment();
+                    log.warn("{}: the permit of a call overrunning its deadline {} lapsed before this node renewed"
+                            + " it (held up past its lease); the call's share may be taken by another call",
+                            FlowPolicy.describe(call.gate), call.completeBy);
+                }
+            }
+        } catch (Throwable e) {
+            metrics.storeFailure();
+            log.warn("could not renew {} agent permits ({}); trying again", calls.size(), TaskStateMachine.describe(e));
+        }
+    }
+
 
     /** Calls holding a permit of this runtime. */
     int liveCalls() {
@@ -393,6 +416,8 @@ public final class AgentGates {
         final FlowControl flowControl;
         final Permit permit;
         final Instant completeBy;
+        /** Until when its permit counts, as last granted or renewed. */
+        volatile Instant expiresAt;
         /** Its outcome was counted (at the deadline, or when it finished). */
         final AtomicBoolean counted = new AtomicBoolean();
 
@@ -403,6 +428,7 @@ public final class AgentGates {
             this.flowControl = flowControl;
             this.permit = permit;
             this.completeBy = completeBy;
+            this.expiresAt = permit.expiresAt();
         }
 
         String endpoint() {

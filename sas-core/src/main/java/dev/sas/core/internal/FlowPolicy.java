@@ -126,11 +126,16 @@ final class FlowPolicy {
      * Asks for a call through the gate: the breaker first (an open breaker whose cool-down is over
      * becomes half-open and this call its probe), then capacity, then the rate limit.
      *
+     * <p>The permit counts until {@link #permitExpiry}: never before the call's deadline plus a
+     * lease, so a holder that is starved (or dies) while its call may still run never lets the
+     * gate reissue its share.
+     *
      * @param enqueue whether a call held back takes a slot in the gate's queue (false when other
      *     endpoints are still to be asked; see {@link #enqueue})
+     * @param completeBy the call's deadline (database time)
      */
     static GateChange<Admission> admit(GateView v, FlowControl fc, Instant now, String permitId, String holder,
-            boolean enqueue) {
+            boolean enqueue, Instant completeBy) {
         Edit e = new Edit(v.state());
         boolean changed = false;
         boolean probe = false;
@@ -171,8 +176,22 @@ final class FlowPolicy {
             }
             e.rateNext = tat.plus(interval);
         }
-        Permit permit = new Permit(permitId, v.gate(), holder, probe, now, now.plus(fc.permitLease()));
+        Permit permit = new Permit(permitId, v.gate(), holder, probe, now, permitExpiry(fc, now, completeBy));
         return GateChange.<Admission>write(e.toState(now), new Granted(permit, halfOpened)).taking(permit);
+    }
+
+    /**
+     * When a permit taken at {@code now} for a call due by {@code completeBy} stops counting unless
+     * renewed: a lease after the later of the two. A call may legitimately run until its deadline
+     * (the agent is told it, the runtime interrupts it then), and no renewal is needed for that,
+     * so neither a starved holder nor a dead one lets another node take the permit's share while
+     * the call may still run at the service; the lease past the deadline covers the clocks' error
+     * and the time the runtime takes to notice the deadline. Only a call that overruns its
+     * deadline is renewed, by a live holder, a lease at a time.
+     */
+    static Instant permitExpiry(FlowControl fc, Instant now, Instant completeBy) {
+        Instant from = completeBy != null && completeBy.isAfter(now) ? completeBy : now;
+        return from.plus(fc.permitLease());
     }
 
     private static GateChange<Admission> held(GateView v, FlowControl fc, Edit e, boolean changed, Reason reason,

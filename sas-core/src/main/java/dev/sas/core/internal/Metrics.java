@@ -29,6 +29,8 @@ public final class Metrics {
     final LongAdder lateReplies = new LongAdder();
     final LongAdder staleReplies = new LongAdder();
     final LongAdder invalidReplyTokens = new LongAdder();
+    final LongAdder permitsLapsed = new LongAdder();
+    final LongAdder supervisorPassesStopped = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -89,6 +91,7 @@ public final class Metrics {
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
                 internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
                 replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
-                lateReplies.sum(), staleReplies.sum(), invalidReplyTokens.sum());
+                lateReplies.sum(), staleReplies.sum(), invalidReplyTokens.sum(), permitsLapsed.sum(),
+                supervisorPassesStopped.sum());
     }
 }

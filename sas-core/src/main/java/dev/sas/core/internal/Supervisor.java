@@ -28,6 +28,13 @@ import org.slf4j.LoggerFactory;
  * once one can. Every write is conditional on the
  * expired lease, so two supervisors never recover the same claim twice. {@link Retention} asks it
  * whether this node leads. Knows no business logic.
+ *
+ * <p>Starvation: the lease is taken for {@code leaseTtl} from the time read before asking the
+ * store, and this node acts on it only until a third of the lease before its end ({@link #margin});
+ * a pass held up past that (a starved thread, a pause, a slow store) stops before its next write,
+ * logs it and counts it ({@code SasMetrics.supervisorPassesStopped}). Another node takes the lease only once it has
+ * expired in the store, so two supervisors never act at once as long as the clocks' error and one
+ * write stay within the margin (and every write is fenced by the claim's lease regardless).
  */
 public final class Supervisor {
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
@@ -43,7 +50,7 @@ public final class Supervisor {
     private final Consumer<Instant> wakeScheduler;
     private final DeployWatch deployWatch;
     private boolean leader;
-    /** Until when this node's lease is known to hold; null when it does not lead. */
+    /** Until when this node acts on its lease (a margin before the lease ends); null when it does not lead. */
     private volatile Instant leaseValidUntil;
 
     /**
@@ -85,7 +92,7 @@ public final class Supervisor {
             }
             return 0;
         }
-        leaseValidUntil = now.plus(leaseTtl);
+        leaseValidUntil = now.plus(leaseTtl).minus(margin(leaseTtl));
         if (!leader) {
             log.info("instance {} is now the active supervisor", instanceId);
             leader = true;
@@ -93,9 +100,15 @@ public final class Supervisor {
         int recovered = 0;
         Instant firstDue = null;
         while (true) {
+            if (!stillLeads("scanning for expired claims")) {
+                return recovered;
+            }
             List<ExpiredTask> expired = store.findExpired(now, batch);
             if (expired.isEmpty()) {
                 break;
+            }
+            if (!stillLeads("recovering " + expired.size() + " expired claim(s)")) {
+                return recovered;
             }
             List<Decision> decisions = new ArrayList<>(expired.size());
             for (ExpiredTask e : expired) {
@@ -110,7 +123,7 @@ public final class Supervisor {
                     cancelled.add(i);
                 }
             }
-            if (!cancelled.isEmpty()) {
+            if (!cancelled.isEmpty() && stillLeads("honouring cancels")) {
                 List<Decision> again = new ArrayList<>(cancelled.size());
                 for (int i : cancelled) {
                     ExpiredTask e = expired.get(i);
@@ -163,6 +176,9 @@ public final class Supervisor {
                 break;
             }
         }
+        if (!stillLeads("checking for unrunnable tasks")) {
+            return recovered;
+        }
         DeployWatch.Check check = deployWatch.checkIfDue(now);
         for (RecordedEvent e : check.parked()) {
             events.publish(List.of(e.event()), e.replyTo());
@@ -180,6 +196,37 @@ public final class Supervisor {
         }
         return recovered;
     }
+
+    /**
+     * How long before its lease ends a supervisor stops acting: a third of the lease (one
+     * supervisor interval), for the error between nodes' reading of the database's clock and the
+     * time one write takes.
+     */
+    static Duration margin(Duration leaseTtl) {
+        return leaseTtl.dividedBy(3);
+    }
+
+    /**
+     * True while this node may still act on its lease, read now (not at the start of the pass);
+     * otherwise the pass was held up past the lease's margin: it stops, logs and counts it.
+     */
+    private boolean stillLeads(String doing) {
+        Instant until = leaseValidUntil;
+        Instant now = clock.instant();
+        if (until == null) {
+            return false; // stopped already in this pass
+        }
+        if (now.isBefore(until)) {
+            return true;
+        }
+        metrics.supervisorPassesStopped.increment();
+        leaseValidUntil = null;
+        leader = false;
+        log.warn("instance {}: supervisor pass held up until {}, past its lease's margin {}; stopped before {},"
+                + " another instance may lead now", instanceId, now, until, doing);
+        return false;
+    }
+
 
     /** The expired claim as the state machine sees it; the workflow is null when this runtime lacks it. */
     private Snapshot snapshot(ExpiredTask e) {
@@ -207,8 +254,8 @@ public final class Supervisor {
     }
 
     /**
-     * Whether this node held the supervisor lease at its last pass and that lease has not run out
-     * since, by the local clock. Does not wait for a pass in progress.
+     * Whether this node held the supervisor lease at its last pass and that lease, less its
+     * margin, has not run out since. Does not wait for a pass in progress.
      */
     public boolean isLeader() {
         Instant until = leaseValidUntil;

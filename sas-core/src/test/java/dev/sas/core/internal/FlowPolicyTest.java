@@ -51,7 +51,7 @@ class FlowPolicyTest {
 
         Admission admit(FlowControl fc, Instant now) {
             String id = "p" + ids++;
-            return apply(now, v -> FlowPolicy.admit(v, fc, now, id, "node-1", true));
+            return apply(now, v -> FlowPolicy.admit(v, fc, now, id, "node-1", true, now));
         }
 
         Permit grant(FlowControl fc, Instant now) {
@@ -99,6 +99,20 @@ class FlowPolicyTest {
             gate.grant(fc, T0);
             gate.hold(fc, T0.plus(fc.permitLease()).minusMillis(1));
             gate.grant(fc, T0.plus(fc.permitLease()));
+        }
+
+        @Test
+        void a_permit_counts_until_a_lease_past_its_calls_deadline_without_any_renewal() {
+            Instant completeBy = T0.plusSeconds(60);
+            String[] ids = {"long-1", "long-2"};
+            for (String id : ids) {
+                Admission a = gate.apply(T0, v -> FlowPolicy.admit(v, fc, T0, id, "starved-node", true, completeBy));
+                assertThat(((Granted) a).permit().expiresAt()).isEqualTo(completeBy.plus(fc.permitLease()));
+            }
+            // the holder never renews (starved or dead): no other call goes while either call may still run
+            gate.hold(fc, T0.plus(fc.permitLease()).plusSeconds(1));
+            gate.hold(fc, completeBy.plus(fc.permitLease()).minusMillis(1));
+            gate.grant(fc, completeBy.plus(fc.permitLease()));
         }
 
         @Test
