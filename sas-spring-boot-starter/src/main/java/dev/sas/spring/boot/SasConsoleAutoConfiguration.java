@@ -60,8 +60,10 @@ public class SasConsoleAutoConfiguration {
                 .operator(ConsoleServlet::operator);
         try {
             builder.actionToken(token).title(properties.getTitle());
+            properties.getAllowedHosts().forEach(builder::allowedHost);
         } catch (IllegalArgumentException | NullPointerException e) {
-            throw new IllegalStateException("sas.console.token or sas.console.title is not usable: " + e.getMessage(), e);
+            throw new IllegalStateException("sas.console.token, sas.console.title or sas.console.allowed-hosts is not"
+                    + " usable: " + e.getMessage(), e);
         }
         SasConsole console = builder.build();
         ServletRegistrationBean<ConsoleServlet> registration =

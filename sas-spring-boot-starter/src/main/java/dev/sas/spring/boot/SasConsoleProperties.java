@@ -32,6 +32,12 @@ public class SasConsoleProperties {
     private boolean showPayloads;
     /** The page's title. */
     private String title = "SAS";
+    /**
+     * Host names the console answers for besides {@code localhost} and IP addresses: the name the
+     * application is served under ({@code ops.example.com}, any port, or {@code ops.example.com:8443}).
+     * Any other {@code Host} is refused (DNS-rebinding defence).
+     */
+    private java.util.List<String> allowedHosts = new java.util.ArrayList<>();
 
     /** @return whether the console is mounted */
     public boolean isEnabled() {
@@ -91,5 +97,15 @@ public class SasConsoleProperties {
     /** @param title the page's title */
     public void setTitle(String title) {
         this.title = title;
+    }
+
+    /** @return the host names the console answers for besides localhost and IP addresses */
+    public java.util.List<String> getAllowedHosts() {
+        return allowedHosts;
+    }
+
+    /** @param allowedHosts the host names the console answers for besides localhost and IP addresses */
+    public void setAllowedHosts(java.util.List<String> allowedHosts) {
+        this.allowedHosts = allowedHosts == null ? new java.util.ArrayList<>() : allowedHosts;
     }
 }
