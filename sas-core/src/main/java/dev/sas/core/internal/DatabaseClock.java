@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * by the node's clock, and at once when the node's clock steps: {@link #instant()} compares how far
  * the node's clock moved since the measurement with a monotonic timer ({@code System.nanoTime()}),
  * and a difference of more than {@link #STEP_TOLERANCE} (an NTP step, a suspended VM, an operator
- * setting the date) makes it measure again before it answers, so no deadline, due time or lease is
- * computed from a clock that just jumped. Bounds the node refuses to exceed: a measurement whose
+ * setting the date) makes it measure again, or, until it can, answer from the monotonic timer, so
+ * no deadline, due time or lease is computed from a clock that just jumped. Bounds the node refuses to exceed: a measurement whose
  * round trip exceeds {@link #MAX_ROUND_TRIP} is discarded, and an offset older than {@link #MAX_AGE}
  * that cannot be re-measured makes {@link #ensureFresh()} throw, so the node stops claiming and
  * supervising instead of acting on a time it cannot vouch for.
@@ -96,44 +96,63 @@ public final class DatabaseClock extends Clock {
         return new DatabaseClock(local, store, owner, skewMillis, false, monotonicNanos);
     }
 
-    /** The local clock moved by the measured offset: the store's time, as far as this node can tell. */
+    /**
+     * The local clock moved by the measured offset: the store's time, as far as this node can tell.
+     * An offset that is due for a new measurement is measured again here by one caller at a time
+     * (the others go on). When the local clock stepped since the last measurement and no new one
+     * can be had at once (another thread is measuring, or the store does not answer), the answer is
+     * the store's time at the last measurement plus the monotonic time since, so no caller computes
+     * a deadline or due time from a clock that just jumped, and none waits on the store for it.
+     */
     @Override
     public Instant instant() {
         Instant now = local.instant();
-        if (!localOnly && measuredAt != null && !isFresh(now, true)) {
-            remeasure(now);
-            now = local.instant();
+        if (localOnly || measuredAt == null || isFresh(now, true)) {
+            return plusOffset(now);
         }
+        boolean stepped = !isFresh(now, false);
+        if (tryRemeasure()) {
+            return plusOffset(local.instant());
+        }
+        if (stepped) {
+            Instant at = measuredAt;
+            long since = monotonicNanos.getAsLong() - measuredAtNanos;
+            return at.plusNanos(offsetNanos + since);
+        }
+        return plusOffset(now);
+    }
+
+    private Instant plusOffset(Instant localNow) {
         long o = offsetNanos;
-        return o == 0 ? now : now.plusNanos(o);
+        return o == 0 ? localNow : localNow.plusNanos(o);
     }
 
     /**
-     * Measures again from {@link #instant()}: waiting for a measurement under way when the node's
-     * clock stepped (the offset is wrong now), not waiting when the offset only aged. A failure
-     * keeps the old offset ({@link #ensureFresh()} enforces {@link #MAX_AGE}) and is retried after
-     * {@link #STEP_TOLERANCE}.
+     * Measures again if no other thread is measuring and the last failure is more than
+     * {@link #STEP_TOLERANCE} ago. A failure keeps the old offset ({@link #ensureFresh()} enforces
+     * {@link #MAX_AGE}).
+     *
+     * @return true if the offset is fresh now
      */
-    private void remeasure(Instant localNow) {
-        boolean stepped = !isFresh(localNow, false);
+    private boolean tryRemeasure() {
         if (failed && monotonicNanos.getAsLong() - failedAtNanos < STEP_TOLERANCE.toNanos()) {
-            return;
+            return false;
         }
-        if (stepped) {
-            measuring.lock();
-        } else if (!measuring.tryLock()) {
-            return;
+        if (!measuring.tryLock()) {
+            return false;
         }
         try {
             if (!isFresh(local.instant(), true)) {
                 measure();
             }
             failed = false;
+            return !localOnly;
         } catch (RuntimeException e) {
             failed = true;
             failedAtNanos = monotonicNanos.getAsLong();
             log.debug("{}: clock offset to the store not re-measured ({}); using the one from {}", owner,
                     e.getMessage(), measuredAt);
+            return false;
         } finally {
             measuring.unlock();
         }

@@ -30,10 +30,14 @@ class DatabaseClockTest {
     /** The node's clock: real time plus whatever the test sets it to. */
     private final AtomicReference<Instant> node = new AtomicReference<>(T0);
     private final AtomicInteger reads = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicBoolean readable = new java.util.concurrent.atomic.AtomicBoolean(true);
     private final StateStore store = (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(),
             new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
                 if (method.getName().equals("currentTime")) {
                     reads.incrementAndGet();
+                    if (!readable.get()) {
+                        throw new dev.sas.core.StateStoreException("connection refused (injected)");
+                    }
                     return Optional.of(database.get());
                 }
                 throw new UnsupportedOperationException(method.getName());
@@ -79,6 +83,24 @@ class DatabaseClockTest {
         node.updateAndGet(t -> t.plus(Duration.ofMinutes(5)));
         assertThat(clock.instant()).as("right after a step forward").isEqualTo(database.get());
         assertThat(clock.offset()).isZero();
+    }
+
+    @Test
+    void a_step_while_the_store_cannot_be_read_is_bridged_by_the_monotonic_timer() {
+        DatabaseClock clock = clock();
+        elapse(Duration.ofSeconds(1));
+        readable.set(false);
+        node.updateAndGet(t -> t.minus(Duration.ofMinutes(5)));
+        assertThat(clock.instant()).as("right after a step back").isEqualTo(database.get());
+        elapse(Duration.ofSeconds(2));
+        assertThat(clock.instant()).isEqualTo(database.get());
+        node.updateAndGet(t -> t.plus(Duration.ofMinutes(10)));
+        assertThat(clock.instant()).as("after a step forward").isEqualTo(database.get());
+
+        readable.set(true);
+        elapse(DatabaseClock.STEP_TOLERANCE.multipliedBy(2));
+        assertThat(clock.instant()).isEqualTo(database.get());
+        assertThat(clock.offset()).as("measured again once readable").isEqualTo(Duration.ofMinutes(-5));
     }
 
     @Test
