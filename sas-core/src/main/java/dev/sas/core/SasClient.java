@@ -136,7 +136,8 @@ public final class SasClient {
      *
      * @return a handle to the task
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the business key is blank, too long, or holds an unpaired
+     * @throws IllegalArgumentException if the business key is blank, too long, ends with a space
+     *     (MariaDB and MySQL would take it for the key without it), or holds an unpaired
      *     UTF-16 surrogate or a NUL character (a database would alter or refuse it), or the input
      *     cannot be encoded, encodes to a blank string or to text holding such a character, or is
      *     larger than {@code maxPayloadBytes}, or the options name a reply channel that no node has
@@ -269,6 +270,12 @@ public final class SasClient {
                     + " characters, was " + businessKey.length() + " (workflow '" + workflow.name() + "')");
         }
         checkStorable(workflow, businessKey);
+        if (businessKey.endsWith(" ")) {
+            throw new IllegalArgumentException("businessKey '" + businessKey + "' ends with a space (workflow '"
+                    + workflow.name() + "'): MariaDB and MySQL compare keys ignoring trailing spaces, so it would"
+                    + " name the same task as '" + businessKey.stripTrailing() + "'. SAS refuses such keys on every"
+                    + " store; trim the key");
+        }
         String what = "input for workflow '" + workflow.name() + "' business key '" + businessKey + "'";
         String encoded;
         try {
@@ -377,7 +384,8 @@ public final class SasClient {
     }
 
     /**
-     * The task submitted to {@code workflow} with {@code businessKey}.
+     * The task submitted to {@code workflow} with exactly {@code businessKey}: never the task of
+     * another key, on any store (MariaDB's {@code 'k'} and {@code 'k '} included).
      *
      * @throws NullPointerException if an argument is null
      * @throws StateStoreException if the store failed

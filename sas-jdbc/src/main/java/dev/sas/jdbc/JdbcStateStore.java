@@ -449,8 +449,11 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
-     * <p>The database server's clock ({@code clock_timestamp()} on PostgreSQL, {@code SYSDATE(6)}
-     * on MariaDB, {@code CURRENT_TIMESTAMP} on an H2 server); empty for H2 embedded in this JVM.
+     * <p>The database's clock ({@code clock_timestamp()} on PostgreSQL, {@code SYSDATE(6)} on
+     * MariaDB, {@code CURRENT_TIMESTAMP} on H2, embedded or server): never empty. Embedded H2's
+     * clock is this JVM's system clock, not the {@code Clock} a runtime was given, so runtimes on
+     * one embedded database agree on time as runtimes on a server do. Tests that drive time with a
+     * manual clock against this store say so with {@code trustLocalClock()}.
      */
     @Override
     public Optional<Instant> currentTime() {
@@ -787,9 +790,8 @@ public final class JdbcStateStore implements StateStore {
                 Jdbi jdbi = Jdbi.create(ds).installPlugin(JdbcStore.PLUGIN);
                 Connected facts = jdbi.withHandle(h -> Connected.of(h.getConnection()));
                 Dialect dialect = Dialects.detect(facts.product());
-                boolean serverClock = !Dialects.isInProcess(facts.url());
                 if (pool == null) {
-                    checkHandedIn(jdbi, facts, serverClock, dialect);
+                    checkHandedIn(jdbi, facts, !Dialects.isInProcess(facts.url()), dialect);
                 }
                 if (createSchema) {
                     new SchemaManager(jdbi, dialect, tables).apply();
@@ -800,7 +802,7 @@ public final class JdbcStateStore implements StateStore {
                         pool == null ? "" : ", pool " + pool.name() + " max " + pool.maxPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
                 Runnable onReadOnly = pool == null ? () -> { } : pool::dropConnections;
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, serverClock, onReadOnly), pool,
+                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, onReadOnly), pool,
                         description, hostTransaction);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
                 closeQuietly(pool, e);

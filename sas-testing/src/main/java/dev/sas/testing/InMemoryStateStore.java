@@ -681,7 +681,16 @@ public final class InMemoryStateStore implements StateStore {
                 return false;
             }
             switch (r.status) {
-                case PENDING, PARKED, PROCESSING, COMPENSATING -> {
+                case PENDING -> {
+                    if (r.cancelRequested) {
+                        return false;
+                    }
+                    // waiting for its delay or retry time: the cancel does not wait for it
+                    if (r.lockedBy == null && r.nextAttemptAt != null && r.nextAttemptAt.isAfter(now)) {
+                        r.nextAttemptAt = now;
+                    }
+                }
+                case PARKED, PROCESSING, COMPENSATING -> {
                     if (r.cancelRequested) {
                         return false;
                     }

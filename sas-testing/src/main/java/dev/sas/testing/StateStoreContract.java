@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sas.core.Codec;
+import dev.sas.core.SasClient;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
@@ -12,6 +14,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
@@ -191,6 +194,25 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.findByBusinessKey("wf", "k1")).contains(id);
         assertThat(store.findByBusinessKey("wf", "other")).isEmpty();
         assertThat(store.findByBusinessKey("other-wf", "k1")).isEmpty();
+    }
+
+    @Test
+    void business_keys_are_compared_exactly_and_a_key_ending_with_a_space_is_refused() {
+        TaskId id = submit("k");
+        assertThat(store.findByBusinessKey("wf", "k ")).as("the task of another key").isEmpty();
+        assertThat(store.findByBusinessKey("wf", "K")).as("the task of another key").isEmpty();
+        assertThat(store.findByBusinessKey("wf", "k")).contains(id);
+
+        Workflow<String> wf = Workflow.builder("wf", Codec.string()).step("first", s -> s.execute(ctx -> "x")).build();
+        SasClient client = SasClient.builder().stateStore(store).trustLocalClock().workflow(wf).build();
+        assertThatThrownBy(() -> client.submit(wf, "k ", "input")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("businessKey 'k '").hasMessageContaining("ends with a space");
+        assertThatThrownBy(() -> client.submitAll(wf, java.util.Map.of("k2 ", "input")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("businessKey 'k2 '");
+        assertThat(store.findByBusinessKey("wf", "k2")).as("nothing of the refused batch stored").isEmpty();
+        assertThat(client.find("wf", "k ")).isEmpty();
+        assertThat(client.find("wf", "k")).map(TaskInfo::taskId).contains(id);
+        assertThat(client.submit(wf, " k", "input").created()).as("a leading space makes another key").isTrue();
     }
 
     @Test
@@ -1321,6 +1343,44 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.requestCancel(id, T0, cancelEvent(id))).isFalse();
         assertThat(store.requestCancel(TaskId.random(), T0, cancelEvent(id))).isFalse();
         assertThat(task(id).cancelRequested()).isFalse();
+    }
+
+    @Test
+    void cancel_of_a_task_waiting_for_its_submit_delay_makes_it_due_now() {
+        Instant due = T0.plus(Duration.ofHours(1));
+        TaskId id = submit("c-delayed", 0, due);
+        Instant now = T0.plusSeconds(5);
+        assertThat(claim("a", 1, now)).as("not due before its delay").isEmpty();
+
+        assertThat(store.requestCancel(id, now, cancelEvent(id))).isTrue();
+
+        assertThat(task(id).nextAttemptAt()).isEqualTo(now);
+        assertThat(claim("a", 1, now)).as("claimed at once, to be cancelled").singleElement()
+                .satisfies(c -> assertThat(c.cancelRequested()).isTrue());
+    }
+
+    @Test
+    void cancel_of_a_task_waiting_for_its_retry_time_makes_it_due_now() {
+        TaskId id = submit("c-retry");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant retryAt = T0.plus(Duration.ofHours(1));
+        store.write(List.of(release(c, Transition.Guard.HOLDER, TaskStatus.PENDING, 1, retryAt, "busy", T0)), T0);
+        Instant now = T0.plusSeconds(5);
+        assertThat(claim("b", 1, now)).as("not due before its retry time").isEmpty();
+
+        assertThat(store.requestCancel(id, now, cancelEvent(id))).isTrue();
+
+        assertThat(claim("b", 1, now)).as("claimed at once, to be cancelled").singleElement().satisfies(again -> {
+            assertThat(again.cancelRequested()).isTrue();
+            assertThat(again.attempt()).as("the failed attempt is kept, then counted on").isEqualTo(2);
+        });
+    }
+
+    @Test
+    void cancel_keeps_an_earlier_due_time_of_a_pending_task() {
+        TaskId id = submit("c-due");
+        assertThat(store.requestCancel(id, T0.plusSeconds(30), cancelEvent(id))).isTrue();
+        assertThat(task(id).nextAttemptAt()).as("due since T0, not moved later").isEqualTo(T0);
     }
 
     @Test

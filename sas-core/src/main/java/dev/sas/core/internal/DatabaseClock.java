@@ -10,6 +10,7 @@ import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,12 +22,15 @@ import org.slf4j.LoggerFactory;
  * durations between measurements.
  *
  * <p>The offset is measured with a few round trips, keeping the one with the shortest round trip
- * (its error is at most half of it). It is re-measured when {@link #ensureFresh()} finds it older
- * than {@link #REFRESH_EVERY} by the node's clock (a step of the node's clock in either direction
- * makes it look old, so a stepped clock is re-measured at once). Bounds the node refuses to
- * exceed: a measurement whose round trip exceeds {@link #MAX_ROUND_TRIP} is discarded, and an
- * offset older than {@link #MAX_AGE} that cannot be re-measured makes {@link #ensureFresh()} throw,
- * so the node stops claiming and supervising instead of acting on a time it cannot vouch for.
+ * (its error is at most half of it). It is re-measured when it is older than {@link #REFRESH_EVERY}
+ * by the node's clock, and at once when the node's clock steps: {@link #instant()} compares how far
+ * the node's clock moved since the measurement with a monotonic timer ({@code System.nanoTime()}),
+ * and a difference of more than {@link #STEP_TOLERANCE} (an NTP step, a suspended VM, an operator
+ * setting the date) makes it measure again, or, until it can, answer from the monotonic timer, so
+ * no deadline, due time or lease is computed from a clock that just jumped. Bounds the node refuses to exceed: a measurement whose
+ * round trip exceeds {@link #MAX_ROUND_TRIP} is discarded, and an offset older than {@link #MAX_AGE}
+ * that cannot be re-measured makes {@link #ensureFresh()} throw, so the node stops claiming and
+ * supervising instead of acting on a time it cannot vouch for.
  *
  * <p>An offset of one second or more is logged at WARN (again when it moves by another second)
  * and reported through the skew listener. A store without a clock of its own (in-process) and a
@@ -42,6 +46,8 @@ public final class DatabaseClock extends Clock {
     public static final Duration MAX_ROUND_TRIP = Duration.ofSeconds(1);
     /** Offsets from this size up are logged at WARN. */
     public static final Duration WARN_ABOVE = Duration.ofSeconds(1);
+    /** A step of the node's clock, against its monotonic timer, from which the offset is measured again at once. */
+    public static final Duration STEP_TOLERANCE = Duration.ofMillis(250);
     /** Round trips per measurement at most; fewer when one is fast. */
     static final int SAMPLES = 3;
     private static final long GOOD_ROUND_TRIP_NANOS = Duration.ofMillis(5).toNanos();
@@ -50,14 +56,22 @@ public final class DatabaseClock extends Clock {
     private final StateStore store;
     private final String owner;
     private final LongConsumer skewMillis;
+    private final LongSupplier monotonicNanos;
     private final ReentrantLock measuring = new ReentrantLock();
     private volatile long offsetNanos;
     private volatile Instant measuredAt;
+    /** {@link #monotonicNanos} at {@link #measuredAt}. */
+    private volatile long measuredAtNanos;
+    /** {@link #monotonicNanos} at the last failed re-measurement from {@link #instant()}, to space the next one. */
+    private volatile long failedAtNanos;
+    private volatile boolean failed;
     private volatile boolean localOnly;
     private Long warnedAtNanos;
 
-    private DatabaseClock(Clock local, StateStore store, String owner, LongConsumer skewMillis, boolean localOnly) {
+    private DatabaseClock(Clock local, StateStore store, String owner, LongConsumer skewMillis, boolean localOnly,
+            LongSupplier monotonicNanos) {
         this.local = local;
+        this.monotonicNanos = monotonicNanos;
         this.store = store;
         this.owner = owner;
         this.skewMillis = skewMillis;
@@ -73,15 +87,75 @@ public final class DatabaseClock extends Clock {
      */
     public static DatabaseClock of(Clock local, StateStore store, boolean useDatabase, String owner,
             LongConsumer skewMillis) {
-        return new DatabaseClock(local, store, owner, skewMillis, !useDatabase);
+        return new DatabaseClock(local, store, owner, skewMillis, !useDatabase, System::nanoTime);
     }
 
-    /** The local clock moved by the measured offset: the store's time, as far as this node can tell. */
+    /** As {@link #of}, with a monotonic timer of the test's choosing (nanoseconds, as {@code System.nanoTime()}). */
+    static DatabaseClock of(Clock local, StateStore store, String owner, LongConsumer skewMillis,
+            LongSupplier monotonicNanos) {
+        return new DatabaseClock(local, store, owner, skewMillis, false, monotonicNanos);
+    }
+
+    /**
+     * The local clock moved by the measured offset: the store's time, as far as this node can tell.
+     * An offset that is due for a new measurement is measured again here by one caller at a time
+     * (the others go on). When the local clock stepped since the last measurement and no new one
+     * can be had at once (another thread is measuring, or the store does not answer), the answer is
+     * the store's time at the last measurement plus the monotonic time since, so no caller computes
+     * a deadline or due time from a clock that just jumped, and none waits on the store for it.
+     */
     @Override
     public Instant instant() {
-        long o = offsetNanos;
         Instant now = local.instant();
-        return o == 0 ? now : now.plusNanos(o);
+        if (localOnly || measuredAt == null || isFresh(now, true)) {
+            return plusOffset(now);
+        }
+        boolean stepped = !isFresh(now, false);
+        if (tryRemeasure()) {
+            return plusOffset(local.instant());
+        }
+        if (stepped) {
+            Instant at = measuredAt;
+            long since = monotonicNanos.getAsLong() - measuredAtNanos;
+            return at.plusNanos(offsetNanos + since);
+        }
+        return plusOffset(now);
+    }
+
+    private Instant plusOffset(Instant localNow) {
+        long o = offsetNanos;
+        return o == 0 ? localNow : localNow.plusNanos(o);
+    }
+
+    /**
+     * Measures again if no other thread is measuring and the last failure is more than
+     * {@link #STEP_TOLERANCE} ago. A failure keeps the old offset ({@link #ensureFresh()} enforces
+     * {@link #MAX_AGE}).
+     *
+     * @return true if the offset is fresh now
+     */
+    private boolean tryRemeasure() {
+        if (failed && monotonicNanos.getAsLong() - failedAtNanos < STEP_TOLERANCE.toNanos()) {
+            return false;
+        }
+        if (!measuring.tryLock()) {
+            return false;
+        }
+        try {
+            if (!isFresh(local.instant(), true)) {
+                measure();
+            }
+            failed = false;
+            return !localOnly;
+        } catch (RuntimeException e) {
+            failed = true;
+            failedAtNanos = monotonicNanos.getAsLong();
+            log.debug("{}: clock offset to the store not re-measured ({}); using the one from {}", owner,
+                    e.getMessage(), measuredAt);
+            return false;
+        } finally {
+            measuring.unlock();
+        }
     }
 
     @Override
@@ -106,24 +180,25 @@ public final class DatabaseClock extends Clock {
     }
 
     /**
-     * Measures the offset if it is older than {@link #REFRESH_EVERY} (or was never measured). When
-     * another thread is measuring, returns at once with the offset as it is, unless there is none yet.
+     * Measures the offset if it is older than {@link #REFRESH_EVERY}, was never measured, or the
+     * node's clock stepped since. When another thread is measuring, returns at once with the offset
+     * as it is, unless there is none yet or the clock stepped (then it waits for that measurement).
      *
      * @throws StateStoreException if the store cannot be read and there is no offset younger than
      *     {@link #MAX_AGE} to go on with
      */
     public void ensureFresh() {
-        if (localOnly || isFresh(REFRESH_EVERY)) {
+        if (localOnly || isFresh(local.instant(), true)) {
             return;
         }
-        boolean first = measuredAt == null;
-        if (first) {
+        boolean mustWait = measuredAt == null || !isFresh(local.instant(), false);
+        if (mustWait) {
             measuring.lock();
         } else if (!measuring.tryLock()) {
             return;
         }
         try {
-            if (localOnly || isFresh(REFRESH_EVERY)) {
+            if (localOnly || isFresh(local.instant(), true)) {
                 return;
             }
             measure();
@@ -150,14 +225,37 @@ public final class DatabaseClock extends Clock {
         return !age.isNegative() && age.compareTo(maxAge) < 0;
     }
 
+    /** True if the offset is younger than {@link #REFRESH_EVERY} (when {@code checkAge}) and the local clock has not stepped since. */
+    private boolean isFresh(Instant localNow, boolean checkAge) {
+        Instant at = measuredAt;
+        if (at == null) {
+            return false;
+        }
+        Duration age = Duration.between(at, localNow);
+        return !age.isNegative() && (!checkAge || age.compareTo(REFRESH_EVERY) < 0) && !stepped(localNow);
+    }
+
+    /** True if the local clock moved more than {@link #STEP_TOLERANCE} apart from the monotonic timer since the measurement. */
+    private boolean stepped(Instant localNow) {
+        Instant at = measuredAt;
+        if (at == null) {
+            return false;
+        }
+        long localElapsed = Duration.between(at, localNow).toNanos();
+        long monotonicElapsed = monotonicNanos.getAsLong() - measuredAtNanos;
+        return Math.abs(localElapsed - monotonicElapsed) > STEP_TOLERANCE.toNanos();
+    }
+
     private void measure() {
         long bestRoundTrip = Long.MAX_VALUE;
         long bestOffset = 0;
         Instant bestAt = null;
+        long bestAtNanos = 0;
         for (int i = 0; i < SAMPLES; i++) {
             Instant before = local.instant();
             Optional<Instant> storeNow = store.currentTime();
             Instant after = local.instant();
+            long afterNanos = monotonicNanos.getAsLong();
             if (storeNow.isEmpty()) {
                 log.debug("{}: the store has no clock of its own; the local clock is the authority", owner);
                 localOnly = true;
@@ -172,6 +270,7 @@ public final class DatabaseClock extends Clock {
                 bestRoundTrip = roundTrip;
                 bestOffset = Duration.between(before.plusNanos(roundTrip / 2), storeNow.get()).toNanos();
                 bestAt = after;
+                bestAtNanos = afterNanos;
             }
             if (roundTrip <= GOOD_ROUND_TRIP_NANOS) {
                 break;
@@ -183,6 +282,7 @@ public final class DatabaseClock extends Clock {
                     + ", more than " + MAX_ROUND_TRIP);
         }
         offsetNanos = bestOffset;
+        measuredAtNanos = bestAtNanos;
         measuredAt = bestAt;
         skewMillis.accept(Math.round(bestOffset / 1e6));
         report(bestOffset, bestRoundTrip);

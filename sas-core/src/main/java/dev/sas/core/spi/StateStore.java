@@ -244,7 +244,11 @@ public interface StateStore extends AutoCloseable {
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);
 
-    /** The task submitted for this workflow with this business key. */
+    /**
+     * The task submitted for this workflow with exactly this business key, compared as Java's
+     * {@link String#equals} does: never another key's task (a database that compares strings
+     * ignoring trailing spaces or case must check the key it found).
+     */
     Optional<TaskId> findByBusinessKey(String workflow, String businessKey);
 
     /**
@@ -291,7 +295,8 @@ public interface StateStore extends AutoCloseable {
      * {@code AWAITING_REPLY}, {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
      * {@code ERROR} task becomes {@code PENDING} and due at {@code now} with its failure count reset
      * so that a scheduler compensates it, and a {@code WAITING} task becomes due at {@code now} (its
-     * cancel does not wait for the agent). An {@code AWAITING_REPLY} task is released (no holder, no
+     * cancel does not wait for the agent), as does an unclaimed {@code PENDING} task due after
+     * {@code now} (waiting for its submit delay or its retry time: its cancel does not wait for it). An {@code AWAITING_REPLY} task is released (no holder, no
      * deadline) and becomes {@code PENDING}, due at {@code now}: a scheduler compensates it, its
      * awaiting step included (the request was sent), and a later reply finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is

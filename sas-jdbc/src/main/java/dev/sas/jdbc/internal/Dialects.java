@@ -43,7 +43,7 @@ public final class Dialects {
 
     /**
      * True if the URL opens a database inside this JVM (embedded H2, in memory or in a file without
-     * {@code AUTO_SERVER}): it has no clock apart from this process's, and no other process shares it.
+     * {@code AUTO_SERVER}): no other process shares it, and no network lies between (no socket time-out needed).
      */
     public static boolean isInProcess(String url) {
         String u = url == null ? "" : url.toLowerCase(Locale.ROOT);

@@ -53,7 +53,6 @@ public final class JdbcStore implements StateStore {
 
     private final StoreContext db;
     private final Dialect dialect;
-    private final boolean serverClock;
     private final Submits submits;
     private final Claims claims;
     private final RuntimeWorkflows runtimeWorkflows;
@@ -68,31 +67,19 @@ public final class JdbcStore implements StateStore {
     private final StepReplies stepReplies;
     private final Gates gates;
 
-    /** A store on {@code jdbi}, whose schema is already in place, on a database server with a clock of its own. */
+    /** A store on {@code jdbi}, whose schema is already in place. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
-        this(jdbi, dialect, tables, true);
+        this(jdbi, dialect, tables, () -> { });
     }
 
     /**
      * A store on {@code jdbi}, whose schema is already in place.
      *
-     * @param serverClock false for a database in this process (embedded H2): its clock is this
-     *     JVM's, so {@link #currentTime()} is empty and each runtime's clock is the authority
-     */
-    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, boolean serverClock) {
-        this(jdbi, dialect, tables, serverClock, () -> { });
-    }
-
-    /**
-     * A store on {@code jdbi}, whose schema is already in place.
-     *
-     * @param serverClock false for a database in this process (embedded H2), see above
      * @param onReadOnly run when the database answers that it takes no writes (a primary demoted in
      *     a failover): the store's own pool drops its connections so that new ones find the new primary
      */
-    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, boolean serverClock, Runnable onReadOnly) {
+    public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables, Runnable onReadOnly) {
         this.db = new StoreContext(jdbi, dialect, tables, onReadOnly);
-        this.serverClock = serverClock;
         this.dialect = dialect;
         PendingStarts pendingStarts = new PendingStarts();
         this.submits = new Submits(db, pendingStarts);
@@ -133,12 +120,13 @@ public final class JdbcStore implements StateStore {
         return dialect;
     }
 
-    /** The database server's clock, read in a statement of its own (never in a host's transaction). */
+    /**
+     * The database's clock, read in a statement of its own (never in a host's transaction): on every
+     * database, embedded H2 included (its engine's clock is this JVM's system clock, not a runtime's
+     * injected {@code Clock}), so that runtimes sharing the database agree on time.
+     */
     @Override
     public Optional<Instant> currentTime() {
-        if (!serverClock) {
-            return Optional.empty();
-        }
         BigDecimal seconds = db.run("reading the database clock", null,
                 () -> db.jdbi().withHandle(h -> h.createQuery(dialect.currentEpochSecondsSql())
                         .mapTo(BigDecimal.class).one()));

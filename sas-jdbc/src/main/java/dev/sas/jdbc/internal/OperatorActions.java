@@ -35,11 +35,13 @@ final class OperatorActions {
         long nowMs = now.toEpochMilli();
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values.
         // attempt is kept: it tells the scheduler whether an ERROR task's failed step may have applied.
-        // A WAITING task is made due: its cancel does not wait for the agent.
+        // A WAITING task is made due: its cancel does not wait for the agent. So is an unclaimed
+        // PENDING task waiting for its delay or its retry time: its cancel does not wait for that time.
         // An AWAITING_REPLY task has no claim to wait for: released and due now, a scheduler compensates it.
         return updateThenRecord("requestCancel", taskId, event, "UPDATE " + db.t().task()
                 + " SET cancel_requested = TRUE, updated_at = ?, pending_start_at = NULL,"
-                + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING','AWAITING_REPLY') THEN ?"
+                + " next_attempt_at = CASE WHEN state IN ('ERROR','WAITING','AWAITING_REPLY')"
+                + " OR (state = 'PENDING' AND locked_by IS NULL AND next_attempt_at > ?) THEN ?"
                 + " ELSE next_attempt_at END,"
                 + " failure_count = CASE WHEN state = 'ERROR' THEN 0 ELSE failure_count END,"
                 + " locked_by = CASE WHEN state = 'AWAITING_REPLY' THEN NULL ELSE locked_by END,"
@@ -47,7 +49,7 @@ final class OperatorActions {
                 + " state = CASE WHEN state IN ('ERROR','AWAITING_REPLY') THEN 'PENDING' ELSE state END"
                 + " WHERE task_id = ? AND (state = 'ERROR' OR (cancel_requested = FALSE AND state IN"
                 + " ('PENDING','WAITING','PARKED','PROCESSING','AWAITING_REPLY','COMPENSATING')))",
-                nowMs, nowMs, taskId.value());
+                nowMs, nowMs, nowMs, taskId.value());
     }
 
     /**

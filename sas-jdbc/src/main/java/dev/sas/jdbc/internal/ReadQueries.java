@@ -41,13 +41,17 @@ final class ReadQueries {
         }));
     }
 
-    /** See {@code StateStore.findByBusinessKey}. */
+    /**
+     * See {@code StateStore.findByBusinessKey}. The key is compared exactly: MariaDB and MySQL
+     * compare {@code VARCHAR}s ignoring trailing spaces ({@code PAD SPACE}), so the row the index
+     * finds is returned only if its key is the very one asked for.
+     */
     Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
         return db.run("findByBusinessKey '" + businessKey + "'", null, () -> db.jdbi().withHandle(h -> h.createQuery(
-                        "SELECT task_id FROM " + db.t().task() + " WHERE workflow = ? AND business_key = ?")
+                        "SELECT task_id, business_key FROM " + db.t().task() + " WHERE workflow = ? AND business_key = ?")
                 .bind(0, workflow).bind(1, businessKey)
-                .map((rs, ctx) -> TaskId.of(rs.getString(1)))
-                .findOne()));
+                .map((rs, ctx) -> businessKey.equals(rs.getString(2)) ? TaskId.of(rs.getString(1)) : null)
+                .stream().filter(java.util.Objects::nonNull).findFirst()));
     }
 
     /** See {@code StateStore.list}: filters and a keyset cursor on (created_at, task_id). */

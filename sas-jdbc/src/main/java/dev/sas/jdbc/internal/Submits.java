@@ -439,6 +439,22 @@ final class Submits {
                 }
             }
         }
+        try (PreparedStatement ps = c.prepareStatement("SELECT business_key FROM " + db.t().task()
+                + " WHERE workflow = ? AND business_key = ?")) {
+            ps.setString(1, task.workflow());
+            ps.setString(2, task.businessKey());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String stored = rs.getString(1);
+                    if (!task.businessKey().equals(stored)) {
+                        // PAD SPACE (MariaDB, MySQL): a key stored before keys ending with a space were refused
+                        return new IllegalArgumentException("businessKey '" + task.businessKey() + "' of workflow '"
+                                + task.workflow() + "' collides with the stored key '" + stored + "': this database"
+                                + " compares keys ignoring trailing spaces. Rename the stored task's key");
+                    }
+                }
+            }
+        }
         return new StateStoreException("submit of task " + task.taskId() + " collided with a submission of business key '"
                 + task.businessKey() + "' that is not visible (yet); retry");
     }

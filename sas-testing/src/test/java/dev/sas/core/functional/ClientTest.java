@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
+import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
+import dev.sas.core.SubmitOptions;
+import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskHandle;
 import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
@@ -21,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -124,6 +128,36 @@ class ClientTest {
             assertThat(failed.status()).isEqualTo(TaskStatus.ERROR);
             assertThat(failed.error()).hasValueSatisfying(e -> assertThat(e).contains("bad input"));
             assertThat(cancelled.await(Duration.ZERO).status()).isEqualTo(TaskStatus.CANCELLED);
+        }
+
+        @Test
+        void cancel_of_a_task_waiting_for_its_delay_or_its_retry_time_does_not_wait_for_it() {
+            AtomicInteger charges = new AtomicInteger();
+            Workflow<String> saga = Workflow.builder("saga-wait", Codec.string())
+                    .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> { }))
+                    .step("charge", s -> s.execute(ctx -> {
+                        charges.incrementAndGet();
+                        throw new IllegalStateException("card service busy");
+                    }).retry(RetryPolicy.builder().maxAttempts(5).fixedBackoff(Duration.ofHours(1)).jitter(0).build()))
+                    .build();
+            SasRuntime runtime = manualRuntime(saga);
+            SasClient client = runtime.client();
+            TaskHandle delayed = client.submit(saga, "delayed", "x",
+                    SubmitOptions.builder().delay(Duration.ofHours(1)).build());
+            TaskHandle retrying = client.submit(saga, "retrying", "x");
+            drain(runtime);
+            assertThat(charges).as("one attempt, the retry an hour away").hasValue(1);
+            assertThat(client.find(retrying.id()).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+
+            assertThat(delayed.cancel()).isTrue();
+            assertThat(retrying.cancel()).isTrue();
+            drain(runtime); // the manual clock has not moved: neither the delay nor the retry time is over
+
+            assertThat(delayed.await(Duration.ZERO).status()).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(retrying.await(Duration.ZERO).status()).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(charges).as("the retry was not made").hasValue(1);
+            assertThat(client.events(delayed.id())).extracting(TaskEvent::type)
+                    .as("cancelled before any step ran").doesNotContain(TaskEvent.Type.STEP_COMPLETED);
         }
 
         @Test
