@@ -175,13 +175,13 @@ class SlowStepBacklogTest {
             }
         }
         Map<TaskStatus, Long> counts = store.countByStatus();
-        log.info("{}: {} tasks, states {}, {} time-outs, {} retries, {} errors", what, tasks.size(), counts, timeouts,
-                retries, errors);
-        assertThat(counts.getOrDefault(TaskStatus.PROCESSED, 0L)).as(what + ": PROCESSED, states " + counts)
-                .isEqualTo(tasks.size());
-        assertThat(timeouts).as(what + ": time-outs recovered").isZero();
-        assertThat(retries).as(what + ": retries (a step started more than once)").isZero();
-        assertThat(errors).as(what + ": ERROR or compensation").isZero();
-        assertThat(notProcessed).as(what + ": tasks without all steps completed once").isEmpty();
+        String summary = what + ": " + tasks.size() + " tasks, states " + counts + ", " + timeouts + " time-outs, "
+                + retries + " retries, " + errors + " errors";
+        log.info(summary);
+        assertThat(counts.getOrDefault(TaskStatus.PROCESSED, 0L)).as(summary + "; PROCESSED").isEqualTo(tasks.size());
+        assertThat(timeouts).as(summary + "; time-outs recovered").isZero();
+        assertThat(retries).as(summary + "; retries (a step started more than once)").isZero();
+        assertThat(errors).as(summary + "; ERROR or compensation").isZero();
+        assertThat(notProcessed).as(summary + "; tasks without all steps completed once").isEmpty();
     }
 }
