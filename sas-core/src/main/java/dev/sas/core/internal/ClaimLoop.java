@@ -81,6 +81,8 @@ final class ClaimLoop {
     private volatile ScheduledExecutorService timer;
     /** Tasks handed to threads and not started yet; null: claims are not gated (tests). */
     private volatile Admission admission;
+    /** True while the loop waits for the tasks of its earlier claims to start: their start wakes it. */
+    private final java.util.concurrent.atomic.AtomicBoolean gated = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * @param onClaimed starts a claimed task; it must {@link #release()} it eventually, also on failure
@@ -179,7 +181,7 @@ final class ClaimLoop {
                     gate.extendDue();
                 }
                 // a node holds at most one batch it has not started: claimed work waits for no thread
-                if ((gate == null || gate.waiting() == 0) && (held <= lowWater || held == 0)) {
+                if ((gate == null || gateOpen(gate)) && (held <= lowWater || held == 0)) {
                     int want = Math.min(claimBatch, maxInFlight - held);
                     if (gate != null) {
                         want = Math.min(want, gate.capacity());
@@ -337,6 +339,26 @@ final class ClaimLoop {
             }
         }
         if (left == lowWater && running) {
+            wakeUp();
+        }
+    }
+
+    /**
+     * True if no task of an earlier claim waits to start; else marks the loop gated, so that
+     * {@link #noneWaiting()} wakes it (marked first, so a start in between is not missed).
+     */
+    private boolean gateOpen(Admission gate) {
+        gated.set(true);
+        if (gate.waiting() == 0) {
+            gated.set(false);
+            return true;
+        }
+        return false;
+    }
+
+    /** Every claimed task has started: wakes the loop if its gate held a claim back (no wake-up otherwise). */
+    void noneWaiting() {
+        if (gated.compareAndSet(true, false)) {
             wakeUp();
         }
     }

@@ -58,7 +58,7 @@ public final class Scheduler {
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */
     public void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         runner.start(stepExecutor, agentExecutors, timer);
-        admission.start(threads(stepExecutor), loop::wakeUp);
+        admission.start(threads(stepExecutor), loop::noneWaiting);
         loop.admission(admission);
         loop.start(timer);
     }
