@@ -33,10 +33,16 @@ import org.slf4j.LoggerFactory;
  */
 final class Admission {
     private static final Logger log = LoggerFactory.getLogger(Admission.class);
-    /** A waiting task's reservation is extended once it has less than this left. */
-    static final Duration RENEW_BEFORE = Duration.ofSeconds(1);
-    /** Shortest reservation an extension writes (a short step's would otherwise run out between two checks). */
-    static final Duration MIN_RESERVATION = Duration.ofSeconds(3);
+    /**
+     * A waiting task's reservation is extended once it has less than this left: room for a claim
+     * loop pass and a store call that are slow on a loaded machine (1 s was not, on 2 busy cores).
+     */
+    static final Duration RENEW_BEFORE = Duration.ofSeconds(2);
+    /**
+     * Shortest reservation an extension writes: a short step's own time would run out between two
+     * checks. It bounds how long a dead node's waiting tasks stay reserved.
+     */
+    static final Duration MIN_RESERVATION = Duration.ofSeconds(5);
     /** Longest time a step may start after its deadline was set without restarting the deadline. */
     static final Duration MAX_TOLERANCE = Duration.ofMillis(500);
     /** How far ahead {@link #capacity()} looks: the tasks this node's threads can start within it. */
