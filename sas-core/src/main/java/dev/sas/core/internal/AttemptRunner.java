@@ -186,7 +186,14 @@ final class AttemptRunner {
     }
 
     private void startAttempt(TaskRun run, Admission.Ticket ticket) {
-        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> attempt(run, ticket));
+        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
+            try {
+                attempt(run, ticket);
+            } catch (Throwable e) {
+                admission.abandon(ticket); // never left waiting: a waiting task holds the claim gate shut
+                throw e;
+            }
+        });
     }
 
     /**
@@ -527,6 +534,9 @@ final class AttemptRunner {
         }
         if (a.timer != null) {
             a.timer.cancel(false);
+        }
+        if (a.ticket != null) {
+            admission.abandon(a.ticket); // a call that failed before an agent thread took it
         }
         admission.ran(Duration.between(a.startedAt, clock.instant()).toNanos());
         endTrace(a, error == null ? null : unwrap(error));
