@@ -113,7 +113,9 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Most tasks claimed in one round trip.
+     * Most tasks claimed in one round trip: a limit, not a target. A claim takes at most what this
+     * runtime's threads can start soon, and none while a task of an earlier claim still waits to
+     * start, so a task's deadline never runs while it waits for a thread.
      *
      * @throws IllegalArgumentException if less than 1
      */
@@ -123,7 +125,8 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Most tasks this runtime holds at once (running, waiting for an agent, or being recorded).
+     * Most tasks this runtime holds at once (running, waiting for an agent, or being recorded): a
+     * limit, not a target (see {@link #claimBatchSize(int)}).
      *
      * @throws IllegalArgumentException if less than 1
      */

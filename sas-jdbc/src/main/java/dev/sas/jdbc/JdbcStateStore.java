@@ -252,6 +252,17 @@ public final class JdbcStateStore implements StateStore {
      * @throws StateStoreException if the database fails
      */
     @Override
+    public List<dev.sas.core.spi.DeadlineRenewal.Outcome> renewDeadlines(
+            List<dev.sas.core.spi.DeadlineRenewal> renewals, Instant now) {
+        return store.renewDeadlines(renewals, now);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails
+     */
+    @Override
     public List<ExpiredTask> findExpired(Instant now, int limit) {
         return store.findExpired(now, limit);
     }

@@ -7,6 +7,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.GateChange;
@@ -424,6 +425,27 @@ public final class InMemoryStateStore implements StateStore {
             return WriteOutcome.CANCEL_REQUESTED;
         }
         return null;
+    }
+
+    @Override
+    public List<DeadlineRenewal.Outcome> renewDeadlines(List<DeadlineRenewal> renewals, Instant now) {
+        Objects.requireNonNull(renewals, "renewals must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        synchronized (lock) {
+            List<DeadlineRenewal.Outcome> out = new ArrayList<>(renewals.size());
+            for (DeadlineRenewal x : renewals) {
+                Row r = tasks.get(Objects.requireNonNull(x, "a renewal must not be null").taskId());
+                boolean held = r != null && r.lease == x.lease() && x.holder().equals(r.lockedBy)
+                        && r.currentStep == x.step() && r.status == x.status();
+                if (held && (!r.completeBy.isBefore(now) || r.completeBy.equals(x.completeBy()))) {
+                    r.completeBy = x.completeBy();
+                    out.add(DeadlineRenewal.Outcome.RENEWED);
+                } else {
+                    out.add(DeadlineRenewal.Outcome.STALE);
+                }
+            }
+            return out;
+        }
     }
 
     @Override

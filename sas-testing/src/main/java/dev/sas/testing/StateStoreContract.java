@@ -16,6 +16,7 @@ import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
@@ -967,6 +968,103 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 .containsExactly(WriteOutcome.APPLIED);
     }
 
+    // ---------------------------------------------------------------- deadline renewals (admission)
+
+    private static DeadlineRenewal renewal(ClaimedTask c, String holder, Instant completeBy) {
+        return new DeadlineRenewal(c.taskId(), holder, c.lease(), c.status(), c.currentStep(), completeBy);
+    }
+
+    @Test
+    void renewing_the_deadline_of_a_held_task_moves_it_and_nothing_else() {
+        TaskId id = submit("renew");
+        TaskId other = submit("renew-other");
+        List<ClaimedTask> claimed = claim("a", 2, T0);
+        ClaimedTask c = claimed.get(0).taskId().equals(id) ? claimed.get(0) : claimed.get(1);
+        ClaimedTask d = claimed.get(0).taskId().equals(id) ? claimed.get(1) : claimed.get(0);
+        int eventsBefore = store.events(id).size();
+        Instant now = T0.plusSeconds(20);
+        Instant later = now.plus(TIMEOUT);
+
+        assertThat(store.renewDeadlines(List.of(renewal(c, "a", later)), now))
+                .containsExactly(DeadlineRenewal.Outcome.RENEWED);
+
+        TaskInfo info = task(id);
+        assertThat(info.completeBy()).isEqualTo(later);
+        assertThat(info.lease()).isEqualTo(c.lease());
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(info.lockedBy()).isEqualTo("a");
+        assertThat(store.events(id)).hasSize(eventsBefore);
+        assertThat(task(other).completeBy()).as("only the renewed task").isEqualTo(d.completeBy());
+        Instant afterOldDeadline = c.completeBy().plusSeconds(1);
+        assertThat(store.findExpired(afterOldDeadline, 10)).extracting(ExpiredTask::taskId).containsExactly(other);
+        // the holder's result is in time until the new deadline
+        assertThat(store.write(List.of(finish(c, "ok", afterOldDeadline)), afterOldDeadline))
+                .containsExactly(WriteOutcome.APPLIED);
+    }
+
+    @Test
+    void a_renewal_with_a_lease_that_moved_on_or_of_another_holder_is_stale_and_changes_nothing() {
+        TaskId id = submit("renew-fence");
+        TaskId other = submit("renew-fence-other");
+        List<ClaimedTask> first = claim("a", 2, T0);
+        ClaimedTask old = first.get(0).taskId().equals(id) ? first.get(0) : first.get(1);
+        ClaimedTask held = first.get(0).taskId().equals(id) ? first.get(1) : first.get(0);
+        Instant expired = T0.plus(TIMEOUT).plusSeconds(1);
+        store.write(List.of(release(old, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, expired, "timeout", expired)),
+                expired);
+        ClaimedTask current = claim("b", 1, expired).get(0);
+        assertThat(current.taskId()).isEqualTo(id);
+        Instant now = expired;
+
+        // one stale renewal does not hold back the other in its batch
+        assertThat(store.renewDeadlines(List.of(renewal(old, "a", now.plus(TIMEOUT)),
+                renewal(current, "a", now.plus(TIMEOUT)), renewal(held, "a", now.plus(TIMEOUT))), T0.plusSeconds(1)))
+                .containsExactly(DeadlineRenewal.Outcome.STALE, DeadlineRenewal.Outcome.STALE,
+                        DeadlineRenewal.Outcome.RENEWED);
+        assertThat(task(id).completeBy()).isEqualTo(current.completeBy());
+        assertThat(task(id).lockedBy()).isEqualTo("b");
+        assertThat(task(other).completeBy()).isEqualTo(now.plus(TIMEOUT));
+        assertThat(store.renewDeadlines(List.of(new DeadlineRenewal(current.taskId(), "b", current.lease(),
+                current.status(), current.currentStep() + 1, now.plus(TIMEOUT))), now))
+                .as("another step").containsExactly(DeadlineRenewal.Outcome.STALE);
+    }
+
+    @Test
+    void a_renewal_after_the_deadline_passed_is_stale_and_the_supervisor_still_recovers_the_task() {
+        TaskId id = submit("renew-late");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant late = c.completeBy().plusMillis(1);
+
+        assertThat(store.renewDeadlines(List.of(renewal(c, "a", late.plus(TIMEOUT))), late))
+                .containsExactly(DeadlineRenewal.Outcome.STALE);
+        assertThat(task(id).completeBy()).isEqualTo(c.completeBy());
+        assertThat(store.findExpired(late, 10)).extracting(ExpiredTask::taskId).containsExactly(id);
+        // exactly at the deadline is still in time, as for a holder's write
+        assertThat(store.renewDeadlines(List.of(renewal(c, "a", late.plus(TIMEOUT))), c.completeBy()))
+                .containsExactly(DeadlineRenewal.Outcome.RENEWED);
+    }
+
+    @Test
+    void replaying_a_renewal_that_applied_is_answered_renewed_and_changes_nothing() {
+        TaskId id = submit("renew-replay");
+        ClaimedTask c = claim("a", 1, T0).get(0);
+        Instant now = T0.plusSeconds(10);
+        DeadlineRenewal r = renewal(c, "a", now.plus(TIMEOUT));
+        assertThat(store.renewDeadlines(List.of(r), now)).containsExactly(DeadlineRenewal.Outcome.RENEWED);
+        int eventsBefore = store.events(id).size();
+
+        // sent again after its acknowledgement was lost, even once its own deadline has passed
+        assertThat(store.renewDeadlines(List.of(r), now)).containsExactly(DeadlineRenewal.Outcome.RENEWED);
+        Instant muchLater = r.completeBy().plusSeconds(1);
+        assertThat(store.renewDeadlines(List.of(r), muchLater)).containsExactly(DeadlineRenewal.Outcome.RENEWED);
+
+        TaskInfo info = task(id);
+        assertThat(info.completeBy()).isEqualTo(r.completeBy());
+        assertThat(info.lease()).isEqualTo(c.lease());
+        assertThat(store.events(id)).hasSize(eventsBefore);
+        assertThat(store.renewDeadlines(List.of(), now)).isEmpty();
+    }
+
     @Test
     void expired_guard_applies_only_after_the_deadline_and_only_once() {
         TaskId id = submit("exp");
@@ -1447,6 +1545,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
             @Override public List<SubmitResult> submitAll(List<NewTask> t, List<TaskEvent> e, Object tx) { throw new UnsupportedOperationException(); }
             @Override public List<ClaimedTask> claim(String i, int l, Instant n, Set<WorkflowVersion> r) { throw new UnsupportedOperationException(); }
             @Override public List<WriteOutcome> write(List<Transition> t, Instant n) { throw new UnsupportedOperationException(); }
+            @Override public List<dev.sas.core.spi.DeadlineRenewal.Outcome> renewDeadlines(List<dev.sas.core.spi.DeadlineRenewal> r, Instant n) { throw new UnsupportedOperationException(); }
             @Override public List<ExpiredTask> findExpired(Instant n, int l) { throw new UnsupportedOperationException(); }
             @Override public boolean tryAcquireSupervisorLease(String i, Instant n, Duration t) { throw new UnsupportedOperationException(); }
             @Override public void releaseSupervisorLease(String i) { throw new UnsupportedOperationException(); }

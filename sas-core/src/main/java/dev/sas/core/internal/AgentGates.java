@@ -261,6 +261,12 @@ public final class AgentGates {
         }
     }
 
+    /** The call was never made (its task was lost before it started): gives its permit back, counts nothing. */
+    void notMade(Call call) {
+        call.counted.set(true);
+        complete(call, null, null);
+    }
+
     /** The call got no reply by its deadline: counts a failure now, keeps the permit until the call ends. */
     void timedOut(Call call) {
         if (call.counted.compareAndSet(false, true)) {

@@ -22,7 +22,8 @@ final class Attempt implements StepContext<Object> {
     final boolean compensating;
     final int attemptNo;
     final Instant startedAt;
-    final Instant completeBy;
+    /** Moved only while its agent call waits for a thread ({@link Admission}). */
+    volatile Instant completeBy;
     private final Clock clock;
     private final AtomicBoolean finished = new AtomicBoolean();
     volatile Thread thread;
@@ -30,6 +31,8 @@ final class Attempt implements StepContext<Object> {
     volatile Tracing.StepTrace trace = Tracing.none().startStep(null, null);
     /** The call's permit through its agent's gate, when the agent has flow control. */
     volatile AgentGates.Call call;
+    /** Its agent call's wait for a thread, when it hands one off; null otherwise. */
+    volatile Admission.Ticket ticket;
 
     Attempt(TaskRun run, Clock clock) {
         this.run = run;

@@ -59,6 +59,7 @@ final class AttemptRunner {
     private final PayloadLimit payloadLimit;
     private final ClaimLoop loop;
     private final AgentGates gates;
+    private final Admission admission;
 
     private volatile boolean abandoning;
     private volatile boolean stopping;
@@ -69,7 +70,7 @@ final class AttemptRunner {
     private volatile ReplyTokens replyTokens = ReplyTokens.NONE;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
-            Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates) {
+            Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates, Admission admission) {
         this.registry = registry;
         this.clock = clock;
         this.instanceId = instanceId;
@@ -79,6 +80,7 @@ final class AttemptRunner {
         this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
         this.gates = gates;
+        this.admission = admission;
         gates.onWake(loop::wakeUp);
     }
 
@@ -177,21 +179,36 @@ final class AttemptRunner {
     // ------------------------------------------------------------------ run a step
 
     private void dispatch(TaskRun run) {
+        Admission.Ticket ticket = admission.enqueue(run);
         try {
-            stepExecutor.execute(() -> startAttempt(run));
+            stepExecutor.execute(() -> startAttempt(run, ticket));
         } catch (RejectedExecutionException e) {
+            admission.abandon(ticket);
             log.warn("task {} step {}: not started, the runtime is shutting down; the supervisor will recover it",
                     run.taskId, run.stepName());
             loop.release();
         }
     }
 
-    private void startAttempt(TaskRun run) {
-        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> attempt(run));
+    private void startAttempt(TaskRun run, Admission.Ticket ticket) {
+        TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
+            try {
+                attempt(run, ticket);
+            } catch (Throwable e) {
+                admission.abandon(ticket); // never left waiting: a waiting task holds the claim gate shut
+                throw e;
+            }
+        });
     }
 
-    private void attempt(TaskRun run) {
+    /**
+     * Runs the step on this thread, or hands its agent call to the agent's executor. Its deadline
+     * starts when the step starts ({@link Admission#begin}): here for a step that runs on this
+     * thread, on the agent's thread for an agent call.
+     */
+    private void attempt(TaskRun run, Admission.Ticket ticket) {
         if (abandoning || clock.instant().isAfter(run.completeBy)) {
+            admission.abandon(ticket);
             // Waited too long for a worker (all busy, or stuck in steps that ignore interrupts).
             log.warn("task {} step {}: not started before its deadline {}; left to the supervisor", run.taskId,
                     run.stepName(), run.completeBy);
@@ -199,18 +216,28 @@ final class AttemptRunner {
             loop.release();
             return;
         }
+        StepDefinition<Object> def = run.workflow.steps().get(run.currentStep);
+        Agent<?, ?> agent = def.agent(run.compensating()).orElse(null);
+        boolean handsOff = agent != null && (run.compensating() || !def.awaitsReply());
+        if (!handsOff && !admission.begin(ticket)) {
+            loop.release(); // no longer this node's (Admission logged why)
+            return;
+        }
         Attempt a = new Attempt(run, clock);
-        StepDefinition<Object> def = run.workflow.steps().get(a.step);
         String endpoint = FlowControl.DEFAULT_ENDPOINT;
-        Agent<?, ?> agent = def.agent(a.compensating).orElse(null);
         if (agent != null && gates.gated(agent.name())) {
-            AgentGates.Admission admission = gates.admit(agent.name(), a.completeBy);
-            if (admission instanceof AgentGates.Held held) {
+            AgentGates.Admission admitted = gates.admit(agent.name(), a.completeBy);
+            if (admitted instanceof AgentGates.Held held) {
+                admission.abandon(ticket);
                 holdBack(a, held);
                 return;
             }
-            a.call = ((AgentGates.Granted) admission).call();
+            a.call = ((AgentGates.Granted) admitted).call();
             endpoint = a.call.endpoint();
+        }
+        if (handsOff) {
+            a.ticket = ticket;
+            ticket.attempt = a;
         }
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
         a.trace = startTrace(a);
@@ -222,7 +249,7 @@ final class AttemptRunner {
         CompletionStage<String> stage;
         a.thread = Thread.currentThread();
         try {
-            Function<String, Executor> agents = withTaskLog(agentExecutors, a.trace);
+            Function<String, Executor> agents = startingOnAgentThread(a, withTaskLog(agentExecutors, a.trace));
             String to = endpoint;
             a.trace.run(() -> invoked.set(a.compensating
                     ? def.compensate(a, agents, to).thenApply(done -> null)
@@ -363,6 +390,47 @@ final class AttemptRunner {
         return name -> trace.wrap(TaskLog.propagating(executors.apply(name)));
     }
 
+    /**
+     * Agent executors whose call first {@link Admission#begin begins} the attempt on the agent's
+     * thread: the deadline restarts there if the call waited for a thread, and a call the store
+     * answered stale for is not made.
+     */
+    private Function<String, Executor> startingOnAgentThread(Attempt a, Function<String, Executor> executors) {
+        Admission.Ticket ticket = a.ticket;
+        if (ticket == null) {
+            return executors;
+        }
+        return name -> {
+            Executor executor = executors.apply(name);
+            return command -> {
+                try {
+                    executor.execute(() -> {
+                        if (admission.begin(ticket)) {
+                            command.run();
+                        } else if (a.finish()) {
+                            notStarted(a);
+                        }
+                    });
+                } catch (RuntimeException rejected) {
+                    admission.abandon(ticket);
+                    throw rejected;
+                }
+            };
+        };
+    }
+
+    /** An agent call the store answered stale for before it started: not made, the task let go. */
+    private void notStarted(Attempt a) {
+        if (a.timer != null) {
+            a.timer.cancel(false);
+        }
+        if (a.call != null) {
+            gates.notMade(a.call);
+        }
+        endTrace(a, null);
+        loop.release();
+    }
+
     /** The attempt's trace; a tracing failure leaves the attempt untraced. */
     private Tracing.StepTrace startTrace(Attempt a) {
         try {
@@ -430,6 +498,9 @@ final class AttemptRunner {
         if (!a.finish()) {
             return;
         }
+        if (a.ticket != null) {
+            admission.abandon(a.ticket); // an agent call still waiting for a thread is not made
+        }
         endTrace(a, new java.util.concurrent.TimeoutException("no result by its deadline " + a.completeBy));
         metrics.deadlinesMissed.increment();
         log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
@@ -469,6 +540,10 @@ final class AttemptRunner {
         if (a.timer != null) {
             a.timer.cancel(false);
         }
+        if (a.ticket != null) {
+            admission.abandon(a.ticket); // a call that failed before an agent thread took it
+        }
+        admission.ran(Duration.between(a.startedAt, clock.instant()).toNanos());
         endTrace(a, error == null ? null : unwrap(error));
         if (abandoning) {
             log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);

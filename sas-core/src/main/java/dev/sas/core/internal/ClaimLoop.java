@@ -43,6 +43,8 @@ final class ClaimLoop {
      * commits than a start and a result per task.
      */
     static final Duration IDLE_GAP = Duration.ofMillis(2);
+    /** Longest wait between two looks at the reservations of tasks waiting for a thread. */
+    static final Duration EXTEND_CHECK = Duration.ofMillis(200);
     /** Longest wait between two failed claims. */
     static final long MAX_CLAIM_BACKOFF_MS = 1_000;
     /** After a submit inside a host transaction: when to look, since the host commits later. */
@@ -77,6 +79,10 @@ final class ClaimLoop {
     private final Semaphore wake = new Semaphore(0);
     private volatile boolean running;
     private volatile ScheduledExecutorService timer;
+    /** Tasks handed to threads and not started yet; null: claims are not gated (tests). */
+    private volatile Admission admission;
+    /** True while the loop waits for the tasks of its earlier claims to start: their start wakes it. */
+    private final java.util.concurrent.atomic.AtomicBoolean gated = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * @param onClaimed starts a claimed task; it must {@link #release()} it eventually, also on failure
@@ -113,6 +119,15 @@ final class ClaimLoop {
         this.pollInterval = pollInterval;
         this.poll = poll;
         this.onClaimed = onClaimed;
+    }
+
+    /**
+     * Gates claims on {@code admission}: the loop claims only when every task of earlier claims has
+     * started, at most what this node can start soon, and extends the reservations of tasks that
+     * still wait for a thread.
+     */
+    void admission(Admission admission) {
+        this.admission = admission;
     }
 
     void start(ScheduledExecutorService timer) {
@@ -161,8 +176,16 @@ final class ClaimLoop {
             try {
                 int held = inFlight.get();
                 int got = 0;
-                if (held <= lowWater || held == 0) {
+                Admission gate = admission;
+                if (gate != null) {
+                    gate.extendDue();
+                }
+                // a node holds at most one batch it has not started: claimed work waits for no thread
+                if ((gate == null || gateOpen(gate)) && (held <= lowWater || held == 0)) {
                     int want = Math.min(claimBatch, maxInFlight - held);
+                    if (gate != null) {
+                        want = Math.min(want, gate.capacity());
+                    }
                     try {
                         got = claim(want);
                         backoffMs = 100;
@@ -181,7 +204,11 @@ final class ClaimLoop {
                         continue;
                     }
                 }
-                boolean woken = wake.tryAcquire(poll.nextWaitMillis(got > 0), TimeUnit.MILLISECONDS);
+                long waitMs = poll.nextWaitMillis(got > 0);
+                if (gate != null && gate.waiting() > 0) {
+                    waitMs = Math.min(waitMs, EXTEND_CHECK.toMillis()); // their reservations are extended in time
+                }
+                boolean woken = wake.tryAcquire(waitMs, TimeUnit.MILLISECONDS);
                 wake.drainPermits();
                 if (woken) {
                     coalesce();
@@ -312,6 +339,26 @@ final class ClaimLoop {
             }
         }
         if (left == lowWater && running) {
+            wakeUp();
+        }
+    }
+
+    /**
+     * True if no task of an earlier claim waits to start; else marks the loop gated, so that
+     * {@link #noneWaiting()} wakes it (marked first, so a start in between is not missed).
+     */
+    private boolean gateOpen(Admission gate) {
+        gated.set(true);
+        if (gate.waiting() == 0) {
+            gated.set(false);
+            return true;
+        }
+        return false;
+    }
+
+    /** Every claimed task has started: wakes the loop if its gate held a claim back (no wake-up otherwise). */
+    void noneWaiting() {
+        if (gated.compareAndSet(true, false)) {
             wakeUp();
         }
     }

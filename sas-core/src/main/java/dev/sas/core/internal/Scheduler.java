@@ -21,6 +21,7 @@ import java.util.function.Function;
 public final class Scheduler {
     private final ClaimLoop loop;
     private final AttemptRunner runner;
+    private final Admission admission;
 
     /** A scheduler that runs inline until {@link #start} is called, for workflows whose agents have no flow control. */
     public Scheduler(StateStore store, Registry registry, DatabaseClock clock, String instanceId, Recorder recorder,
@@ -40,8 +41,9 @@ public final class Scheduler {
             Duration pollInterval, AdaptivePoll poll, AgentGates gates) {
         this.loop = new ClaimLoop(store, clock, instanceId, registry.runnable(), metrics, claimBatch, maxInFlight,
                 pollInterval, poll, this::run);
+        this.admission = new Admission(store, clock, instanceId, claimBatch);
         this.runner = new AttemptRunner(registry, clock, instanceId, recorder, events, metrics, maxPayloadBytes, loop,
-                gates);
+                gates, admission);
     }
 
     private void run(ClaimedTask claimed) {
@@ -61,7 +63,20 @@ public final class Scheduler {
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */
     public void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         runner.start(stepExecutor, agentExecutors, timer);
+        admission.start(threads(stepExecutor), loop::noneWaiting);
+        loop.admission(admission);
         loop.start(timer);
+    }
+
+    /** The threads of a step executor, or 0 when it does not tell (claims are then not sized to them). */
+    private static int threads(Executor executor) {
+        if (executor instanceof java.util.concurrent.ThreadPoolExecutor pool) {
+            return pool.getMaximumPoolSize();
+        }
+        if (executor instanceof java.util.concurrent.ForkJoinPool pool) {
+            return pool.getParallelism();
+        }
+        return 0;
     }
 
     /** Tasks claimed and not yet released. */

@@ -23,7 +23,8 @@ final class TaskRun {
     int currentStep;
     int attempt;
     int failureCount;
-    Instant completeBy;
+    /** Volatile: {@link Admission} moves it from another thread while the task waits for a thread. */
+    volatile Instant completeBy;
     boolean cancelRequested;
     final List<String> outputs;
     final String traceContext;

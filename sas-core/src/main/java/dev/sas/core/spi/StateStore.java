@@ -119,6 +119,27 @@ public interface StateStore extends AutoCloseable {
     List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable);
 
     /**
+     * Moves the deadline of claimed tasks their holder has not started yet, in one transaction:
+     * each renewal sets the task's {@code completeBy} to {@link DeadlineRenewal#completeBy()} if the
+     * task is still locked by {@link DeadlineRenewal#holder()} under {@link DeadlineRenewal#lease()},
+     * at {@link DeadlineRenewal#step()} in {@link DeadlineRenewal#status()}, and its current
+     * {@code completeBy} is not before {@code now} (an expired claim is the supervisor's; renewing it
+     * would race with its recovery). Nothing else changes (no event, lease or attempt). A renewal
+     * applied before and sent again (a lost acknowledgement) is answered
+     * {@link DeadlineRenewal.Outcome#RENEWED} again. One stale renewal never blocks the others.
+     *
+     * <p>Runtimes call it so that a deadline runs only while its step runs: when a step starts
+     * later than a small tolerance after its claim, and, from a timer, for claimed tasks still
+     * waiting for a thread whose reservation nears its end.
+     *
+     * @param renewals the renewals, at most one per task
+     * @param now the store's time, compared with the current deadlines
+     * @return one outcome per renewal, in order
+     * @throws NullPointerException if an argument or element is null
+     */
+    List<DeadlineRenewal.Outcome> renewDeadlines(List<DeadlineRenewal> renewals, Instant now);
+
+    /**
      * Writes transitions, each atomically with its step row and events, each conditional on its
      * lease, from-state, step and guard. May write them in one transaction; one failing guard
      * never blocks another. A transition whose {@link Transition#id()} is the id of the last

@@ -55,6 +55,7 @@ public final class JdbcStore implements StateStore {
     private final Dialect dialect;
     private final Submits submits;
     private final Claims claims;
+    private final DeadlineRenewals renewals;
     private final RuntimeWorkflows runtimeWorkflows;
     private final TransitionWriter writer;
     private final SupervisorQueries supervisor;
@@ -84,6 +85,7 @@ public final class JdbcStore implements StateStore {
         PendingStarts pendingStarts = new PendingStarts();
         this.submits = new Submits(db, pendingStarts);
         this.claims = new Claims(db, pendingStarts);
+        this.renewals = new DeadlineRenewals(db);
         this.runtimeWorkflows = new RuntimeWorkflows(db);
         this.writer = new TransitionWriter(db, pendingStarts);
         this.stepReplies = new StepReplies(db, writer);
@@ -161,6 +163,12 @@ public final class JdbcStore implements StateStore {
     @Override
     public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
         return claims.claim(instanceId, limit, now, runnable);
+    }
+
+    @Override
+    public List<dev.sas.core.spi.DeadlineRenewal.Outcome> renewDeadlines(
+            List<dev.sas.core.spi.DeadlineRenewal> renewals, Instant now) {
+        return this.renewals.renew(renewals, now);
     }
 
     @Override

@@ -1,0 +1,169 @@
+package dev.sas.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.core.Codec;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DeadlineRenewal;
+import dev.sas.core.spi.StateStore;
+import java.lang.reflect.Proxy;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** {@link Admission}: a deadline runs only while its step runs, with writes only for late starts. */
+class AdmissionTest {
+    private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+    private static final Duration WITHIN = Duration.ofSeconds(3);
+
+    private final AtomicReference<Instant> now = new AtomicReference<>(T0);
+    private final Clock clock = new Clock() {
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now.get();
+        }
+    };
+    private final List<List<DeadlineRenewal>> calls = new ArrayList<>();
+    private final AtomicReference<DeadlineRenewal.Outcome> answer = new AtomicReference<>(DeadlineRenewal.Outcome.RENEWED);
+    private final StateStore store = (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(),
+            new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+                if (method.getName().equals("renewDeadlines")) {
+                    @SuppressWarnings("unchecked")
+                    List<DeadlineRenewal> renewals = (List<DeadlineRenewal>) args[0];
+                    calls.add(renewals);
+                    return renewals.stream().map(r -> answer.get()).toList();
+                }
+                if (method.getName().equals("currentTime")) {
+                    return java.util.Optional.empty();
+                }
+                throw new UnsupportedOperationException(method.getName());
+            });
+    private final AtomicInteger wakeUps = new AtomicInteger();
+    private final Admission admission = new Admission(store, DatabaseClock.of(clock, store, false, "test", s -> { }),
+            "node-a", 64);
+    private final Workflow<String> wf = Workflow.builder("wf", Codec.string())
+            .step("work", s -> s.execute(ctx -> "ok").completeWithin(WITHIN))
+            .build();
+
+    AdmissionTest() {
+        admission.start(4, wakeUps::incrementAndGet);
+    }
+
+    /** A task claimed now: its deadline is now + WITHIN. */
+    private TaskRun claimedNow() {
+        ClaimedTask c = new ClaimedTask(TaskId.random(), "wf", 1, "k", TaskStatus.PROCESSING, 7, 0, 1, 0,
+                now.get().plus(WITHIN), false, "in", null, now.get(), List.of());
+        return new TaskRun(c, wf, "in");
+    }
+
+    @Test
+    void a_step_that_starts_promptly_keeps_the_claims_deadline_and_writes_nothing() {
+        TaskRun run = claimedNow();
+        Admission.Ticket t = admission.enqueue(run);
+        assertThat(admission.waiting()).isEqualTo(1);
+        now.set(T0.plus(Admission.tolerance(WITHIN)));
+
+        assertThat(admission.begin(t)).isTrue();
+
+        assertThat(calls).isEmpty();
+        assertThat(run.completeBy).isEqualTo(T0.plus(WITHIN));
+        assertThat(admission.waiting()).isZero();
+        assertThat(wakeUps).as("the claim loop is told that nothing waits").hasValue(1);
+    }
+
+    @Test
+    void a_step_that_starts_late_restarts_its_deadline_on_the_stores_clock_before_it_runs() {
+        TaskRun run = claimedNow();
+        Admission.Ticket t = admission.enqueue(run);
+        Instant start = T0.plus(Admission.tolerance(WITHIN)).plusMillis(1);
+        now.set(start);
+
+        assertThat(admission.begin(t)).isTrue();
+
+        assertThat(calls).hasSize(1);
+        DeadlineRenewal r = calls.get(0).get(0);
+        assertThat(r.completeBy()).isEqualTo(start.plus(WITHIN));
+        assertThat(r.lease()).isEqualTo(7);
+        assertThat(r.holder()).isEqualTo("node-a");
+        assertThat(r.status()).isEqualTo(TaskStatus.PROCESSING);
+        assertThat(run.completeBy).isEqualTo(start.plus(WITHIN));
+    }
+
+    @Test
+    void a_step_whose_claim_moved_on_is_not_started() {
+        TaskRun run = claimedNow();
+        Admission.Ticket t = admission.enqueue(run);
+        now.set(T0.plusSeconds(2));
+        answer.set(DeadlineRenewal.Outcome.STALE);
+
+        assertThat(admission.begin(t)).isFalse();
+        assertThat(admission.waiting()).isZero();
+        assertThat(run.completeBy).isEqualTo(T0.plus(WITHIN));
+    }
+
+    @Test
+    void waiting_tasks_are_extended_in_one_call_when_their_reservation_nears_its_end() {
+        TaskRun early = claimedNow();
+        Admission.Ticket a = admission.enqueue(early);
+        now.set(T0.plusSeconds(1));
+        TaskRun later = claimedNow();
+        admission.enqueue(later);
+
+        now.set(T0.plus(WITHIN).minus(Admission.RENEW_BEFORE).plusMillis(1));
+        admission.extendDue();
+
+        assertThat(calls).hasSize(1);
+        assertThat(calls.get(0)).extracting(DeadlineRenewal::taskId).containsExactly(early.taskId);
+        Instant extended = now.get().plus(Admission.MIN_RESERVATION);
+        assertThat(early.completeBy).isEqualTo(extended);
+        assertThat(later.completeBy).isEqualTo(T0.plusSeconds(1).plus(WITHIN));
+
+        // an extended task restarts its deadline exactly when it starts, however soon
+        now.set(now.get().plusMillis(1));
+        assertThat(admission.begin(a)).isTrue();
+        assertThat(calls).hasSize(2);
+        assertThat(early.completeBy).isEqualTo(now.get().plus(WITHIN));
+    }
+
+    @Test
+    void a_task_abandoned_while_waiting_is_not_started_and_no_longer_counted() {
+        Admission.Ticket t = admission.enqueue(claimedNow());
+        admission.abandon(t);
+
+        assertThat(admission.waiting()).isZero();
+        assertThat(admission.begin(t)).isFalse();
+        admission.abandon(t);
+        assertThat(admission.waiting()).isZero();
+    }
+
+    @Test
+    void claims_are_sized_to_what_the_threads_start_within_the_horizon() {
+        assertThat(admission.capacity()).as("nothing ran yet").isEqualTo(Integer.MAX_VALUE);
+        admission.ran(Duration.ofSeconds(1).toNanos());
+        assertThat(admission.capacity()).as("4 threads, 1 s steps").isEqualTo(4);
+        Admission fresh = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64);
+        fresh.start(4, () -> { });
+        fresh.ran(Duration.ofMillis(50).toNanos());
+        assertThat(fresh.capacity()).as("4 threads, 50 ms steps: 1 + 250/50 each").isEqualTo(24);
+    }
+}
