@@ -96,8 +96,7 @@ class ReleaseProfileTest {
                 if (!files.contains(f + ".asc")) {
                     problems.add(f + " has no signature");
                 } else {
-                    Path dir = repo.resolve("dev/sas").resolve(e.getKey());
-                    Path file = Files.walk(dir).filter(p -> p.getFileName().toString().equals(f)).findFirst().orElseThrow();
+                    Path file = find(repo.resolve("dev/sas").resolve(e.getKey()), f);
                     Run verify = gpg(List.of("--batch", "--status-fd", "1", "--verify", file + ".asc", file.toString()));
                     if (verify.exitCode() != 0 || !verify.output().contains("VALIDSIG " + fingerprint)) {
                         problems.add(f + ".asc does not verify with the release key: " + verify.output());
@@ -111,8 +110,9 @@ class ReleaseProfileTest {
         }
         assertThat(problems).as("deployed files in %s", repo).isEmpty();
 
-        Path core = Files.walk(repo.resolve("dev/sas/sas-core")).filter(p -> p.toString().endsWith(".jar"))
-                .filter(p -> !p.toString().contains("-sources") && !p.toString().contains("-javadoc")).findFirst().orElseThrow();
+        String coreJar = byArtifact.get("sas-core").stream().filter(n -> n.endsWith(".jar"))
+                .filter(n -> !n.endsWith("-sources.jar") && !n.endsWith("-javadoc.jar")).findFirst().orElseThrow();
+        Path core = find(repo.resolve("dev/sas/sas-core"), coreJar);
         assertThat(entries(sibling(core, "-sources.jar"))).contains("dev/sas/core/SasRuntime.java");
         // a modular javadoc: pages under dev.sas.core/dev/sas/core/
         assertThat(entries(sibling(core, "-javadoc.jar"))).anyMatch(n -> n.endsWith("dev/sas/core/SasRuntime.html"))
@@ -180,6 +180,12 @@ class ReleaseProfileTest {
             });
         }
         return out;
+    }
+
+    private static Path find(Path dir, String name) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(p -> p.getFileName().toString().equals(name)).findFirst().orElseThrow();
+        }
     }
 
     /** pom, jar, sources or javadoc. */
