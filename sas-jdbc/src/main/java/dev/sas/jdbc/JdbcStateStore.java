@@ -737,7 +737,9 @@ public final class JdbcStateStore implements StateStore {
 
         /**
          * Whether {@link #build()} creates and upgrades the tables (default true). Turn it off
-         * when Flyway or Liquibase applies the scripts shipped in this jar.
+         * when Flyway or Liquibase applies the scripts shipped in this jar (docs/jdbc.md): then
+         * {@code build()} only checks that their tables and columns are there, and throws an
+         * {@code IllegalStateException} naming the script to apply if one is missing.
          */
         public Builder createSchema(boolean createSchema) {
             this.createSchema = createSchema;
@@ -806,6 +808,8 @@ public final class JdbcStateStore implements StateStore {
                 }
                 if (createSchema) {
                     new SchemaManager(jdbi, dialect, tables).apply();
+                } else {
+                    new SchemaManager(jdbi, dialect, tables).requireApplied();
                 }
                 String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
                 log.info("SAS state store on {} (schema {}{}; time-outs {})", description,

@@ -119,9 +119,22 @@ class JdbcStateStoreBuilderTest {
     }
 
     @Test
-    void operations_on_missing_tables_throw_state_store_exception_naming_the_operation() {
-        try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:missing").tablePrefix("none_")
-                .createSchema(false).build()) {
+    void a_store_that_does_not_create_its_schema_refuses_to_start_without_its_tables() {
+        assertThatThrownBy(() -> JdbcStateStore.builder().url("jdbc:h2:mem:missing-tables").tablePrefix("none_")
+                .createSchema(false).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("createSchema is off, but none_task.task_id cannot be read")
+                .hasMessageContaining("dev/sas/jdbc/schema/h2/V1__init.sql, with ${prefix} = none_");
+    }
+
+    @Test
+    void operations_on_missing_tables_throw_state_store_exception_naming_the_operation() throws Exception {
+        try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:missing").tablePrefix("none_").build()) {
+            // the tables vanish under a running store (build() refuses to start without them)
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:h2:mem:missing");
+                    java.sql.Statement s = c.createStatement()) {
+                s.execute("DROP ALL OBJECTS");
+            }
             assertThatThrownBy(() -> store.claim("node-1", 10, Tasks.T0, Tasks.WF_V1))
                     .isInstanceOf(StateStoreException.class)
                     .hasMessageContaining("claim by node-1");

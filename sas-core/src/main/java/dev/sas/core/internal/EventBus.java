@@ -113,7 +113,8 @@ public final class EventBus {
             if (closed) {
                 return;
             }
-            try {
+            // the alert line (and whatever a custom sink logs) carries the task, as a step's lines do
+            try (TaskLog.Scope ignored = TaskLog.of(alert.taskId(), alert.workflow(), null, 0)) {
                 alertSink.alert(alert);
             } catch (Throwable e) {
                 metrics.listenerFailures.increment();

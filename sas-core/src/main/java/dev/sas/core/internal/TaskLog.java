@@ -37,7 +37,7 @@ public final class TaskLog {
 
     /**
      * Sets the task, workflow, step and attempt until the returned scope is closed; a null
-     * {@code workflow} or an {@code attempt} below 1 leaves that key unset.
+     * {@code workflow} or {@code step}, or an {@code attempt} below 1, leaves that key unset.
      */
     public static Scope of(Object taskId, String workflow, Object step, int attempt) {
         String previousTask = MDC.get(TASK);
@@ -46,7 +46,7 @@ public final class TaskLog {
         String previousAttempt = MDC.get(ATTEMPT);
         MDC.put(TASK, String.valueOf(taskId));
         set(WORKFLOW, workflow);
-        MDC.put(STEP, String.valueOf(step));
+        set(STEP, step == null ? null : String.valueOf(step));
         set(ATTEMPT, attempt > 0 ? Integer.toString(attempt) : null);
         return () -> {
             set(TASK, previousTask);

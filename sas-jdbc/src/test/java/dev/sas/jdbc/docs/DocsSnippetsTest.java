@@ -42,6 +42,7 @@ class DocsSnippetsTest {
                 Arguments.of("docs/async-replies.md", jdbcDocs + "AsyncRepliesDocsTest.java", "workflow"),
                 Arguments.of("docs/async-replies.md", jdbcDocs + "AsyncRepliesDocsTest.java", "webhook"),
                 Arguments.of("docs/ha-postgresql.md", jdbcDocs + "HaDocsTest.java", "ha-store"),
+                Arguments.of("docs/jdbc.md", "sas-jdbc/src/test/java/dev/sas/jdbc/SchemaToolsTest.java", "flyway"),
                 Arguments.of("docs/json.md", "sas-jackson/src/test/java/dev/sas/jackson/docs/JsonCodecDocsTest.java",
                         "workflow"),
                 Arguments.of("docs/spring-boot.md", STARTER_TESTS + "TransactionalSubmitContract.java", "workflow-bean"),

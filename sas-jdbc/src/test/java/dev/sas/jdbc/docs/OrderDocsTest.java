@@ -7,6 +7,7 @@ import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
 import dev.sas.core.TaskHandle;
+import dev.sas.core.TaskLogging;
 import dev.sas.core.TaskResult;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
@@ -16,6 +17,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import org.junit.jupiter.api.Test;
 
 /** The order workflow shown in docs/concepts.md and docs/getting-started.md, compiled and run. */
@@ -50,10 +53,12 @@ class OrderDocsTest {
     static final StepRef<Receipt> CHARGE = StepRef.of("charge", JsonCodec.of(Receipt.class));
     static final StepRef<String> SHIP = StepRef.of("ship");
 
+    // the bank's client blocks: its calls run on a pool that keeps the task's log context (MDC)
+    Executor bankCalls = TaskLogging.propagating(ForkJoinPool.commonPool());
     Agent<Order, Receipt> payments = Agent.of("payments", request -> CompletableFuture.supplyAsync(() ->
             request.compensation()
                     ? bank.refund(request.idempotencyKey(), request.payload())
-                    : bank.charge(request.idempotencyKey(), request.payload())));
+                    : bank.charge(request.idempotencyKey(), request.payload()), bankCalls));
 
     Workflow<Order> orders = Workflow.builder("orders", JsonCodec.of(Order.class))
             .step(RESERVE, s -> s.execute(ctx -> "reserved " + ctx.input().id()))
