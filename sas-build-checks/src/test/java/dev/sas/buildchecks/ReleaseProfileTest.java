@@ -141,9 +141,17 @@ class ReleaseProfileTest {
                 check(wrong, id + " scm " + s.getKey(), scm == null ? null : child(scm, s.getKey()), s.getValue());
             }
         }
-        assertThat(modules).as("modules in the effective POM").isEqualTo(ProjectCopy.modules(
-                Files.readString(copy.dir().resolve("pom.xml"))).size() + 1);
+        assertThat(modules).as("modules in the effective POM").isEqualTo(projects(copy.dir()));
         assertThat(wrong).as("effective POM values (module and field -> value)").isEmpty();
+    }
+
+    /** The project in {@code dir} and every module below it, aggregators' own modules included. */
+    private static int projects(Path dir) throws java.io.IOException {
+        int n = 1;
+        for (String module : ProjectCopy.modules(Files.readString(dir.resolve("pom.xml")))) {
+            n += projects(dir.resolve(module));
+        }
+        return n;
     }
 
     private static void check(Map<String, String> wrong, String what, String actual, String expected) {
