@@ -5,6 +5,7 @@ import dev.sas.core.SasClient;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskNotFoundException;
+import dev.sas.core.TaskSearch;
 import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
 import java.io.PrintWriter;
@@ -88,14 +89,14 @@ final class TaskActions {
         @Override
         public Integer call() {
             CommandLine cl = spec.commandLine();
-            if (!specialForm() && taskIds.isEmpty() == !filter.any()) {
+            TaskSearch search = filter.search(cl);
+            if (!specialForm() && taskIds.isEmpty() == !search.any()) {
                 throw new CommandLine.ParameterException(cl, "name TASK_IDs, or filters (--status, --workflow,"
                         + " --created-after, --created-before, --error-contains), not both");
             }
             if (max < 1) {
                 throw new CommandLine.ParameterException(cl, "--max must be at least 1, was " + max);
             }
-            filter.validate(cl);
             OperatorNote note;
             try {
                 note = OperatorNote.of(operator == null || operator.isBlank() ? "cli" : operator, reason);
@@ -109,14 +110,14 @@ final class TaskActions {
                     return done.get();
                 }
                 List<String> ids = taskIds;
-                if (filter.any()) {
-                    List<TaskInfo> found = filter.find(s.client(), max);
+                if (search.any()) {
+                    List<TaskInfo> found = search.find(s.client(), max);
                     if (found.size() > max) {
                         return Output.refuse(cl, store.json, "more than " + max + " tasks match "
-                                + filter.describe() + "; narrow the filters or raise --max");
+                                + search.describe() + "; narrow the filters or raise --max");
                     }
                     if (!yes) {
-                        preview(out, found);
+                        preview(out, found, search);
                         return 0;
                     }
                     ids = found.stream().map(t -> t.taskId().value()).toList();
@@ -125,7 +126,7 @@ final class TaskActions {
             }
         }
 
-        private void preview(PrintWriter out, List<TaskInfo> found) {
+        private void preview(PrintWriter out, List<TaskInfo> found, TaskSearch search) {
             if (store.json) {
                 Map<String, Object> doc = new LinkedHashMap<>();
                 doc.put("preview", true);
@@ -135,7 +136,7 @@ final class TaskActions {
                 Output.json(out, doc);
                 return;
             }
-            out.println(found.size() + " task" + (found.size() == 1 ? "" : "s") + " match " + filter.describe()
+            out.println(found.size() + " task" + (found.size() == 1 ? "" : "s") + " match " + search.describe()
                     + "; run again with --yes to " + verb() + " " + (found.size() == 1 ? "it" : "them"));
             found.stream().limit(20).forEach(t -> out.println("  " + t.taskId().value() + "  " + t.workflow() + "  "
                     + Output.cut(t.businessKey(), 40) + "  " + t.status()));

@@ -5,6 +5,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskNotFoundException;
 import dev.sas.core.TaskQuery;
+import dev.sas.core.TaskSearch;
 import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
 import java.io.PrintWriter;
@@ -58,10 +59,10 @@ final class TasksCommand implements Runnable {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be 1 to "
                         + TaskQuery.MAX_LIMIT + ", was " + limit);
             }
-            filter.validate(spec.commandLine());
+            TaskSearch search = filter.search(spec.commandLine());
             PrintWriter out = spec.commandLine().getOut();
             try (StoreOptions.Session s = store.open()) {
-                List<TaskInfo> found = filter.find(s.client(), limit);
+                List<TaskInfo> found = search.find(s.client(), limit);
                 boolean more = found.size() > limit;
                 List<TaskInfo> tasks = found.subList(0, Math.min(limit, found.size()));
                 if (store.json) {

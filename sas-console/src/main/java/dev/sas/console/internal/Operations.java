@@ -8,6 +8,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskNotFoundException;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStateException;
+import dev.sas.core.TaskSearch;
 import dev.sas.core.TaskStatus;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -119,17 +120,17 @@ final class Operations {
 
     /** A page of the tasks {@code q}'s filters match, oldest first, with a cursor to the next. */
     Object query(Map<String, String> q) {
-        TaskFilter filter = TaskFilter.from(q);
+        TaskSearch filter = TaskFilter.from(q);
         int limit = q.containsKey("limit") ? number("limit", q.get("limit")) : Api.DEFAULT_PAGE;
         if (limit < 1 || limit > Api.MAX_PAGE) {
             throw new IllegalArgumentException("limit must be 1 to " + Api.MAX_PAGE + ", was " + limit);
         }
-        Instant afterCreatedAt = TaskFilter.time("afterCreatedAt", q.get("afterCreatedAt"));
+        Instant afterCreatedAt = TaskSearch.parseTime("afterCreatedAt", q.get("afterCreatedAt"));
         String afterId = q.get("afterId");
         if ((afterCreatedAt == null) != (afterId == null || afterId.isBlank())) {
             throw new IllegalArgumentException("a cursor needs both afterCreatedAt and afterId");
         }
-        TaskFilter.Page page = filter.page(client, limit, afterCreatedAt,
+        TaskSearch.Page page = filter.page(client, limit, afterCreatedAt,
                 afterCreatedAt == null ? null : TaskId.of(afterId), TaskFilter.SCAN_LIMIT);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("tasks", page.tasks().stream().map(TaskJson::summary).toList());
@@ -222,19 +223,19 @@ final class Operations {
 
     /** Resubmits every ERROR task of {@code workflow}, recording {@code note}; how many. */
     int resubmitErrors(String workflow, OperatorNote note) {
-        TaskFilter filter = new TaskFilter(TaskStatus.ERROR, workflow, null, null, null);
+        TaskSearch filter = new TaskSearch(TaskStatus.ERROR, workflow, null, null, null);
         int n = 0;
-        TaskFilter.Page page = filter.page(client, TaskFilter.PAGE, null, null, Integer.MAX_VALUE);
+        TaskSearch.Page page = filter.page(client, TaskSearch.PAGE, null, null, Integer.MAX_VALUE);
         while (true) {
             for (TaskInfo t : page.tasks()) {
                 if (apply("resubmit", t.taskId(), note) == null) {
                     n++;
                 }
             }
-            if (page.next() == null || page.tasks().size() < TaskFilter.PAGE) {
+            if (page.next() == null || page.tasks().size() < TaskSearch.PAGE) {
                 return n;
             }
-            page = filter.page(client, TaskFilter.PAGE, page.next().createdAt(), page.next().taskId(),
+            page = filter.page(client, TaskSearch.PAGE, page.next().createdAt(), page.next().taskId(),
                     Integer.MAX_VALUE);
         }
     }
@@ -271,10 +272,10 @@ final class Operations {
     /** A bulk action's parameters, checked. */
     private static final class Bulk {
         final String action;
-        final TaskFilter filter;
+        final TaskSearch filter;
         final int max;
 
-        private Bulk(String action, TaskFilter filter, int max) {
+        private Bulk(String action, TaskSearch filter, int max) {
             this.action = action;
             this.filter = filter;
             this.max = max;
@@ -285,7 +286,7 @@ final class Operations {
             if (!"cancel".equals(action) && !"resubmit".equals(action)) {
                 throw new IllegalArgumentException("action must be cancel or resubmit, was '" + action + "'");
             }
-            TaskFilter filter = TaskFilter.from(q);
+            TaskSearch filter = TaskFilter.from(q);
             if (!filter.any()) {
                 throw new IllegalArgumentException("a bulk " + action + " needs at least one filter (status, workflow,"
                         + " createdAfter, createdBefore, error): it never takes every task");
