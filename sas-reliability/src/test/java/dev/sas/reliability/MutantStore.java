@@ -7,6 +7,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
@@ -301,6 +302,31 @@ final class MutantStore {
             return WriteOutcome.CANCEL_REQUESTED;
         }
         return null;
+    }
+
+    /**
+     * Moves the deadline of each task still held as the renewal names it and not past its deadline
+     * (a replay of an applied renewal answers RENEWED again), as the in-memory store does; logged as
+     * a holder's write that starts the new deadline.
+     */
+    List<DeadlineRenewal.Outcome> renewDeadlines(List<DeadlineRenewal> renewals) {
+        synchronized (lock) {
+            Instant now = now();
+            List<DeadlineRenewal.Outcome> out = new ArrayList<>(renewals.size());
+            for (DeadlineRenewal x : renewals) {
+                Row r = tasks.get(x.taskId());
+                boolean held = r != null && r.lease == x.lease() && x.holder().equals(r.lockedBy)
+                        && r.currentStep == x.step() && r.status == x.status();
+                if (held && r.completeBy != null && (!r.completeBy.isBefore(now) || r.completeBy.equals(x.completeBy()))) {
+                    r.completeBy = x.completeBy();
+                    log(r, now, WriteKind.HOLDER, r.lease, -1, r.completeBy, "RENEWED");
+                    out.add(DeadlineRenewal.Outcome.RENEWED);
+                } else {
+                    out.add(DeadlineRenewal.Outcome.STALE);
+                }
+            }
+            return out;
+        }
     }
 
     List<ExpiredTask> findExpired(int limit) {

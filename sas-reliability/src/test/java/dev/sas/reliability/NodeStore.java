@@ -6,6 +6,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
@@ -83,6 +84,12 @@ final class NodeStore implements StateStore {
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
         waitIfFrozen();
         return db.write(transitions);
+    }
+
+    @Override
+    public List<DeadlineRenewal.Outcome> renewDeadlines(List<DeadlineRenewal> renewals, Instant now) {
+        waitIfFrozen();
+        return db.renewDeadlines(renewals);
     }
 
     @Override
