@@ -2,7 +2,6 @@ package dev.sas.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
@@ -17,7 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,8 +27,6 @@ import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -50,12 +46,6 @@ class ConsoleBrowserTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     /** Selenium's java.util.logging warns that it has no CDP support for this Chromium; the test needs none. */
-    private static final java.util.logging.Logger SELENIUM_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium");
-
-    static {
-        SELENIUM_LOG.setLevel(java.util.logging.Level.SEVERE);
-    }
-
     private final Shop shop = new Shop();
     private JdbcStateStore store;
     private SasRuntime runtime;
@@ -65,24 +55,14 @@ class ConsoleBrowserTest {
 
     @BeforeEach
     void start() {
-        Path chromium = firstExisting(System.getenv("SAS_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser");
-        Path driver = firstExisting(System.getenv("SAS_TEST_CHROMEDRIVER"), "/usr/bin/chromedriver");
-        assumeTrue(chromium != null && driver != null, "no chromium and chromedriver found (install the Debian packages"
-                + " chromium and chromium-driver, or set SAS_TEST_CHROMIUM and SAS_TEST_CHROMEDRIVER): browser test"
-                + " skipped");
+        HeadlessChromium chromium = HeadlessChromium.require();
 
         store = JdbcStateStore.builder().url("jdbc:h2:mem:console-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1").build();
         runtime = SasRuntime.builder().stateStore(store).instanceId("shop-node-1").workflow(shop.orders)
                 .workflow(shop.refunds).pollInterval(Duration.ofMillis(100)).build().start();
         server = SasConsole.builder().client(runtime.client()).title("Shop").actionToken(TOKEN).build().serve(0);
 
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,860", "--force-device-scale-factor=1", "--lang=en-US");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(driver.toFile())
-                .usingAnyFreePort().build();
-        browser = new ChromeDriver(service, options);
+        browser = chromium.start();
     }
 
     @AfterEach
@@ -177,8 +157,4 @@ class ConsoleBrowserTest {
         }
     }
 
-    private static Path firstExisting(String... candidates) {
-        return Stream.of(candidates).filter(c -> c != null && !c.isBlank()).map(Path::of)
-                .filter(Files::isExecutable).findFirst().orElse(null);
-    }
 }

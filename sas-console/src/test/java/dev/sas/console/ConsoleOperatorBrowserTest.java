@@ -2,7 +2,6 @@ package dev.sas.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.core.Agent;
 import dev.sas.core.CircuitBreaker;
@@ -25,7 +24,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,8 +35,6 @@ import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -57,12 +53,6 @@ class ConsoleOperatorBrowserTest {
 
     private static final String TOKEN = "operator-" + UUID.randomUUID();
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final java.util.logging.Logger SELENIUM_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium");
-
-    static {
-        SELENIUM_LOG.setLevel(java.util.logging.Level.SEVERE);
-    }
-
     private final Shop shop = new Shop();
     private final AtomicInteger invoiceAttempts = new AtomicInteger();
     /** Fails its first attempt, then succeeds: a PROCESSED task whose last error is history. */
@@ -94,11 +84,7 @@ class ConsoleOperatorBrowserTest {
 
     @BeforeEach
     void start() {
-        Path chromium = firstExisting(System.getenv("SAS_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser");
-        Path driver = firstExisting(System.getenv("SAS_TEST_CHROMEDRIVER"), "/usr/bin/chromedriver");
-        assumeTrue(chromium != null && driver != null, "no chromium and chromedriver found (install the Debian packages"
-                + " chromium and chromium-driver, or set SAS_TEST_CHROMIUM and SAS_TEST_CHROMEDRIVER): browser test"
-                + " skipped");
+        HeadlessChromium chromium = HeadlessChromium.require();
 
         store = JdbcStateStore.builder().url("jdbc:h2:mem:console-ops-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1").build();
         runtime = SasRuntime.builder().stateStore(store).instanceId("shop-node-1").workflow(shop.orders)
@@ -108,13 +94,7 @@ class ConsoleOperatorBrowserTest {
         server = SasConsole.builder().client(runtime.client()).title("Shop").actionToken(TOKEN)
                 .operator(request -> "alice").build().serve(0);
 
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(chromium.toFile());
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,860", "--force-device-scale-factor=1", "--lang=en-US");
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(driver.toFile())
-                .usingAnyFreePort().build();
-        browser = new ChromeDriver(service, options);
+        browser = chromium.start();
         wait = new WebDriverWait(browser, WAIT);
     }
 
@@ -279,8 +259,4 @@ class ConsoleOperatorBrowserTest {
         }
     }
 
-    private static Path firstExisting(String... candidates) {
-        return Stream.of(candidates).filter(c -> c != null && !c.isBlank()).map(Path::of)
-                .filter(Files::isExecutable).findFirst().orElse(null);
-    }
 }
