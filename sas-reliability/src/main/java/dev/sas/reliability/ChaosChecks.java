@@ -149,8 +149,9 @@ final class ChaosChecks {
             Fault f = s.fault(t.index());
             Boolean accepted = null;
             for (Action a : actionsByTask.getOrDefault(t.id(), List.of())) {
-                if (a.action().equals("cancel")) {
-                    accepted = a.result();
+                if (a.action().startsWith("cancel")) {
+                    // a retried cancel that was refused may have been accepted by the attempt that failed
+                    accepted = a.action().equals("cancel-retried") && !a.result() ? null : a.result();
                     r.cancelsSent++;
                     if (a.result()) {
                         r.cancelsAccepted++;

@@ -306,7 +306,9 @@ public final class ChaosRun implements AutoCloseable {
             for (int attempt = 1; ; attempt++) {
                 try {
                     boolean accepted = sas.client().cancel(id);
-                    record(id, "cancel", accepted);
+                    // after a failed attempt, false is ambiguous: that attempt may have committed before
+                    // its connection was lost (a failover), and a second request for a cancel is refused
+                    record(id, attempt == 1 ? "cancel" : "cancel-retried", accepted);
                     return;
                 } catch (StateStoreException e) {
                     if (attempt >= 40 || closing) {

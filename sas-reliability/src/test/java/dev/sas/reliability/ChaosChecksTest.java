@@ -261,6 +261,12 @@ class ChaosChecksTest {
 
         actions.set(0, new Action(id, "cancel", false, 1_150));
         assertThat(check().falseFailures).as("cancel returned false, yet the task was cancelled").isEqualTo(1);
+
+        // a failover lost the first attempt's answer after it committed; the retry is refused as a second request
+        actions.set(0, new Action(id, "cancel-retried", false, 1_150));
+        assertThat(check().violations()).as("a refused retry does not say the first attempt failed").isEmpty();
+        tasks.set(0, new Task(id, 3, "ERROR", 1_000, null, 0, 0));
+        assertThat(check().falseFailures).as("ERROR is a false failure whatever the cancel said").isEqualTo(1);
     }
 
     @Test
