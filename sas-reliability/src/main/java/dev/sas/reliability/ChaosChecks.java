@@ -155,6 +155,9 @@ final class ChaosChecks {
                     r.cancelsSent++;
                     if (a.result()) {
                         r.cancelsAccepted++;
+                        if (landedOnRunningCall(t.id(), a.at())) {
+                            r.cancelsOnRunningStep++;
+                        }
                     }
                 } else if (a.action().equals("resubmit")) {
                     r.resubmitsSent++;
@@ -197,6 +200,16 @@ final class ChaosChecks {
                 r.cancelTooLate++;
             }
         }
+    }
+
+    /** True if a forward call of {@code task} was running at the service at {@code at}. */
+    private boolean landedOnRunningCall(String task, long at) {
+        for (Exec e : execsByTask.getOrDefault(task, List.of())) {
+            if (e.kind().equals("forward") && e.start() <= at && at <= e.activeUntil()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ effects
@@ -309,9 +322,11 @@ final class ChaosChecks {
     // ------------------------------------------------------------------ stall bound
 
     /**
-     * For each execution, the wait from its due time to its start must not pass the stall bound
-     * (plus the outage when the wait overlaps a database restart, plus one supervisor lease when it
-     * overlaps the loss of the lease's holder). The due time:
+     * For each execution, the wait from when its task was claimable to its start must not pass the
+     * stall bound (plus one supervisor lease when it overlaps the loss of the lease's holder). A
+     * database outage (a restart, a failover) during the wait holds the task: it is claimable again
+     * at the outage's end plus the reconnect allowance, and the wait before the outage counts on its
+     * own. So the bound measures SAS, not how long the outage or the submission took. The due time:
      * <ul>
      *   <li>the task's first execution: its submission;</li>
      *   <li>after an execution of another step (the next step, or a compensation): that
@@ -355,12 +370,11 @@ final class ChaosChecks {
                         basis = a.action() + " sent";
                     }
                 }
-                long wait = e.start() - due;
-                long allowed = bound;
-                for (Outage outage : outages) {
-                    if (due < outage.to() && e.start() > outage.from()) {
-                        allowed += outage.length() + outage.reconnectMs();
-                    }
+                long[] claimable = claimable(due, e.start());
+                long wait = claimable[0];
+                long allowed = bound + claimable[1];
+                if (claimable[2] > due) {
+                    basis += ", held by an outage until " + claimable[2];
                 }
                 for (Outage lost : supervisorLosses) {
                     if (due < lost.to() && e.start() > lost.from()) {
@@ -384,6 +398,35 @@ final class ChaosChecks {
         }
         worst.sort(Comparator.comparingLong((String[] w) -> Long.parseLong(w[0])).reversed());
         worst.stream().limit(EXAMPLES).forEach(w -> r.worstStalls.add(w[1]));
+    }
+
+    /**
+     * The longest stretch from {@code due} to {@code start} in which the task was claimable, cut
+     * by the outages that overlap it: {@code [wait, reconnect allowance of the outage before that
+     * stretch, when the last stretch began]}.
+     */
+    private long[] claimable(long due, long start) {
+        long from = due;
+        long worst = 0;
+        long allowance = 0;
+        List<Outage> sorted = new ArrayList<>(outages);
+        sorted.sort(Comparator.comparingLong(Outage::from));
+        long reconnect = 0;
+        for (Outage o : sorted) {
+            if (o.from() < start && o.to() > from) {
+                if (o.from() - from - reconnect > worst - allowance) {
+                    worst = o.from() - from;
+                    allowance = reconnect;
+                }
+                from = Math.max(from, o.to());
+                reconnect = o.reconnectMs();
+            }
+        }
+        if (start - from - reconnect >= worst - allowance) {
+            worst = start - from;
+            allowance = reconnect;
+        }
+        return new long[] {worst, allowance, from};
     }
 
     /** The longest backoff the policy may choose before the n-th re-run (its cap, spread by the jitter). */

@@ -67,6 +67,14 @@ public final class ChaosReport {
     public int killsWithWorkInFlight;
     public int pausesDone;
     public int selfExits;
+    /** Faults fired at chosen points, clock jumps and partitions, by {@code point:action} (from {@code chaos_fault}). */
+    public final java.util.Map<String, Integer> faults = new java.util.TreeMap<>();
+    /** Workers killed at a fault point (and restarted). */
+    public int faultKills;
+    /** Partitions between a worker and the database made and healed. */
+    public int partitionsDone;
+    /** Accepted cancels recorded while a forward call of their task was running at the service. */
+    public int cancelsOnRunningStep;
     /** Events and ledger rows of the task with the longest stall. */
     public String longestStall;
     public int workerProcesses;
@@ -172,6 +180,7 @@ public final class ChaosReport {
                 + poisonTasks);
         row(sb, "cancels sent / accepted / accepted but the last step finished first", cancelsSent + " / "
                 + cancelsAccepted + " / " + cancelTooLate + " (of " + cancelTasks + " tasks to cancel)");
+        row(sb, "accepted cancels that landed on a running forward call", cancelsOnRunningStep);
         row(sb, "resubmits sent / resubmitted tasks that did not run again", resubmitsSent + " / " + resubmitsNotRerun);
         row(sb, "effects applied twice", (keysAppliedTwice + stepsWithTwoKeys) + " (keys applied >1: "
                 + keysAppliedTwice + ", (task,step,kind) with >1 key: " + stepsWithTwoKeys + ")");
@@ -185,6 +194,11 @@ public final class ChaosReport {
         row(sb, "worker SIGKILLs (with work in flight)", killsDone + " (" + killsWithWorkInFlight + ")");
         row(sb, "worker SIGSTOP/SIGCONT freezes", pausesDone);
         row(sb, "workers that died on their own (restarted)", selfExits);
+        if (!faults.isEmpty()) {
+            row(sb, "faults at chosen points, clock jumps, partitions (point:action count)", faults.toString());
+            row(sb, "workers killed at a fault point (restarted) / partitions healed", faultKills + " / "
+                    + partitionsDone);
+        }
         row(sb, "worker JVMs started", workerProcesses);
         row(sb, "database disruption", dbDisruption);
         for (int i = 0; i < failovers.size(); i++) {

@@ -174,17 +174,34 @@ class ChaosChecksTest {
     }
 
     @Test
-    void a_failover_extends_the_stall_bound_by_its_length_and_the_reconnect_allowance_and_no_more() {
+    void after_a_failover_the_stall_bound_runs_from_its_end_plus_the_reconnect_allowance() {
         String id = "task-1";
         tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
-        // bound 2,600 ms; outage 2,000 ms: 4,600 ms without the allowance, waited 5,000 ms
-        exec(id, "reserve", "forward", 1, NODE_A, 6_000, 2_000, 6_040L, Ledger.APPLIED);
-        exec(id, "debit", "forward", 1, NODE_A, 6_100, 2_000, 6_140L, Ledger.APPLIED);
-        exec(id, "settle", "forward", 1, NODE_A, 6_200, 2_000, 6_240L, Ledger.APPLIED);
+        // bound 2,600 ms; claimable again when the outage ends at 4,000: started 2,901 ms later
+        exec(id, "reserve", "forward", 1, NODE_A, 6_901, 2_000, 6_940L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 7_000, 2_000, 7_040L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_A, 7_100, 2_000, 7_140L, Ledger.APPLIED);
 
         assertThat(check(new Outage(2_000, 4_000)).stallViolations).as("a restart: no allowance").isEqualTo(1);
-        assertThat(check(new Outage(2_000, 4_000, 300)).stallViolations).as("5,000 > 4,600 + 300").isEqualTo(1);
-        assertThat(check(new Outage(2_000, 4_000, 400)).stallViolations).isZero();
+        assertThat(check(new Outage(2_000, 4_000, 300)).stallViolations).as("2,901 > 2,600 + 300").isEqualTo(1);
+        assertThat(check(new Outage(2_000, 4_000, 301)).stallViolations).isZero();
+    }
+
+    @Test
+    void the_stall_bound_measures_from_when_the_task_was_claimable_not_from_its_submission() {
+        String id = "task-1";
+        tasks.add(new Task(id, 1, "PROCESSED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 5_100, 2_000, 5_140L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 5_200, 2_000, 5_240L, Ledger.APPLIED);
+        exec(id, "settle", "forward", 1, NODE_A, 5_300, 2_000, 5_340L, Ledger.APPLIED);
+
+        assertThat(check(new Outage(3_000, 5_000)).stallViolations).as("claimable 2,000 ms before, 100 ms after")
+                .isZero();
+        ChaosReport r = check(new Outage(3_601, 5_000));
+        assertThat(r.stallViolations).as("claimable 2,601 ms before the outage: a stall of its own").isEqualTo(1);
+        assertThat(r.worstStalls).singleElement().asString().contains("waited 2601 ms > 2600 ms");
+        assertThat(check(new Outage(500, 2_000)).stallViolations).as("held until 2,000: started 3,100 ms later")
+                .isEqualTo(1);
     }
 
     @Test
@@ -267,6 +284,23 @@ class ChaosChecksTest {
         assertThat(check().violations()).as("a refused retry does not say the first attempt failed").isEmpty();
         tasks.set(0, new Task(id, 3, "ERROR", 1_000, null, 0, 0));
         assertThat(check().falseFailures).as("ERROR is a false failure whatever the cancel said").isEqualTo(1);
+    }
+
+    @Test
+    void an_accepted_cancel_counts_as_landing_on_a_running_step_only_while_a_forward_call_runs() {
+        String id = "task-3";
+        tasks.add(new Task(id, 3, "CANCELLED", 1_000, null, 0, 0));
+        exec(id, "reserve", "forward", 1, NODE_A, 1_000, 2_000, 1_040L, Ledger.APPLIED);
+        exec(id, "debit", "forward", 1, NODE_A, 1_100, 2_000, 1_140L, Ledger.APPLIED);
+        exec(id, "debit", "compensate", 1, NODE_A, 1_200, 2_000, 1_240L, Ledger.APPLIED);
+        exec(id, "reserve", "compensate", 1, NODE_A, 1_300, 2_000, 1_340L, Ledger.APPLIED);
+        actions.add(new Action(id, "cancel", true, 1_120));
+        assertThat(check().cancelsOnRunningStep).as("debit ran from 1,100 to 1,140").isEqualTo(1);
+
+        actions.set(0, new Action(id, "cancel", true, 1_150));
+        assertThat(check().cancelsOnRunningStep).as("between two calls").isZero();
+        actions.set(0, new Action(id, "cancel", false, 1_120));
+        assertThat(check().cancelsOnRunningStep).as("a refused cancel").isZero();
     }
 
     @Test
