@@ -47,7 +47,12 @@ public enum ChaosDb {
                 + " timeouts_recovered BIGINT NOT NULL, stale_rejected BIGINT NOT NULL,"
                 + " deadlines_missed BIGINT NOT NULL, errors BIGINT NOT NULL, compensated BIGINT NOT NULL,"
                 + " compensation_failed BIGINT NOT NULL, store_failures BIGINT NOT NULL,"
-                + " heartbeat_at BIGINT NOT NULL, stopped INT NOT NULL)"
+                + " heartbeat_at BIGINT NOT NULL, stopped INT NOT NULL)",
+            // faults fired at chosen points, clock jumps and partitions; supervisor = 1 if the node held
+            // the supervisor lease; ms = how long it lasted (a freeze, a partition)
+            "CREATE TABLE " + p + "chaos_fault (id " + autoId + ", node VARCHAR(100) NOT NULL,"
+                + " point VARCHAR(32) NOT NULL, action VARCHAR(16) NOT NULL, task_id VARCHAR(64), step VARCHAR(64),"
+                + " supervisor INT NOT NULL, ms BIGINT NOT NULL, at BIGINT NOT NULL)"
         };
     }
 
@@ -55,7 +60,8 @@ public enum ChaosDb {
     static String[] tables(String p) {
         return new String[] {p + "event", p + "step", p + "task", p + "supervisor_lease", p + "runtime_workflow",
             p + "schema_version", p + "reply_outbox", p + "reply_channel", p + "agent_gate", p + "agent_permit",
-            p + "step_reply", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker"};
+            p + "step_reply", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker",
+            p + "chaos_fault"};
     }
 
     /** The trigger functions SAS's PostgreSQL schema creates for prefix {@code p} (dropping the tables leaves them). */

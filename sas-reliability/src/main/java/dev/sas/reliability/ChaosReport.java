@@ -27,6 +27,8 @@ public final class ChaosReport {
     public HistoryChecker.Result history;
     /** Effects the service applied after their call's deadline (it ignores remaining()). */
     public int lateEffects;
+    /** Late effects also applied by a retry started after their deadline (the service raced it; not counted twice). */
+    public int lateDuplicates;
     /** Tasks that ended ERROR, COMPENSATED, COMPENSATION_FAILED or CANCELLED without the injected fault that allows it. */
     public int falseFailures;
     /** Tasks that ended in another state than their fault allows (not a failure state), or poison parked without its reason. */
@@ -168,7 +170,8 @@ public final class ChaosReport {
                 + cancelled + " / " + errors + " / " + otherTerminal);
         row(sb, "lost (submitted, no task row)", lost);
         row(sb, "not terminal at the end", notTerminal);
-        row(sb, "effects the service applied after their deadline", lateEffects);
+        row(sb, "effects the service applied after their deadline (of them also applied by a retry started after"
+                + " that deadline)", lateEffects + " (" + lateDuplicates + ")");
         if (history != null) {
             row(sb, "history checker (calls, compensations, cancels, losses)", history.passed() ? "PASS"
                     : "FAIL " + history.counts);

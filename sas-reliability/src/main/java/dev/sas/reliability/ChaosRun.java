@@ -63,6 +63,11 @@ public final class ChaosRun implements AutoCloseable {
     private final AtomicInteger killsWithWork = new AtomicInteger();
     private final AtomicInteger pausesDone = new AtomicInteger();
     private final AtomicInteger selfExits = new AtomicInteger();
+    /** Workers killed at a fault point (exit {@link FaultPoints#KILLED_AT_POINT}), restarted. */
+    private final AtomicInteger faultKills = new AtomicInteger();
+    private final AtomicInteger partitionsDone = new AtomicInteger();
+    /** One proxy per worker slot in front of the store's database, when the run makes partitions. */
+    private final List<DbProxy> proxies = new ArrayList<>();
     /** Cancels scheduled but not yet sent. */
     private final AtomicInteger pendingCancels = new AtomicInteger();
     /** Poison tasks to resubmit once they are in ERROR; removed when resubmitted. */
@@ -146,6 +151,11 @@ public final class ChaosRun implements AutoCloseable {
         try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement()) {
             dbOffsetMs = measureDbOffset(st);
         }
+        if (s.partitions > 0 && proxies.isEmpty()) {
+            for (int slot = 0; slot < slots.length; slot++) {
+                proxies.add(DbProxy.of(s.url, "w" + slot));
+            }
+        }
         log("database clock - coordinator clock = " + dbOffsetMs + " ms (corrects submission times for the stall check)");
         workflow = ChaosWorkflow.create(null, null, s);
         sas = SasRuntime.builder().stateStore(store).workflow(workflow).schedulerEnabled(false).supervisorEnabled(false)
@@ -190,7 +200,7 @@ public final class ChaosRun implements AutoCloseable {
                 "--prefix", prefix, "--slot", String.valueOf(slot), "--incarnation", String.valueOf(inc),
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid()), "--app-name", appPrefix + "w" + slot,
                 "--clock-offset", s.clockOffset(slot).toString(),
-                "--url", s.url, "--ledger-url", harnessUrl, "--fail-every", String.valueOf(s.failEvery),
+                "--url", proxies.isEmpty() ? s.url : proxies.get(slot).rewrite(s.url), "--ledger-url", harnessUrl, "--fail-every", String.valueOf(s.failEvery),
                 "--latency-ms", s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs,
                 "--slow-per-mille", String.valueOf(s.slowPerMille),
                 "--late-apply-per-mille", String.valueOf(s.lateApplyPerMille),
@@ -198,6 +208,15 @@ public final class ChaosRun implements AutoCloseable {
                 "--complete-within-ms", String.valueOf(s.completeWithin.toMillis()),
                 "--supervisor-interval-ms", String.valueOf(s.supervisorInterval.toMillis()),
                 "--poll-interval-ms", String.valueOf(s.pollInterval.toMillis())));
+        // worker 0 only: the others keep the cluster running (three nodes killed at once would measure
+        // the JVMs' restart, not SAS); a restarted worker 0 gets them again until the budget is spent
+        if (!s.faultPoints.isEmpty() && slot == 0 && faultKills.get() < s.faultBudget) {
+            cmd.addAll(List.of("--fault-points", FaultPoints.format(s.faultPoints)));
+        }
+        if (!s.clockJump.isZero()) {
+            cmd.addAll(List.of("--clock-jump", s.clockJump.toString(), "--clock-jump-every-ms",
+                    String.valueOf(s.clockJumpEvery.toMillis())));
+        }
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logDir.resolve("worker-" + slot + ".log").toFile()));
         Process p = pb.start();
@@ -360,6 +379,15 @@ public final class ChaosRun implements AutoCloseable {
     /** Starts killing workers in the background; {@link #chaosDone()} tells when it is over. */
     public void startChaos() {
         operator.scheduleWithFixedDelay(this::resubmitErrors, 200, 200, TimeUnit.MILLISECONDS);
+        if (!s.faultPoints.isEmpty()) {
+            operator.scheduleWithFixedDelay(() -> {
+                try {
+                    restartCrashed();
+                } catch (IOException e) {
+                    log("could not restart a worker: " + e);
+                }
+            }, 250, 250, TimeUnit.MILLISECONDS);
+        }
         chaosThread = new Thread(this::chaos, "chaos-monkey");
         chaosThread.setDaemon(true);
         chaosThread.start();
@@ -373,6 +401,9 @@ public final class ChaosRun implements AutoCloseable {
             }
             for (int i = 0; i < s.pauses; i++) {
                 actions.add("pause");
+            }
+            for (int i = 0; i < s.partitions; i++) {
+                actions.add("partition");
             }
             Collections.shuffle(actions);
             int disruptAt = (actions.size() + 1) / 2;
@@ -398,7 +429,9 @@ public final class ChaosRun implements AutoCloseable {
                 int slot = pickReadySlot();
                 Process p = slots[slot];
                 long open = nonTerminal();
-                noteIfSupervisor(p.pid());
+                if (!action.equals("partition")) {
+                    noteIfSupervisor(p.pid());
+                }
                 if (action.equals("kill")) {
                     p.destroyForcibly();
                     p.onExit().get(10, TimeUnit.SECONDS);
@@ -409,6 +442,8 @@ public final class ChaosRun implements AutoCloseable {
                     log("SIGKILL #" + killsDone.get() + ": worker " + slot + " pid " + p.pid() + " (exit "
                             + p.exitValue() + "), " + open + " tasks not terminal");
                     startWorker(slot);
+                } else if (action.equals("partition")) {
+                    partition(slot, p.pid());
                 } else {
                     long ms = s.completeWithin.toMillis() + 2_000;
                     signal("STOP", p.pid());
@@ -444,17 +479,47 @@ public final class ChaosRun implements AutoCloseable {
         }
     }
 
-    /** Restarts any worker that died on its own (not killed by this harness), and counts it. */
+    /**
+     * Restarts any worker that died on its own (not killed by this harness), and counts it: as
+     * killed at a fault point if it exited with {@link FaultPoints#KILLED_AT_POINT}, else as a crash.
+     */
     private synchronized void restartCrashed() throws IOException {
         for (int i = 0; i < slots.length; i++) {
             Process p = slots[i];
             if (p != null && !p.isAlive() && !closing) {
-                selfExits.incrementAndGet();
-                log("worker " + i + " pid " + p.pid() + " exited on its own with " + p.exitValue() + "; see "
-                        + logDir.resolve("worker-" + i + ".log") + "; restarting it");
+                if (p.exitValue() == FaultPoints.KILLED_AT_POINT) {
+                    faultKills.incrementAndGet();
+                    noteIfSupervisor(p.pid());
+                    log("worker " + i + " pid " + p.pid() + " killed at a fault point; restarting it");
+                } else {
+                    selfExits.incrementAndGet();
+                    log("worker " + i + " pid " + p.pid() + " exited on its own with " + p.exitValue() + "; see "
+                            + logDir.resolve("worker-" + i + ".log") + "; restarting it");
+                }
                 startWorker(i);
             }
         }
+    }
+
+    /**
+     * Cuts worker {@code slot} off the store's database (its proxy, in the next direction of
+     * {@link ChaosSettings#partitionCuts}) past a step's deadline, then heals the cut. The worker
+     * still reaches the service (the ledger): a node cut off must lose its claims safely.
+     */
+    private void partition(int slot, long pid) throws SQLException {
+        DbProxy.Cut cut = s.partitionCuts.get(partitionsDone.get() % s.partitionCuts.size());
+        long ms = s.freezeMs();
+        boolean supervisor = holdsSupervisor(pid);
+        proxies.get(slot).cut(cut);
+        try (Connection c = DriverManager.getConnection(harnessUrl)) {
+            FaultLog.record(c, db, prefix, "w" + slot, "partition", cut.label(), supervisor, ms);
+        }
+        log("partition (" + cut.label() + "): worker " + slot + " pid " + pid + " cut off the database for " + ms
+                + " ms" + (supervisor ? " (it holds the supervisor lease)" : ""));
+        pause(ms);
+        proxies.get(slot).heal();
+        partitionsDone.incrementAndGet();
+        log("partition healed: worker " + slot);
     }
 
     /**
@@ -498,19 +563,25 @@ public final class ChaosRun implements AutoCloseable {
      * up to one more lease for another node to take over: the stall check allows for it.
      */
     private void noteIfSupervisor(long pid) {
+        if (holdsSupervisor(pid)) {
+            long at = System.currentTimeMillis() + dbOffsetMs;
+            supervisorLosses.add(new ChaosChecks.Outage(at, at + s.supervisorLeaseMs()));
+            log("worker pid " + pid + " holds the supervisor lease");
+        }
+    }
+
+    /** True if worker {@code pid} holds the supervisor lease (or it cannot be read: then allow for it). */
+    private boolean holdsSupervisor(long pid) {
         try (Connection c = DriverManager.getConnection(s.url);
                 PreparedStatement ps = c.prepareStatement("SELECT holder FROM " + prefix + "supervisor_lease"
                         + " WHERE name = 'supervisor'")) {
             try (java.sql.ResultSet rs = ps.executeQuery()) {
                 String holder = rs.next() ? rs.getString(1) : null;
-                if (holder != null && holder.endsWith("-p" + pid)) {
-                    long at = System.currentTimeMillis() + dbOffsetMs;
-                    supervisorLosses.add(new ChaosChecks.Outage(at, at + s.supervisorLeaseMs()));
-                    log("worker pid " + pid + " (" + holder + ") holds the supervisor lease");
-                }
+                return holder != null && holder.endsWith("-p" + pid);
             }
         } catch (Exception e) {
             log("could not read the supervisor lease before a fault: " + e);
+            return true;
         }
     }
 
@@ -664,7 +735,8 @@ public final class ChaosRun implements AutoCloseable {
         String count = open >= 0 ? String.valueOf(open)
                 : "database unreachable (last count " + (lastNonTerminal < 0 ? "none" : lastNonTerminal) + ")";
         return count + " of " + ids.size() + " submitted tasks not terminal, kills " + killsDone.get() + "/"
-                + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses + ", cancels pending " + pendingCancels.get()
+                + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses + ", partitions " + partitionsDone.get() + "/"
+                + s.partitions + ", fault-point kills " + faultKills.get() + ", cancels pending " + pendingCancels.get()
                 + ", resubmits pending " + toResubmit.size();
     }
 
@@ -692,7 +764,9 @@ public final class ChaosRun implements AutoCloseable {
         synchronized (this) {
             for (int i = 0; i < slots.length; i++) {
                 Process p = slots[i];
-                if (p != null && !p.isAlive()) {
+                if (p != null && !p.isAlive() && p.exitValue() == FaultPoints.KILLED_AT_POINT) {
+                    faultKills.incrementAndGet();
+                } else if (p != null && !p.isAlive()) {
                     selfExits.incrementAndGet();
                     log("worker " + i + " pid " + p.pid() + " had exited on its own with " + p.exitValue());
                 }
@@ -726,6 +800,8 @@ public final class ChaosRun implements AutoCloseable {
         r.killsDone = killsDone.get();
         r.killsWithWorkInFlight = killsWithWork.get();
         r.pausesDone = pausesDone.get();
+        r.faultKills = faultKills.get();
+        r.partitionsDone = partitionsDone.get();
         r.selfExits = selfExits.get();
         r.workerProcesses = started.size();
         r.dbDisruption = dbDisruption;
@@ -797,8 +873,12 @@ public final class ChaosRun implements AutoCloseable {
                             rs.getLong(4)));
                 }
             }
+            FaultLog faults = FaultLog.read(h, prefix, s.supervisorLeaseMs());
+            r.faults.putAll(faults.counts);
+            List<ChaosChecks.Outage> supervisorLost = new ArrayList<>(supervisorLosses);
+            supervisorLost.addAll(faults.supervisorLosses);
             ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
-                    List.copyOf(outages)).supervisorLost(supervisorLosses);
+                    List.copyOf(outages)).supervisorLost(supervisorLost);
             checks.check(r);
             r.history = HistoryInput.check(c, h, prefix, ids.stream().map(TaskId::value).toList(), s.stallBoundMs());
             Set<String> suspects = new TreeSet<>(checks.suspects);
@@ -1015,6 +1095,7 @@ public final class ChaosRun implements AutoCloseable {
     public void close() {
         killAll();
         operator.shutdownNow();
+        proxies.forEach(DbProxy::close);
         if (chaosThread != null) {
             chaosThread.interrupt();
         }

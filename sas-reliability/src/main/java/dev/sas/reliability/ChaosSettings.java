@@ -111,6 +111,21 @@ public final class ChaosSettings {
     Duration pollInterval = Duration.ofMillis(100);
     Duration timeout = Duration.ofMinutes(10);
     Path logDir = Path.of("target", "chaos");
+    /**
+     * Faults at chosen points of a step's life ({@link FaultPoints}), honoured by worker 0 (the
+     * others keep the cluster running); empty = none.
+     */
+    List<FaultPoints.Spec> faultPoints = List.of();
+    /** Workers killed at fault points after which restarted workers get no more faults. */
+    int faultBudget = 3;
+    /** How far worker 0's clock jumps ahead and worker 1's behind, back and forth; zero = no jumps. */
+    Duration clockJump = Duration.ZERO;
+    /** The time between two clock jumps of a worker. */
+    Duration clockJumpEvery = Duration.ofSeconds(3);
+    /** Network partitions between one worker and the store's database (a proxy per worker cut for a while). */
+    int partitions;
+    /** The directions of the partitions, in turn. */
+    List<DbProxy.Cut> partitionCuts = List.of(DbProxy.Cut.BOTH, DbProxy.Cut.FROM_DB, DbProxy.Cut.TO_DB);
     boolean keepTables;
     String classpath;
 
@@ -187,6 +202,36 @@ public final class ChaosSettings {
         return slot < clockOffsets.size() ? clockOffsets.get(slot) : Duration.ZERO;
     }
 
+    /** Faults at chosen points, e.g. {@code after-effect:freeze:50,claim-start:kill:20} (see {@link FaultPoints}). */
+    public ChaosSettings faultPoints(String spec) {
+        this.faultPoints = List.copyOf(FaultPoints.parse(spec));
+        return this;
+    }
+
+    public ChaosSettings faultBudget(int faultBudget) {
+        this.faultBudget = faultBudget;
+        return this;
+    }
+
+    /** Worker 0's clock jumps {@code jump} ahead and back, worker 1's behind and back, every {@code every}. */
+    public ChaosSettings clockJumps(Duration jump, Duration every) {
+        this.clockJump = jump.abs();
+        this.clockJumpEvery = every;
+        return this;
+    }
+
+    /** {@code n} partitions between a worker and the database, cutting in {@code cuts} in turn. */
+    public ChaosSettings partitions(int n, List<DbProxy.Cut> cuts) {
+        this.partitions = n;
+        this.partitionCuts = List.copyOf(cuts);
+        return this;
+    }
+
+    /** How long a fault-point freeze or a partition lasts: past a step's deadline. */
+    long freezeMs() {
+        return completeWithin.toMillis() + 2_000;
+    }
+
     public ChaosSettings poisonEvery(int poisonEvery) {
         this.poisonEvery = poisonEvery;
         return this;
@@ -254,7 +299,7 @@ public final class ChaosSettings {
             return submitOverMs;
         }
         // a failover takes about the leader key's time-to-live (10 s) and the node's return as long again
-        return (kills + pauses) * killEvery.toMillis() + pauses * (completeWithin.toMillis() + 2_000)
+        return (kills + pauses + partitions) * killEvery.toMillis() + (pauses + partitions) * freezeMs()
                 + failovers.size() * 15_000L;
     }
 
@@ -430,6 +475,18 @@ public final class ChaosSettings {
                         case "--kill-every-ms" -> s.killEvery = Duration.ofMillis(Long.parseLong(v));
                         case "--fail-every" -> s.failEvery = Integer.parseInt(v);
                         case "--pg-cluster" -> s.pgCluster = v;
+                        case "--fault-points" -> s.faultPoints = List.copyOf(FaultPoints.parse(v));
+                        case "--fault-budget" -> s.faultBudget = Integer.parseInt(v);
+                        case "--clock-jump" -> s.clockJump = duration(v).abs();
+                        case "--clock-jump-every-ms" -> s.clockJumpEvery = Duration.ofMillis(Long.parseLong(v));
+                        case "--partitions" -> s.partitions = Integer.parseInt(v);
+                        case "--partition-cuts" -> {
+                            List<DbProxy.Cut> cuts = new ArrayList<>();
+                            for (String c : v.split(",")) {
+                                cuts.add(DbProxy.Cut.parse(c));
+                            }
+                            s.partitionCuts = List.copyOf(cuts);
+                        }
                         case "--latency-ms" -> {
                             String[] mm = v.split("-");
                             s.ledgerLatencyMinMs = Integer.parseInt(mm[0]);
@@ -447,6 +504,10 @@ public final class ChaosSettings {
                     }
                 }
             }
+        }
+        if (s.partitions < 0 || s.faultBudget < 0 || s.partitionCuts.isEmpty()) {
+            throw new IllegalArgumentException("--partitions and --fault-budget must not be negative,"
+                    + " --partition-cuts not empty");
         }
         if (s.tasks < 1 || s.workers < 1 || s.kills < 0 || s.pauses < 0) {
             throw new IllegalArgumentException("--tasks and --workers must be positive, --kills not negative");
@@ -494,7 +555,14 @@ public final class ChaosSettings {
     public String toString() {
         return "tasks=" + tasks + " (submitted over " + submitWindowMs() + " ms), workers=" + workers + ", kills="
                 + kills + " (every ~" + killEvery.toMillis() + " ms +-50%), worker clock offsets=" + clockOffsets
-                + ", pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT), failEvery=" + failEvery
+                + ", pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT)"
+                + (faultPoints.isEmpty() ? "" : ", fault points=" + FaultPoints.format(faultPoints) + " (budget "
+                        + faultBudget + " kills)")
+                + (clockJump.isZero() ? "" : ", clock jumps of worker 0 +" + clockJump.toSeconds() + " s and worker 1 -"
+                        + clockJump.toSeconds() + " s and back every " + clockJumpEvery.toMillis() + " ms")
+                + (partitions == 0 ? "" : ", partitions=" + partitions + " " + partitionCuts + " for " + freezeMs()
+                        + " ms each")
+                + ", failEvery=" + failEvery
                 + " (" + expectedFailures() + " tasks fail for good at step 3), poisonEvery=" + poisonEvery + " ("
                 + count(Fault.POISON) + " poison inputs, every other one resubmitted once in ERROR), cancelEvery="
                 + cancelEvery + " (" + count(Fault.CANCEL) + " tasks cancelled within " + cancelWithin.toMillis()

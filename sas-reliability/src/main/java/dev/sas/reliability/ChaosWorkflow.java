@@ -34,6 +34,11 @@ final class ChaosWorkflow {
 
     /** The workflow; {@code agent} and {@code ledger} may be null where nothing runs (the coordinator). */
     static Workflow<String> create(LedgerAgent agent, Ledger ledger, ChaosSettings s) {
+        return create(agent, ledger, s, null);
+    }
+
+    /** The workflow, with faults at chosen points (null: none). */
+    static Workflow<String> create(LedgerAgent agent, Ledger ledger, ChaosSettings s, FaultPoints faults) {
         Workflow.Builder<String> b = Workflow.builder(NAME, ChaosInput.CODEC);
         Agent<String, String> a = agent != null ? agent : LedgerAgent.unusable();
         for (String step : STEPS) {
@@ -48,6 +53,9 @@ final class ChaosWorkflow {
                         long deadline = System.nanoTime() + ctx.remaining().toNanos();
                         String outcome = ledger.execute(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(),
                                 "compensate", ctx.attempt(), deadline, () -> LedgerAgent.pause(s));
+                        if (faults != null && outcome.equals(Ledger.APPLIED)) {
+                            faults.at(FaultPoints.Point.COMPENSATION, ctx.taskId(), ctx.stepName());
+                        }
                         LedgerAgent.refuseLate(outcome, ctx.stepName(), ctx.attempt());
                         LedgerAgent.pause(s);
                     }));
@@ -63,11 +71,13 @@ final class ChaosWorkflow {
         private final Ledger ledger;
         private final ExecutorService service;
         private final ChaosSettings s;
+        private final FaultPoints faults;
 
-        LedgerAgent(Ledger ledger, ExecutorService service, ChaosSettings s) {
+        LedgerAgent(Ledger ledger, ExecutorService service, ChaosSettings s, FaultPoints faults) {
             this.ledger = ledger;
             this.service = service;
             this.s = s;
+            this.faults = faults;
         }
 
         static Agent<String, String> unusable() {
@@ -127,6 +137,7 @@ final class ChaosWorkflow {
         private String serve(AgentRequest<String> r, long deadline) throws Exception {
             int index = Integer.parseInt(r.payload());
             boolean applyLate = s.lateApplyPerMille > 0 && ThreadLocalRandom.current().nextInt(1000) < s.lateApplyPerMille;
+            faults.at(FaultPoints.Point.START_RECORD, r.taskId(), r.stepName());
             String outcome = ledger.execute(r.idempotencyKey(), r.taskId().value(), r.stepName(), "forward",
                     r.attempt(), deadline, () -> {
                         pause(s);
@@ -141,6 +152,9 @@ final class ChaosWorkflow {
                             throw new NonRetryableException("ledger declines task " + index + " for good");
                         }
                     });
+            if (outcome.equals(Ledger.APPLIED)) {
+                faults.at(FaultPoints.Point.AFTER_EFFECT, r.taskId(), r.stepName());
+            }
             refuseLate(outcome, r.stepName(), r.attempt());
             if (r.attempt() == 1 && s.slowPerMille > 0 && ThreadLocalRandom.current().nextInt(1000) < s.slowPerMille) {
                 // the effect is applied, but the reply comes back after the step's deadline

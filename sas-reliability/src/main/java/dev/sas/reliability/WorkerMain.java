@@ -8,7 +8,6 @@ import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.reliability.ChaosWorkflow.LedgerAgent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,6 +52,21 @@ public final class WorkerMain {
                 Thread.sleep(500);
             }
         }
+    }
+
+    /**
+     * Every {@code every}, the clock jumps from its base offset by {@code jump}, or back: a clock
+     * stepped mid-run by minutes, ahead and back (worker 0) or behind and back (worker 1). Each
+     * jump is recorded in {@code chaos_fault} as a {@code clock-jump}.
+     */
+    private static void scheduleClockJumps(ScheduledExecutorService on, JumpingClock clock, Duration base,
+            Duration jump, Duration every, FaultPoints faults) {
+        on.scheduleWithFixedDelay(() -> {
+            Duration to = clock.offset().equals(base) ? base.plus(jump) : base;
+            clock.jumpTo(to);
+            faults.record("clock-jump", to.equals(base) ? "back" : jump.isNegative() ? "behind" : "ahead", null, null,
+                    to.toMillis());
+        }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     public static void main(String[] args) throws Exception {
@@ -108,9 +122,11 @@ public final class WorkerMain {
         });
         Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId, s.serviceEnforcesDeadline);
         JdbcStateStore store = openStore(s, prefix, appName);
-        Clock clock = clockOffset.isZero() ? Clock.systemUTC() : Clock.offset(Clock.systemUTC(), clockOffset);
+        FaultPoints faults = new FaultPoints(s.faultPoints, ledgerDs, db, prefix, instanceId, s.freezeMs());
+        JumpingClock clock = new JumpingClock(clockOffset);
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock)
-                .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s), ledger, s))
+                .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s, faults), ledger, s, faults))
+                .tracing(faults.claimStartHook())
                 .instanceId(instanceId)
                 .schedulerThreads(4)
                 .agentThreads(8)
@@ -169,6 +185,10 @@ public final class WorkerMain {
         sas.start();
         report.run();
         reporter.scheduleWithFixedDelay(report, 200, 200, TimeUnit.MILLISECONDS);
+        if (!s.clockJump.isZero() && slot < 2) {
+            scheduleClockJumps(reporter, clock, clockOffset, slot == 0 ? s.clockJump : s.clockJump.negated(),
+                    s.clockJumpEvery, faults);
+        }
         System.out.println("READY " + instanceId + " clock offset " + clockOffset);
         System.out.flush();
         done.await();

@@ -155,6 +155,26 @@ class ChaosChecksTest {
     }
 
     @Test
+    void a_late_effect_also_applied_by_a_retry_started_after_its_deadline_is_reported_not_counted_twice() {
+        String id = processed(0, 1_000);
+        // settle attempt 1 ran from 1,200 with 2,000 ms; the service applied it late, after the retry did
+        Exec first = execs.get(2);
+        execs.set(2, new Exec(first.id(), id, "settle", "forward", 1, NODE_A, first.key(), 1_200, 2_000, 3_600L,
+                Ledger.APPLIED));
+        effects.set(2, new Effect(first.id(), first.key(), id, "settle", "forward", true));
+        Exec retry = exec(id, "settle", "forward", 2, NODE_B, 3_300, 2_000, 3_500L, Ledger.APPLIED);
+
+        ChaosReport r = check();
+        assertThat(r.keysAppliedTwice).isZero();
+        assertThat(r.lateDuplicates).isEqualTo(1);
+        assertThat(r.overlaps).isZero();
+
+        effects.set(2, new Effect(first.id(), first.key(), id, "settle", "forward", false));
+        assertThat(check().keysAppliedTwice).as("applied on time, then again by the retry").isEqualTo(1);
+        assertThat(retry.key()).isEqualTo(first.key());
+    }
+
+    @Test
     void a_step_waiting_past_its_deadline_and_two_supervisor_intervals_breaks_the_stall_bound() {
         // bound: completeWithin 2000 + 2 x supervisorInterval 300 = 2600 ms
         String id = "task-0";

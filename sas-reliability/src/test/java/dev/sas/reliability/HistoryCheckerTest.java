@@ -185,6 +185,34 @@ class HistoryCheckerTest {
 
             assertThat(check().count(Violation.APPLIED_TWICE)).isEqualTo(1);
         }
+
+        @Test
+        void a_late_effect_racing_a_retry_started_after_its_deadline_is_the_services_doing_but_not_before() {
+            processed();
+            calls.clear();
+            long deadline = 1_020 + TIMEOUT;
+            // the service ignored its deadline and applied after the retry (started past it) looked the key up
+            call("reserve", "forward", 1_020, deadline + 400, deadline + 350);
+            call("reserve", "forward", deadline + 100, deadline + 420, deadline + 380);
+            call("debit", "forward", deadline + 430, deadline + 470, deadline + 450L);
+            call("settle", "forward", deadline + 480, deadline + 520, deadline + 500L);
+
+            HistoryChecker.Result r = check();
+            assertThat(r.count(Violation.APPLIED_TWICE)).as(r.summary()).isZero();
+            assertThat(r.lateDuplicates).isEqualTo(1);
+
+            // the retry under another key: the service could not know it was the same step
+            calls.set(1, new Call(calls.get(1).id(), T, "reserve", "forward", T + ":reserve:2", 2, "n1", deadline + 100,
+                    deadline + 420L, TIMEOUT, deadline + 380));
+            assertThat(check().count(Violation.APPLIED_TWICE)).isEqualTo(1);
+            calls.set(1, new Call(calls.get(1).id(), T, "reserve", "forward", T + ":reserve", 2, "n1", deadline + 100,
+                    deadline + 420L, TIMEOUT, deadline + 380));
+
+            // applied on time: a second application is SAS's to answer for
+            calls.set(0, new Call(calls.get(0).id(), T, "reserve", "forward", T + ":reserve", 1, "n0", 1_020,
+                    deadline + 400, TIMEOUT, deadline - 10));
+            assertThat(check().count(Violation.APPLIED_TWICE)).isEqualTo(1);
+        }
     }
 
     @Nested
