@@ -4,6 +4,7 @@
  */
 module dev.sas.core {
     requires org.slf4j;
+    requires com.cronutils;
 
     exports dev.sas.core;
     exports dev.sas.core.spi;

@@ -58,6 +58,7 @@ public final class SasClient {
     private final ClientHooks hooks;
     private final Waiters waiters;
     private final dev.sas.core.internal.ReplyTokens replyTokens;
+    private final SasSchedules schedules;
 
     /**
      * The client's settings, as built. Immutable.
@@ -95,6 +96,7 @@ public final class SasClient {
         this.hooks = hooks;
         this.waiters = new Waiters(store.signals().orElse(null));
         this.replyTokens = ReplyTokenKeys.tokens(config.replyTokenKeys());
+        this.schedules = new SasSchedules(this, store, clock, payloadLimit, hooks);
         workflows.forEach(this::remember);
     }
 
@@ -111,6 +113,11 @@ public final class SasClient {
     /** The settings this client was built with. */
     public Config config() {
         return config;
+    }
+
+    /** The store's recurring schedules: register, list, pause, resume, trigger ({@link Schedule}). */
+    public SasSchedules schedules() {
+        return schedules;
     }
 
     private void remember(Workflow<?> w) {

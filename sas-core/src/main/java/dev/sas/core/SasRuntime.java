@@ -150,6 +150,12 @@ public final class SasRuntime implements AutoCloseable {
         this.supervisor = new Supervisor(store, registry, clock, instanceId, events, metrics, config.supervisorLease(),
                 500, scheduler::wakeUpAt,
                 config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());
+        store.schedules().ifPresent(s -> supervisor.fireSchedulesWith(new dev.sas.core.internal.ScheduleFirer(s, store,
+                instanceId, received -> {
+                    metrics.submitted(received.size());
+                    events.publish(received, null);
+                    scheduler.wakeUp();
+                })));
         this.retention = new Retention(store, clock, supervisor::isLeader, config.retention(),
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);

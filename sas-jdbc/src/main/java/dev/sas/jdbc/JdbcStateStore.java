@@ -485,6 +485,16 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
+     * <p>Table {@code <prefix>schedule} (schema V16): one row per schedule.
+     */
+    @Override
+    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
+        return store.schedules();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * <p>On PostgreSQL, {@code LISTEN/NOTIFY}: the schema's triggers send a hint with the commit of a
      * submit, of a task made due again, of the end of a task some node awaits, and of new reply
      * messages; from the first subscription on, the store holds one connection of its pool to listen

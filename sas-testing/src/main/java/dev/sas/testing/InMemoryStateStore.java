@@ -63,6 +63,7 @@ public final class InMemoryStateStore implements StateStore {
     private Instant supervisorExpiresAt = Instant.MIN;
     private final Map<String, Advertisement> advertisements = new HashMap<>();
     private final InMemoryReplies replies = new InMemoryReplies(lock);
+    private final InMemorySchedules schedules = new InMemorySchedules(lock);
     private final Map<String, GateState> gates = new TreeMap<>();
     private final Map<String, Permit> permits = new HashMap<>();
     private final Clock clock;
@@ -600,6 +601,11 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     /** {@inheritDoc} Kept under the store's lock with the events it copies. */
+    @Override
+    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
+        return Optional.of(schedules);
+    }
+
     @Override
     public Optional<ReplyOutbox> replyOutbox() {
         return Optional.of(replies);

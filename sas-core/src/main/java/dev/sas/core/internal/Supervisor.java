@@ -50,6 +50,8 @@ public final class Supervisor {
     private final Consumer<Instant> wakeScheduler;
     private final DeployWatch deployWatch;
     private boolean leader;
+    /** Fires the store's recurring schedules on the passes this node leads; null if the store keeps none. */
+    private volatile ScheduleFirer schedules;
     /** Until when this node acts on its lease (a margin before the lease ends); null when it does not lead. */
     private volatile Instant leaseValidUntil;
 
@@ -189,12 +191,37 @@ public final class Supervisor {
         if (!check.unparked().isEmpty()) {
             wakeScheduler.accept(now);
         }
+        fireSchedules();
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
             wakeScheduler.accept(firstDue != null ? firstDue : now);
         }
         return recovered;
+    }
+
+    /** Fires the store's recurring schedules on every pass this node leads, after recovering claims. */
+    public void fireSchedulesWith(ScheduleFirer firer) {
+        this.schedules = firer;
+    }
+
+    /**
+     * Submits the due fire times of the store's schedules, if this node still leads. Exactly once per
+     * fire time does not rest on the lease (see {@link ScheduleFirer}); leading keeps it to one node
+     * at a time. A failure is logged and retried on the next pass, never fails the pass.
+     */
+    private void fireSchedules() {
+        ScheduleFirer firer = schedules;
+        if (firer == null || !stillLeads("firing schedules")) {
+            return;
+        }
+        try {
+            firer.fireDue(clock.instant());
+        } catch (RuntimeException e) {
+            metrics.storeFailure();
+            log.warn("instance {}: firing recurring schedules failed ({}); trying again on the next pass", instanceId,
+                    e.toString());
+        }
     }
 
     /**

@@ -374,6 +374,15 @@ public interface StateStore extends AutoCloseable {
     }
 
     /**
+     * The store's recurring schedules, if it keeps them: then runtimes fire them and clients register,
+     * list, pause, resume and trigger them. Empty if the store keeps none (registering a schedule then
+     * fails).
+     */
+    default Optional<ScheduleStore> schedules() {
+        return Optional.empty();
+    }
+
+    /**
      * The wake-up hints this store pushes across nodes, if it can (PostgreSQL). Empty otherwise:
      * runtimes then poll adaptively.
      */

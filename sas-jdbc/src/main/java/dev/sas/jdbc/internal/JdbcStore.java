@@ -67,6 +67,7 @@ public final class JdbcStore implements StateStore {
     private final PgSignals signals;
     private final StepReplies stepReplies;
     private final Gates gates;
+    private final JdbcSchedules schedules;
 
     /** A store on {@code jdbi}, whose schema is already in place. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -96,12 +97,18 @@ public final class JdbcStore implements StateStore {
         this.parking = new Parking(db);
         this.gates = new Gates(db);
         this.replies = new Replies(db);
+        this.schedules = new JdbcSchedules(db);
         this.signals = dialect.signals(db);
     }
 
     @Override
     public Optional<ReplyOutbox> replyOutbox() {
         return Optional.of(replies);
+    }
+
+    @Override
+    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
+        return Optional.of(schedules);
     }
 
     @Override

@@ -31,7 +31,8 @@ public final class SchemaManager {
             new Script(6, "reply_outbox"), new Script(7, "agent_flow"), new Script(8, "lean_events"),
             new Script(9, "step_reply"), new Script(10, "trace_context"), new Script(11, "submit_hint"),
             new Script(12, "lean_indexes"), new Script(13, "start_at_submit"),
-            new Script(14, "start_with_outcome"), new Script(15, "no_parked_index"));
+            new Script(14, "start_with_outcome"), new Script(15, "no_parked_index"),
+            new Script(16, "schedules"));
 
     /** One script. */
     record Script(int version, String name) {
@@ -131,7 +132,8 @@ public final class SchemaManager {
                 new String[] {"7", tables.agentGate(), "gate"}, new String[] {"7", tables.agentPermit(), "permit_id"},
                 new String[] {"8", tables.event(), "then_type"}, new String[] {"9", tables.stepReply(), "outcome"},
                 new String[] {"10", tables.task(), "trace_context"}, new String[] {"13", tables.task(), "started_step"},
-                new String[] {"14", tables.task(), "pending_start_at"}, new String[] {"14", tables.event(), "before_type"});
+                new String[] {"14", tables.task(), "pending_start_at"}, new String[] {"14", tables.event(), "before_type"},
+                new String[] {"16", tables.schedule(), "last_fire_at"});
         for (String[] p : probes) {
             try {
                 jdbi.useHandle(h -> h.createQuery("SELECT " + p[2] + " FROM " + p[1] + " WHERE 1 = 0")
@@ -199,7 +201,7 @@ public final class SchemaManager {
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
                 tables.runtimeWorkflow(), tables.replyOutbox(), tables.replyChannel(), tables.agentPermit(),
-                tables.agentGate(), tables.stepReply(), tables.schemaVersion())) {
+                tables.agentGate(), tables.stepReply(), tables.schedule(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }
         dialect.dropExtras(h, tables);

@@ -77,6 +77,11 @@ public record Tables(String prefix) {
         return prefix + "step_reply";
     }
 
+    /** The recurring schedules: definitions, paused state, last fire time. */
+    public String schedule() {
+        return prefix + "schedule";
+    }
+
     /** The applied schema versions. */
     public String schemaVersion() {
         return prefix + "schema_version";

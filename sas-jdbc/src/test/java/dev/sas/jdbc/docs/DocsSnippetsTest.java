@@ -59,7 +59,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/rabbitmq.md", RABBIT_TEST, "agent"),
                 Arguments.of("docs/rabbitmq.md", RABBIT_TEST, "consumer"),
                 Arguments.of("docs/rabbitmq.md", PAYMENT_WORKER, "worker"),
-                Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"));
+                Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
+                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
+                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
