@@ -26,7 +26,7 @@ import java.util.concurrent.locks.LockSupport;
  * end-to-end bar chart (PNG, XChart).
  *
  * <pre>java -jar sas-bench/target/sas-bench.jar --all [--db h2|postgres|mariadb|all] [--tasks N] [--runs K] [--quick]
- *     [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory]</pre>
+ *     [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory,admission]</pre>
  */
 public final class Bench {
 
@@ -40,7 +40,7 @@ public final class Bench {
 
     /** Every phase, in the order they run per database. */
     static final List<String> PHASES = List.of("e2e", "throughput", "due", "multi", "latency", "scale", "takeover", "scan",
-            "memory");
+            "memory", "admission");
 
     /** The drain-only row: a backlog submitted one task per call while the system was stopped, then drained. */
     static final String DRAIN_COMPLETED = "drain-only completed/s";
@@ -104,6 +104,13 @@ public final class Bench {
         public int scanRepeats = 9;
         /** Memory: pending tasks submitted to a started runtime. */
         public int memoryTasks = 100_000;
+        /** Admission (issue 28): slow healthy steps, counted for time-outs, retries and ERROR; not in {@code --all}. */
+        public boolean admission;
+        public int admissionTasks = 10_000;
+        public List<Integer> admissionStepsMs = List.of(150, 1_000);
+        /** Scheduler threads per runtime, per step length in order (the last one for the rest). */
+        public List<Integer> admissionThreads = List.of(16, 64);
+        public List<Integer> admissionRuntimes = List.of(1, 2, 3);
         /** Where the throughput chart goes; null: next to the docs when they are written, else nowhere. */
         public Path chart;
         public boolean writeChart = true;
@@ -129,6 +136,8 @@ public final class Bench {
         public final Map<String, List<ScanCost.Result>> scan = new LinkedHashMap<>();
         /** Per database: heap use with a backlog. */
         public final Map<String, MemoryUse.Result> memory = new LinkedHashMap<>();
+        /** Per database: the admission phase's rows. */
+        public final Map<String, List<AdmissionLoad.Result>> admission = new LinkedHashMap<>();
         /** The throughput chart, if one was written. */
         public Path chart;
         public String loadBefore;
@@ -240,6 +249,7 @@ public final class Bench {
                     o.takeover = ps.contains("takeover");
                     o.scan = ps.contains("scan");
                     o.memory = ps.contains("memory");
+                    o.admission = ps.contains("admission");
                 }
                 case "--takeover-tasks" -> takeoverTasks = positive(a, Integer.parseInt(args[++i]));
                 case "--takeover-deadline-ms" -> takeoverDeadline = (long) positive(a, Integer.parseInt(args[++i]));
@@ -249,6 +259,10 @@ public final class Bench {
                 case "--scan-expired" -> scanExpired = positive(a, Integer.parseInt(args[++i]));
                 case "--scan-repeats" -> scanRepeats = positive(a, Integer.parseInt(args[++i]));
                 case "--memory-tasks" -> memoryTasks = positive(a, Integer.parseInt(args[++i]));
+                case "--admission-tasks" -> o.admissionTasks = positive(a, Integer.parseInt(args[++i]));
+                case "--admission-steps-ms" -> o.admissionStepsMs = ordered(a, args[++i]);
+                case "--admission-threads" -> o.admissionThreads = ordered(a, args[++i]);
+                case "--admission-runtimes" -> o.admissionRuntimes = positives(a, args[++i]);
                 case "--chart" -> o.chart = Path.of(args[++i]);
                 case "--no-chart" -> o.writeChart = false;
                 case "--no-warmup" -> o.warmup = false;
@@ -258,13 +272,15 @@ public final class Bench {
                     System.out.println("usage: java -jar sas-bench.jar [--all] [--db h2|postgres|mariadb|all[,..]]"
                             + " [--tasks N] [--runs K] [--quick] [--threads T] [--pool P] [--rate R] [--latency-tasks M]"
                             + " [--systems sas,fetch,lock,raw,rawmin]"
-                            + " [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory]"
+                            + " [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory,admission]"
                             + " [--no-e2e] [--no-throughput] [--no-due] [--no-latency] [--no-multi] [--no-scale]"
                             + " [--no-takeover] [--no-scan] [--no-memory]"
                             + " [--e2e-modes single1,single16,batch] [--submit-threads S] [--batch B] [--due-sizes A,B]"
                             + " [--scale-instances 1,2,3] [--scale-db postgres[,..]] [--scale-tasks N]"
                             + " [--takeover-tasks N] [--takeover-deadline-ms MS] [--takeover-interval-ms MS]"
                             + " [--scan-sizes A,B,C] [--scan-expired E] [--scan-repeats K] [--memory-tasks N]"
+                            + " [--admission-tasks N] [--admission-steps-ms 150,1000] [--admission-threads 16,64]"
+                            + " [--admission-runtimes 1,2,3]"
                             + " [--no-warmup] [--docs PATH | --no-docs] [--chart PATH | --no-chart]");
                     System.exit(0);
                 }
@@ -347,6 +363,12 @@ public final class Bench {
             }
         }
         return out;
+    }
+
+    /** A comma-separated list of positive integers ({@code _} allowed as a digit separator), in the order given. */
+    private static List<Integer> ordered(String option, String list) {
+        return java.util.Arrays.stream(list.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                .map(x -> positive(option, Integer.parseInt(x.replace("_", "")))).toList();
     }
 
     /** A comma-separated list of positive integers ({@code _} allowed as a digit separator), sorted. */
@@ -465,6 +487,18 @@ public final class Bench {
                     }
                     if (!x.bounded()) {
                         r.problems.add(db + " SAS memory: inFlight " + x.inFlight() + " exceeds maxInFlight " + x.maxInFlight());
+                    }
+                });
+            }
+            if (o.admission) {
+                log(db + ": admission");
+                guarded(r, db, "SAS admission", () -> {
+                    List<AdmissionLoad.Result> x = AdmissionLoad.run(o, t, tag);
+                    r.admission.put(db, x);
+                    for (AdmissionLoad.Result a : x) {
+                        if (!a.healthy()) {
+                            r.problems.add(db + " SAS admission: " + a);
+                        }
                     }
                 });
             }
@@ -821,6 +855,7 @@ public final class Bench {
         }
         Goals.table(o, r, sb);
         newPhases(o, r, sb);
+        admission(sb, o, r);
         if (!r.problems.isEmpty()) {
             sb.append("\n**Problems:** ").append(String.join("; ", r.problems)).append("\n");
         }
@@ -911,6 +946,18 @@ public final class Bench {
                     r.memory.get(db).processing()));
             row(sb, "backlog not loaded (inFlight ≤ maxInFlight)", dbs, db -> r.memory.get(db).bounded() ? "met" : "**MISSED**");
         }
+    }
+
+    private static void admission(StringBuilder sb, Options o, Report r) {
+        if (r.admission.isEmpty()) {
+            return;
+        }
+        sb.append("\n#### Admission: slow healthy steps (SAS)\n\n");
+        sb.append("One-step tasks whose step sleeps for the step length, `completeWithin` ")
+                .append(AdmissionLoad.COMPLETE_WITHIN.toSeconds()).append(" s, submitted with `submitAll` to runtimes already")
+                .append(" running in this JVM (own store and pool each, one database), default settings except the")
+                .append(" scheduler threads. Counted from the store's events when every task is final.\n\n");
+        sb.append(AdmissionLoad.markdown(r.admission));
     }
 
     private static void table(StringBuilder sb, List<String> dbs) {

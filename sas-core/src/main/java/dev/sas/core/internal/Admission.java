@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * nears its end ({@link #RENEW_BEFORE}) are extended by the same call from {@link #extendDue()}, so
  * a live node never loses them to the supervisor; a node that cannot extend them loses them
  * cleanly (the fence). Renewals of concurrent callers share one store call. The claim loop asks
- * {@link #waiting()} before it claims (so a node holds at most one batch it has not started) and
+ * {@link #gateOpen(long)} before it claims: open while fewer tasks wait than this node's threads
+ * start during a claim's round trip (so the threads do not run dry while the next batch is being
+ * claimed, and a node holds at most that many plus one batch it has not started), and
  * {@link #capacity()} for how many it can start soon. Thread-safe.
  */
 final class Admission {
@@ -47,6 +50,13 @@ final class Admission {
     static final Duration MAX_TOLERANCE = Duration.ofMillis(500);
     /** How far ahead {@link #capacity()} looks: the tasks this node's threads can start within it. */
     static final Duration START_HORIZON = Duration.ofMillis(250);
+    /**
+     * The gate stays open while fewer tasks wait than the threads start in this many claim round
+     * trips: one for the claim itself, one for the margin a loaded machine needs.
+     */
+    static final int ROUND_TRIPS_AHEAD = 2;
+    /** Longest gap between two starts that counts towards the start rate (an idle gap is not a rate). */
+    static final Duration MAX_START_GAP = Duration.ofMillis(500);
 
     /** A task handed to a thread and not started yet. */
     static final class Ticket {
@@ -83,18 +93,34 @@ final class Admission {
     private final ReentrantLock renewing = new ReentrantLock();
     /** Exponential moving average of how long an attempt ran, in ns (0: none yet). */
     private final AtomicLong runNanos = new AtomicLong();
+    /** Exponential moving average of the time between two starts on this node, in ns (0: none yet). */
+    private final AtomicLong startGapNanos = new AtomicLong();
+    /** {@link #nanoTime} of the last start (0: none yet). */
+    private final AtomicLong lastStartNanos = new AtomicLong();
+    /** The gate is open while fewer tasks than this wait; the claim loop's last round trip sets it. */
+    private volatile int openBelow = 1;
     private volatile Runnable onNoneWaiting = () -> { };
     private volatile int threads;
     private final int maxBatch;
+    /** {@link System#nanoTime()}, or a test's: the start rate is measured on it. */
+    private final LongSupplier nanoTime;
 
     Admission(StateStore store, DatabaseClock clock, String instanceId, int maxBatch) {
+        this(store, clock, instanceId, maxBatch, System::nanoTime);
+    }
+
+    Admission(StateStore store, DatabaseClock clock, String instanceId, int maxBatch, LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
         this.store = store;
         this.clock = clock;
         this.instanceId = instanceId;
         this.maxBatch = maxBatch;
     }
 
-    /** @param threads the step threads (0 when unknown: {@link #capacity()} does not limit claims) */
+    /**
+     * @param threads the step threads (0 when unknown: {@link #capacity()} does not limit claims)
+     * @param onNoneWaiting called when the waiting tasks drop below what keeps the gate shut
+     */
     void start(int threads, Runnable onNoneWaiting) {
         this.threads = threads;
         this.onNoneWaiting = onNoneWaiting;
@@ -106,9 +132,25 @@ final class Admission {
     }
 
     /**
+     * True if the claim loop may claim: fewer tasks wait than this node's threads start within
+     * {@link #ROUND_TRIPS_AHEAD} claim round trips of {@code claimNanos} at the start rate seen so
+     * far (at least: none waits), so the threads have work while the next claim is under way. A
+     * task that waits longer than its tolerance still gets its deadline restarted when it starts.
+     *
+     * @param claimNanos how long a claim took lately (0: unknown)
+     */
+    boolean gateOpen(long claimNanos) {
+        long gap = startGapNanos.get();
+        long ahead = gap <= 0 || claimNanos <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
+        int below = (int) Math.max(1, Math.min(maxBatch, ahead + 1));
+        openBelow = below;
+        return waitingCount.get() < below;
+    }
+
+    /**
      * How many more tasks this node can start within {@link #START_HORIZON}: each thread one now,
-     * and as many more as attempts of the average length seen so far fit in the horizon. Unbounded
-     * while nothing has run yet or the threads are unknown.
+     * and as many more as attempts of the average length seen so far fit in the horizon, less the
+     * tasks already waiting. Unbounded while nothing has run yet or the threads are unknown.
      */
     int capacity() {
         long avg = runNanos.get();
@@ -117,7 +159,7 @@ final class Admission {
             return Integer.MAX_VALUE;
         }
         long perThread = 1 + START_HORIZON.toNanos() / avg;
-        return (int) Math.min(Integer.MAX_VALUE, perThread * t);
+        return (int) Math.max(0, Math.min(Integer.MAX_VALUE, perThread * t) - waitingCount.get());
     }
 
     /** An attempt ran for {@code nanos} (from its start to its result). */
@@ -182,8 +224,19 @@ final class Admission {
         if (!t.state.compareAndSet(WAITING, STARTED)) {
             return false;
         }
+        started();
         left(t);
         return true;
+    }
+
+    /** Counts a start towards the start rate {@link #gateOpen} sizes the gate with. */
+    private void started() {
+        long now = nanoTime.getAsLong();
+        long last = lastStartNanos.getAndSet(now);
+        if (last != 0) {
+            long gap = Math.max(1, Math.min(now - last, MAX_START_GAP.toNanos()));
+            startGapNanos.getAndUpdate(avg -> avg == 0 ? gap : avg + (gap - avg) / 8);
+        }
     }
 
     /**
@@ -213,7 +266,7 @@ final class Admission {
 
     private void left(Ticket t) {
         waiting.remove(t);
-        if (waitingCount.decrementAndGet() == 0) {
+        if (waitingCount.decrementAndGet() < openBelow) {
             onNoneWaiting.run();
         }
     }

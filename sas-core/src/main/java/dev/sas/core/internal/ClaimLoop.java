@@ -70,6 +70,8 @@ final class ClaimLoop {
     private final AtomicInteger inFlight = new AtomicInteger();
     /** {@link System#nanoTime()} when the last claim started; written by the claiming thread. */
     private volatile long lastClaimNanos;
+    /** Moving average of a claim's round trip in ns (0: none yet); written by the claiming thread. */
+    private volatile long claimNanos;
     /** {@link System#nanoTime()} when tasks last started here: a claim that found some, or a start at submit. */
     private volatile long lastStartNanos;
     /** True while the last claim found fewer due tasks than it asked for: nothing else is waiting. */
@@ -122,9 +124,9 @@ final class ClaimLoop {
     }
 
     /**
-     * Gates claims on {@code admission}: the loop claims only when every task of earlier claims has
-     * started, at most what this node can start soon, and extends the reservations of tasks that
-     * still wait for a thread.
+     * Gates claims on {@code admission}: the loop claims only when fewer tasks of earlier claims
+     * wait to start than the threads start during a claim's round trip, at most what this node can
+     * start soon, and extends the reservations of tasks that still wait for a thread.
      */
     void admission(Admission admission) {
         this.admission = admission;
@@ -180,7 +182,7 @@ final class ClaimLoop {
                 if (gate != null) {
                     gate.extendDue();
                 }
-                // a node holds at most one batch it has not started: claimed work waits for no thread
+                // a node holds little more than one batch it has not started: claimed work waits for no thread
                 if ((gate == null || gateOpen(gate)) && (held <= lowWater || held == 0)) {
                     int want = Math.min(claimBatch, maxInFlight - held);
                     if (gate != null) {
@@ -282,6 +284,9 @@ final class ClaimLoop {
         lastClaimNanos = nanoTime.getAsLong();
         clock.ensureFresh();
         List<ClaimedTask> claimed = store.claim(instanceId, want, clock.instant(), runnable);
+        long took = Math.max(1, nanoTime.getAsLong() - lastClaimNanos);
+        long avg = claimNanos;
+        claimNanos = avg == 0 ? took : avg + (took - avg) / 8;
         metrics.claimPolled(clock.instant());
         if (claimed.isEmpty()) {
             return 0;
@@ -344,19 +349,20 @@ final class ClaimLoop {
     }
 
     /**
-     * True if no task of an earlier claim waits to start; else marks the loop gated, so that
-     * {@link #noneWaiting()} wakes it (marked first, so a start in between is not missed).
+     * True if few enough tasks of earlier claims wait to start ({@link Admission#gateOpen}); else
+     * marks the loop gated, so that {@link #noneWaiting()} wakes it (marked first, so a start in
+     * between is not missed).
      */
     private boolean gateOpen(Admission gate) {
         gated.set(true);
-        if (gate.waiting() == 0) {
+        if (gate.gateOpen(claimNanos)) {
             gated.set(false);
             return true;
         }
         return false;
     }
 
-    /** Every claimed task has started: wakes the loop if its gate held a claim back (no wake-up otherwise). */
+    /** Few enough claimed tasks wait to start: wakes the loop if its gate held a claim back (no wake-up otherwise). */
     void noneWaiting() {
         if (gated.compareAndSet(true, false)) {
             wakeUp();

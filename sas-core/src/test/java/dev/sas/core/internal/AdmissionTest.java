@@ -18,6 +18,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -165,5 +166,35 @@ class AdmissionTest {
         fresh.start(4, () -> { });
         fresh.ran(Duration.ofMillis(50).toNanos());
         assertThat(fresh.capacity()).as("4 threads, 50 ms steps: 1 + 250/50 each").isEqualTo(24);
+    }
+
+    @Test
+    void the_gate_opens_while_fewer_wait_than_the_threads_start_during_two_claim_round_trips() {
+        AtomicLong nanos = new AtomicLong(1_000_000_000L);
+        Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
+        AtomicInteger woken = new AtomicInteger();
+        a.start(4, woken::incrementAndGet);
+        long claim = Duration.ofMillis(2).toNanos();
+        assertThat(a.gateOpen(claim)).as("nothing waits").isTrue();
+        List<Admission.Ticket> tickets = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            tickets.add(a.enqueue(claimedNow()));
+        }
+        assertThat(a.gateOpen(claim)).as("no start rate yet: open only when none waits").isFalse();
+        for (int i = 0; i < 10; i++) {
+            nanos.addAndGet(Duration.ofMillis(1).toNanos());
+            assertThat(a.begin(tickets.get(i))).isTrue();
+        }
+        // a start every 1 ms, a claim of 2 ms: 4 start during two round trips, so fewer than 5 may wait
+        assertThat(a.gateOpen(claim)).as("10 wait").isFalse();
+        woken.set(0);
+        for (int i = 10; i < 16; i++) {
+            nanos.addAndGet(Duration.ofMillis(1).toNanos());
+            assertThat(a.begin(tickets.get(i))).isTrue();
+        }
+        assertThat(woken).as("the claim loop is woken once fewer than 5 wait").hasPositiveValue();
+        assertThat(a.gateOpen(claim)).as("4 wait").isTrue();
+        assertThat(a.gateOpen(Duration.ofMillis(1).toNanos())).as("a faster claim: fewer than 3 may wait").isFalse();
+        assertThat(calls).as("every start was prompt: no deadline written").isEmpty();
     }
 }
