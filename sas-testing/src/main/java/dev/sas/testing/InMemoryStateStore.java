@@ -19,6 +19,9 @@ import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepKey;
+import dev.sas.core.spi.TaskChange;
+import dev.sas.core.spi.TaskDecisions;
+import dev.sas.core.spi.TaskSnapshot;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -45,6 +48,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -191,7 +195,7 @@ public final class InMemoryStateStore implements StateStore {
             SubmitResult result = submitAll(List.of(task), List.of(received), null).get(0);
             if (result.created()) {
                 Row r = tasks.get(result.taskId());
-                r.status = TaskStatus.PROCESSING;
+                r.status = TaskDecisions.submitted(true);
                 r.lockedBy = instanceId;
                 r.lease = 1;
                 r.attempt = 1;
@@ -214,7 +218,7 @@ public final class InMemoryStateStore implements StateStore {
         r.workflow = task.workflow();
         r.version = task.workflowVersion();
         r.businessKey = task.businessKey();
-        r.status = TaskStatus.PENDING;
+        r.status = TaskDecisions.submitted(false);
         r.priority = task.priority();
         r.nextAttemptAt = task.dueAt();
         r.currentStep = 0;
@@ -237,8 +241,7 @@ public final class InMemoryStateStore implements StateStore {
         synchronized (lock) {
             List<Row> due = new ArrayList<>();
             for (Row r : tasks.values()) {
-                if (r.lockedBy == null && (r.status == TaskStatus.PENDING || r.status == TaskStatus.WAITING
-                        || r.status == TaskStatus.COMPENSATING)
+                if (r.lockedBy == null && TaskDecisions.claimable(r.status)
                         && !r.nextAttemptAt.isAfter(now) && runnable.contains(new WorkflowVersion(r.workflow, r.version))) {
                     due.add(r);
                 }
@@ -253,9 +256,7 @@ public final class InMemoryStateStore implements StateStore {
                 r.lease++;
                 r.attempt++;
                 r.completeBy = now.plus(r.stepTimeout);
-                if (r.status == TaskStatus.PENDING || r.status == TaskStatus.WAITING) {
-                    r.status = TaskStatus.PROCESSING;
-                }
+                r.status = TaskDecisions.claimed(r.status);
                 r.updatedAt = now;
                 boolean compensating = r.status == TaskStatus.COMPENSATING;
                 addEvents(r, List.of(new TaskEvent(r.taskId, r.businessKey, r.workflow,
@@ -549,11 +550,9 @@ public final class InMemoryStateStore implements StateStore {
                 if (out.size() >= limit) {
                     break;
                 }
-                if (r.lockedBy == null && r.status == TaskStatus.PENDING && r.workflow.equals(version.workflow())
-                        && r.version == version.version() && !r.nextAttemptAt.isAfter(dueBefore)) {
-                    r.status = TaskStatus.PARKED;
-                    r.lastError = reason;
-                    r.updatedAt = now;
+                if (r.workflow.equals(version.workflow()) && r.version == version.version()
+                        && r.nextAttemptAt != null && !r.nextAttemptAt.isAfter(dueBefore)
+                        && apply(r, TaskDecisions.park(snapshot(r), reason), now)) {
                     out.add(record(r, TaskEvent.Type.PARKED, now, reason));
                 }
             }
@@ -572,10 +571,8 @@ public final class InMemoryStateStore implements StateStore {
                 if (out.size() >= limit) {
                     break;
                 }
-                if (r.status == TaskStatus.PARKED && versions.contains(new WorkflowVersion(r.workflow, r.version))) {
-                    r.status = TaskStatus.PENDING;
-                    r.nextAttemptAt = now;
-                    r.updatedAt = now;
+                if (versions.contains(new WorkflowVersion(r.workflow, r.version))
+                        && apply(r, TaskDecisions.unpark(snapshot(r), now), now)) {
                     out.add(record(r, TaskEvent.Type.UNPARKED, now, message));
                 }
             }
@@ -686,72 +683,52 @@ public final class InMemoryStateStore implements StateStore {
 
     @Override
     public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
+        return decideThenRecord(taskId, now, event, TaskDecisions::resubmit);
+    }
+
+    @Override
+    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
+        return decideThenRecord(taskId, now, event, TaskDecisions::requestCancel);
+    }
+
+    private boolean decideThenRecord(TaskId taskId, Instant now, TaskEvent event,
+            BiFunction<TaskSnapshot, Instant, Optional<TaskChange>> decision) {
         synchronized (lock) {
             Row r = tasks.get(taskId);
-            if (r == null || (r.status != TaskStatus.ERROR && r.status != TaskStatus.COMPENSATION_FAILED)) {
+            if (r == null || !apply(r, decision.apply(snapshot(r), now), now)) {
                 return false;
             }
-            r.status = r.status == TaskStatus.ERROR ? TaskStatus.PENDING : TaskStatus.COMPENSATING;
-            r.failureCount = 0;
-            r.attempt = 0;
-            r.nextAttemptAt = now;
-            r.updatedAt = now;
             addEvents(r, List.of(event));
             return true;
         }
     }
 
-    @Override
-    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
-        synchronized (lock) {
-            Row r = tasks.get(taskId);
-            if (r == null) {
-                return false;
-            }
-            switch (r.status) {
-                case PENDING -> {
-                    if (r.cancelRequested) {
-                        return false;
-                    }
-                    // waiting for its delay or retry time: the cancel does not wait for it
-                    if (r.lockedBy == null && r.nextAttemptAt != null && r.nextAttemptAt.isAfter(now)) {
-                        r.nextAttemptAt = now;
-                    }
-                }
-                case PARKED, PROCESSING, COMPENSATING -> {
-                    if (r.cancelRequested) {
-                        return false;
-                    }
-                }
-                case AWAITING_REPLY -> {
-                    // no claim to wait for: a scheduler compensates it, the awaited step included
-                    r.status = TaskStatus.PENDING;
-                    r.lockedBy = null;
-                    r.completeBy = null;
-                    r.nextAttemptAt = now;
-                }
-                case WAITING -> {
-                    if (r.cancelRequested) {
-                        return false;
-                    }
-                    // the cancel does not wait for the agent's capacity
-                    r.nextAttemptAt = now;
-                }
-                case ERROR -> {
-                    // attempt is kept: it tells the scheduler whether the failed step may have applied
-                    r.status = TaskStatus.PENDING;
-                    r.nextAttemptAt = now;
-                    r.failureCount = 0;
-                }
-                default -> {
-                    return false;
-                }
-            }
-            r.cancelRequested = true;
-            r.updatedAt = now;
-            addEvents(r, List.of(event));
-            return true;
+    /** The row as {@link TaskDecisions} reads it. Under the lock. */
+    private static TaskSnapshot snapshot(Row r) {
+        return new TaskSnapshot(r.status, r.lockedBy != null, r.nextAttemptAt, r.attempt, r.failureCount,
+                r.cancelRequested, r.createdAt);
+    }
+
+    /** Writes {@code change}, if there is one, as a JDBC store does. Under the lock. */
+    private static boolean apply(Row r, Optional<TaskChange> change, Instant now) {
+        if (change.isEmpty()) {
+            return false;
         }
+        TaskChange c = change.get();
+        r.status = c.status();
+        r.nextAttemptAt = c.nextAttemptAt();
+        r.attempt = c.attempt();
+        r.failureCount = c.failureCount();
+        r.cancelRequested = c.cancelRequested();
+        if (c.releaseHolder()) {
+            r.lockedBy = null;
+            r.completeBy = null;
+        }
+        if (c.lastError() != null) {
+            r.lastError = c.lastError();
+        }
+        r.updatedAt = now;
+        return true;
     }
 
     @Override
@@ -838,8 +815,8 @@ public final class InMemoryStateStore implements StateStore {
         synchronized (lock) {
             List<Row> waiting = new ArrayList<>();
             for (Row r : tasks.values()) {
-                if (r.status == TaskStatus.WAITING && r.lockedBy == null && r.nextAttemptAt.isAfter(now)
-                        && steps.contains(new StepKey(r.workflow, r.version, r.currentStep))) {
+                if (steps.contains(new StepKey(r.workflow, r.version, r.currentStep))
+                        && TaskDecisions.wake(snapshot(r), now).isPresent()) {
                     waiting.add(r);
                 }
             }
@@ -849,7 +826,7 @@ public final class InMemoryStateStore implements StateStore {
                 if (woken >= limit) {
                     break;
                 }
-                r.nextAttemptAt = r.createdAt.isBefore(now) ? r.createdAt : now;
+                apply(r, TaskDecisions.wake(snapshot(r), now), now);
                 woken++;
             }
             return woken;

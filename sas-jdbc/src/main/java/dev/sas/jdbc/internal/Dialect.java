@@ -1,6 +1,7 @@
 package dev.sas.jdbc.internal;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.sas.core.spi.TaskDecisions;
 import dev.sas.core.spi.WorkflowVersion;
 import java.sql.SQLException;
 import java.util.List;
@@ -115,8 +116,16 @@ public interface Dialect {
         return "INSERT INTO " + t.task() + " (" + TASK_INSERT_COLUMNS
                 + (claimed ? ", locked_by, complete_by, started_step" : "") + ") VALUES "
                 + String.join(", ", java.util.Collections.nCopies(rows, claimed
-                        ? "(?, ?, ?, ?, 'PROCESSING', ?, 1, ?, 0, 0, ?, 1, ?, FALSE, ?, ?, ?, ?, ?, ?, ?, ?)"
-                        : "(?, ?, ?, ?, 'PENDING', ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
+                        ? "(?, ?, ?, ?, " + submittedState(true) + ", ?, 1, ?, 0, 0, ?, 1, ?, FALSE, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        : "(?, ?, ?, ?, " + submittedState(false) + ", ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
+    }
+
+    /**
+     * The state of a new task row ({@link TaskDecisions#submitted}) as an SQL literal: the same for
+     * every row of an insert, so it is not a parameter of each.
+     */
+    static String submittedState(boolean claimed) {
+        return "'" + TaskDecisions.submitted(claimed).name() + "'";
     }
 
     /**
@@ -210,13 +219,13 @@ public interface Dialect {
     String upsertCompensationSql(Tables t);
 
     /**
-     * Selects the ids of up to {@code limit} unclaimed WAITING tasks not due at {@code now} and at one
+     * Selects {@link TaskChanges#SNAPSHOT_COLUMNS} of up to {@code limit} unclaimed WAITING tasks not due at {@code now} and at one
      * of {@code steps} steps, highest priority first, then due first: parameters now, then workflow,
      * version and step per step, then limit. Reads the WAITING rows through the claim's index.
      */
     default String wakeWaitingCandidatesSql(Tables t, int steps) {
-        return "SELECT task_id FROM " + t.task() + " WHERE locked_by IS NULL AND state IN " + CLAIMABLE_STATES
-                + " AND state = 'WAITING' AND next_attempt_at > ?"
+        return "SELECT " + TaskChanges.SNAPSHOT_COLUMNS + " FROM " + t.task() + " WHERE "
+                + ScanPredicates.WAITING_NOT_DUE
                 + " AND (workflow, workflow_version, current_step) IN (" + valueRows(steps, 3) + ")"
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ?";
     }

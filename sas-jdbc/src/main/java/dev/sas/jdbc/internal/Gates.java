@@ -6,6 +6,7 @@ import dev.sas.core.spi.GateState;
 import dev.sas.core.spi.GateView;
 import dev.sas.core.spi.Permit;
 import dev.sas.core.spi.StepKey;
+import dev.sas.core.spi.TaskDecisions;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -197,7 +198,7 @@ final class Gates {
         }));
     }
 
-    /** See {@code StateStore.wakeWaiting}: candidates through the claim's index, then a re-checking update by id. */
+    /** See {@code StateStore.wakeWaiting}: candidates through the claim's index, each decided and written fenced. */
     int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
         Objects.requireNonNull(steps, "steps must not be null");
         Objects.requireNonNull(now, "now must not be null");
@@ -214,18 +215,16 @@ final class Gates {
                 select.bind(i++, k.workflow()).bind(i++, k.workflowVersion()).bind(i++, k.step());
             }
             select.bind(i, limit);
-            List<String> ids = select.mapTo(String.class).list();
-            if (ids.isEmpty()) {
-                return 0;
+            List<TaskChanges.Write> writes = new ArrayList<>();
+            for (TaskChanges.Read r : select.map((rs, ctx) -> TaskChanges.read(rs, 1)).list()) {
+                TaskDecisions.wake(r.snapshot(), now).ifPresent(c -> writes.add(new TaskChanges.Write(r, c)));
             }
-            // a task claimed or moved on meanwhile is left alone; made due at its submission time, it is
-            // claimed before tasks of its priority submitted after it
-            Update u = h.createUpdate("UPDATE " + db.t().task() + " SET next_attempt_at = CASE WHEN created_at < ?"
-                    + " THEN created_at ELSE ? END WHERE state = 'WAITING' AND locked_by IS NULL AND task_id IN ("
-                    + Dialect.placeholders(ids.size()) + ")");
-            u.bind(0, nowMs).bind(1, nowMs);
-            Rows.bindAll(u, 2, ids);
-            return u.execute();
+            // a task claimed or moved on meanwhile is left alone (the write is fenced on the row read)
+            int woken = 0;
+            for (boolean changed : TaskChanges.apply(h, db.t(), writes, nowMs, false)) {
+                woken += changed ? 1 : 0;
+            }
+            return woken;
         }));
     }
 

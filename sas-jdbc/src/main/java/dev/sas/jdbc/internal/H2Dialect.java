@@ -111,8 +111,8 @@ final class H2Dialect implements Dialect {
     @Override
     public String wakeWaitingCandidatesSql(Tables t, int steps) {
         // the claim's hint: otherwise H2 reads the business key index (workflow first)
-        return "SELECT task_id FROM " + t.task() + " USE INDEX (" + t.prefix() + "task_claim_order_idx)"
-                + " WHERE state = 'WAITING' AND locked_by IS NULL AND next_attempt_at > ?"
+        return "SELECT " + TaskChanges.SNAPSHOT_COLUMNS + " FROM " + t.task() + " USE INDEX (" + t.prefix()
+                + "task_claim_order_idx) WHERE " + ScanPredicates.WAITING_NOT_DUE_STATE_FIRST
                 + " AND (workflow, workflow_version, current_step) IN (" + Dialect.valueRows(steps, 3) + ")"
                 + " ORDER BY state, priority DESC, next_attempt_at FETCH FIRST ? ROWS ONLY";
     }

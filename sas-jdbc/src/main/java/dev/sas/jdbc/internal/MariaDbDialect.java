@@ -103,8 +103,7 @@ final class MariaDbDialect implements Dialect {
                     ClaimRow r = ClaimRow.map(rs);
                     long timeout = rs.getLong("step_timeout_ms");
                     return new ClaimRow(r.taskId(), r.workflow(), r.workflowVersion(), r.businessKey(),
-                            r.status() == dev.sas.core.TaskStatus.PENDING || r.status() == dev.sas.core.TaskStatus.WAITING
-                                    ? dev.sas.core.TaskStatus.PROCESSING : r.status(),
+                            dev.sas.core.spi.TaskDecisions.claimed(r.status()),
                             r.priority(), r.lease() + 1, r.currentStep(), r.currentStepName(), r.attempt() + 1,
                             r.failureCount(), now + timeout, r.nextAttemptAt(), r.cancelRequested(), r.input(),
                             r.replyTo(), r.createdAt(), r.traceContext());

@@ -1,11 +1,12 @@
 package dev.sas.jdbc.internal;
 
-import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.spi.RecordedEvent;
+import dev.sas.core.spi.TaskChange;
+import dev.sas.core.spi.TaskDecisions;
+import dev.sas.core.spi.TaskSnapshot;
 import dev.sas.core.spi.WorkflowVersion;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -13,22 +14,23 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.statement.PreparedBatch;
 import org.jdbi.v3.core.statement.Query;
 
 /**
  * Parking tasks no live runtime can run, and making them due again: a bounded read of candidate
- * rows through an index, then one conditional update per row in a batch (its update count says
- * whether that row was still as read) and the events of the rows changed, all in one transaction.
+ * rows through an index, the change {@link TaskDecisions} decides for each, written fenced on the
+ * row read in a batch (its update count says whether that row was still as read), and the events
+ * of the rows changed, all in one transaction.
  * Jdbi; the supervisor calls it rarely. Thread-safe.
  */
 final class Parking {
 
-    private static final String CANDIDATE_COLUMNS = "task_id, business_key, workflow, current_step,"
-            + " current_step_name, reply_to, lease";
+    private static final String CANDIDATE_COLUMNS = TaskChanges.SNAPSHOT_COLUMNS
+            + ", business_key, workflow, current_step, current_step_name, reply_to";
 
     private final StoreContext db;
 
@@ -37,8 +39,12 @@ final class Parking {
     }
 
     /** A row read as a candidate. */
-    private record Candidate(String taskId, String businessKey, String workflow, int step, String stepName,
-            String replyTo, long lease) {
+    private record Candidate(TaskChanges.Read read, String businessKey, String workflow, int step, String stepName,
+            String replyTo) {
+
+        String taskId() {
+            return read.taskId();
+        }
     }
 
     /** See {@code StateStore.park}. */
@@ -58,14 +64,10 @@ final class Parking {
             if (advertised) {
                 return List.<RecordedEvent>of();
             }
-            // the claim's predicate first, so the claim index serves it (partial on PostgreSQL)
-            List<Candidate> rows = candidates(h, "locked_by IS NULL AND state IN " + Dialect.CLAIMABLE_STATES
-                    + " AND state = 'PENDING' AND next_attempt_at <= ? AND workflow = ? AND workflow_version = ?",
+            List<Candidate> rows = candidates(h, ScanPredicates.DUE_PENDING + " AND workflow = ? AND workflow_version = ?",
                     limit, dueBefore.toEpochMilli(), version.workflow(), version.version());
-            // unchanged lease and still unclaimed PENDING: a task claimed (or parked) meanwhile is left alone
-            return change(h, rows, "UPDATE " + db.t().task() + " SET state = 'PARKED', last_error = ?, updated_at = ?"
-                    + " WHERE task_id = ? AND lease = ? AND locked_by IS NULL AND state = 'PENDING'",
-                    c -> new Object[] {reason, nowMs, c.taskId(), c.lease()}, TaskEvent.Type.PARKED, now, reason);
+            // fenced on the row read: a task claimed (or parked) meanwhile is left alone
+            return change(h, rows, s -> TaskDecisions.park(s, reason), TaskEvent.Type.PARKED, now, reason);
         }));
     }
 
@@ -87,12 +89,10 @@ final class Parking {
                 if (rows.size() >= limit) {
                     break;
                 }
-                rows.addAll(candidates(h, "state = 'PARKED' AND workflow = ? AND workflow_version = ?",
+                rows.addAll(candidates(h, ScanPredicates.PARKED + " AND workflow = ? AND workflow_version = ?",
                         limit - rows.size(), v.workflow(), v.version()));
             }
-            return change(h, rows, "UPDATE " + db.t().task() + " SET state = 'PENDING', next_attempt_at = ?,"
-                    + " updated_at = ? WHERE task_id = ? AND state = 'PARKED'",
-                    c -> new Object[] {nowMs, nowMs, c.taskId()}, TaskEvent.Type.UNPARKED, now, message);
+            return change(h, rows, s -> TaskDecisions.unpark(s, now), TaskEvent.Type.UNPARKED, now, message);
         }));
     }
 
@@ -104,34 +104,29 @@ final class Parking {
             q.bind(i++, a);
         }
         return q.bind(i, limit)
-                .map((rs, ctx) -> new Candidate(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4),
-                        rs.getString(5), rs.getString(6), rs.getLong(7)))
+                .map((rs, ctx) -> new Candidate(TaskChanges.read(rs, 1), rs.getString(10), rs.getString(11),
+                        rs.getInt(12), rs.getString(13), rs.getString(14)))
                 .list();
     }
 
-    /** Runs {@code update} once per row (in task-id order) and records an event for each row it changed. */
-    private List<RecordedEvent> change(Handle h, List<Candidate> rows, String update,
-            Function<Candidate, Object[]> args, TaskEvent.Type type, Instant now, String message) {
-        if (rows.isEmpty()) {
-            return List.of();
+    /**
+     * Decides each row (in task-id order), writes the changes fenced on the rows read and records an
+     * event for each row changed.
+     */
+    private List<RecordedEvent> change(Handle h, List<Candidate> rows,
+            Function<TaskSnapshot, Optional<TaskChange>> decision, TaskEvent.Type type, Instant now, String message) {
+        List<Candidate> sorted = new ArrayList<>();
+        List<TaskChanges.Write> writes = new ArrayList<>();
+        for (Candidate c : rows.stream().sorted(Comparator.comparing(Candidate::taskId)).toList()) {
+            decision.apply(c.read().snapshot()).ifPresent(change -> {
+                sorted.add(c);
+                writes.add(new TaskChanges.Write(c.read(), change));
+            });
         }
-        List<Candidate> sorted = rows.stream().sorted(Comparator.comparing(Candidate::taskId)).toList();
-        PreparedBatch batch = h.prepareBatch(update);
-        for (Candidate c : sorted) {
-            Object[] values = args.apply(c);
-            for (int i = 0; i < values.length; i++) {
-                batch.bind(i, values[i]);
-            }
-            batch.add();
-        }
-        int[] counts = batch.execute();
+        boolean[] changed = TaskChanges.apply(h, db.t(), writes, now.toEpochMilli(), false);
         List<RecordedEvent> out = new ArrayList<>();
         for (int k = 0; k < sorted.size(); k++) {
-            if (counts[k] == Statement.SUCCESS_NO_INFO) {
-                throw new StateStoreException("the JDBC driver reported no update counts for a batch;"
-                        + " the store needs them to tell which tasks changed (MariaDB: do not set useBulkStmts=true)");
-            }
-            if (counts[k] > 0) {
+            if (changed[k]) {
                 Candidate c = sorted.get(k);
                 out.add(new RecordedEvent(new TaskEvent(TaskId.of(c.taskId()), c.businessKey(), c.workflow(), type,
                         c.step(), c.stepName(), 0, now, message), c.replyTo()));

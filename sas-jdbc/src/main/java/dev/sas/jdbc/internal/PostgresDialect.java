@@ -63,7 +63,8 @@ final class PostgresDialect implements Dialect {
     @Override
     public String insertTaskArraysSql(Tables t, boolean skipDuplicates) {
         return "INSERT INTO " + t.task() + " (" + Dialect.TASK_INSERT_COLUMNS + ")"
-                + " SELECT id, wf, v, bk, 'PENDING', p, 0, due, 0, 0, sn, 0, tmo, FALSE, cr, cr, inp, rt, tc"
+                + " SELECT id, wf, v, bk, " + Dialect.submittedState(false) + ", p, 0, due, 0, 0, sn, 0, tmo, FALSE,"
+                + " cr, cr, inp, rt, tc"
                 + " FROM unnest(?::varchar[], ?::varchar[], ?::int[], ?::varchar[], ?::int[], ?::bigint[],"
                 + " ?::varchar[], ?::bigint[], ?::bigint[], ?::text[], ?::varchar[], ?::varchar[])"
                 + " AS u(id, wf, v, bk, p, due, sn, tmo, cr, inp, rt, tc)"

@@ -6,7 +6,6 @@ import java.util.List;
 /** Purge of final tasks past retention, in small transactions. Jdbi. Thread-safe. */
 final class Retention {
 
-    private static final String FINAL_STATES = "('PROCESSED','COMPENSATED','CANCELLED')";
     /** Tasks per purge transaction, so a large purge never holds many locks. */
     private static final int PURGE_CHUNK = 100;
 
@@ -32,7 +31,7 @@ final class Retention {
                     // created_at too: a task is created before it is last updated, and on H2 and
                     // MariaDB the (state, created_at) index serves this (schema 12 dropped their
                     // purge index, which every state change rewrote)
-                    List<String> ids = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE state IN " + FINAL_STATES
+                    List<String> ids = h.createQuery("SELECT task_id FROM " + t.task() + " WHERE state IN " + ScanPredicates.FINAL_STATES
                                     + " AND created_at < ? AND updated_at < ? LIMIT ?")
                             .bind(0, before).bind(1, before).bind(2, chunk)
                             .mapTo(String.class).list();
@@ -43,7 +42,7 @@ final class Retention {
                     Rows.bindAll(h.createUpdate("DELETE FROM " + t.event() + in), 0, ids).execute();
                     Rows.bindAll(h.createUpdate("DELETE FROM " + t.step() + in), 0, ids).execute();
                     Rows.bindAll(h.createUpdate("DELETE FROM " + t.stepReply() + in), 0, ids).execute();
-                    return Rows.bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + FINAL_STATES),
+                    return Rows.bindAll(h.createUpdate("DELETE FROM " + t.task() + in + " AND state IN " + ScanPredicates.FINAL_STATES),
                             0, ids).execute();
                 });
                 if (done < 0) {

@@ -73,8 +73,7 @@ final class RuntimeWorkflows {
         // the claim's predicate, so the claim index serves it (partial on PostgreSQL)
         return db.run("dueBacklog", null, () -> db.jdbi().withHandle(h -> h.createQuery(
                         "SELECT workflow, workflow_version, COUNT(*), MIN(next_attempt_at) FROM " + db.t().task()
-                                + " WHERE locked_by IS NULL AND state IN " + Dialect.CLAIMABLE_STATES
-                                + " AND state = 'PENDING' AND next_attempt_at <= ?"
+                                + " WHERE " + ScanPredicates.DUE_PENDING
                                 + " GROUP BY workflow, workflow_version ORDER BY MIN(next_attempt_at) LIMIT ?")
                 .bind(0, dueBefore.toEpochMilli()).bind(1, limit)
                 .map((rs, ctx) -> new DueBacklog(new WorkflowVersion(rs.getString(1), rs.getInt(2)), rs.getLong(3),

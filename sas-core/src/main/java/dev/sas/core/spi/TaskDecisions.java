@@ -1,0 +1,155 @@
+package dev.sas.core.spi;
+
+import dev.sas.core.TaskStatus;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The task state machine's decisions that a store carries out on its own: an operator's resubmit
+ * and cancel, parking a task no live runtime can run and making it due again, and waking a task
+ * held back for an agent's capacity. A store reads a {@link TaskSnapshot} of the row under its lock
+ * (or fences its write on what it read), asks here, and writes the {@link TaskChange} it gets back
+ * with the event in one transaction; no store decides these itself (and no SQL names the states
+ * they move between). The decisions of a scheduler and of the supervisor come back from them as a
+ * {@link Transition}.
+ *
+ * <p>Pure: no clock (time comes in as {@code now}), no store, no state. Thread-safe.
+ */
+public final class TaskDecisions {
+
+    private TaskDecisions() {
+    }
+
+    /**
+     * The state a new task is written in: {@code PROCESSING} when the submitting node claims it in
+     * the same write to start it at once (lease 1, attempt 1), else {@code PENDING}.
+     */
+    public static TaskStatus submitted(boolean claimedAtSubmit) {
+        return claimedAtSubmit ? TaskStatus.PROCESSING : TaskStatus.PENDING;
+    }
+
+    /**
+     * Whether an unclaimed task in state {@code status} is claimed when due ({@link StateStore#claim}):
+     * {@code PENDING}, {@code WAITING} (held back for an agent, claimed again by itself) and
+     * {@code COMPENSATING}. A store's claim predicate names the same states.
+     */
+    public static boolean claimable(TaskStatus status) {
+        return status == TaskStatus.PENDING || status == TaskStatus.WAITING || status == TaskStatus.COMPENSATING;
+    }
+
+    /**
+     * The state a claim leaves a {@linkplain #claimable claimable} task in: a step to run is
+     * {@code PROCESSING}, a compensation stays {@code COMPENSATING}.
+     *
+     * @throws IllegalArgumentException if {@code status} is not claimable
+     */
+    public static TaskStatus claimed(TaskStatus status) {
+        if (!claimable(status)) {
+            throw new IllegalArgumentException("a " + status + " task is not claimable");
+        }
+        return status == TaskStatus.COMPENSATING ? status : TaskStatus.PROCESSING;
+    }
+
+    /**
+     * {@link StateStore#resubmit}: an {@code ERROR} task becomes {@code PENDING} (a
+     * {@code COMPENSATION_FAILED} one {@code COMPENSATING}) at the step that failed, due at
+     * {@code now}, with its attempts and failure count reset.
+     *
+     * @return the change, or empty if the task is in another state
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> resubmit(TaskSnapshot s, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        TaskStatus next = switch (s.status()) {
+            case ERROR -> TaskStatus.PENDING;
+            case COMPENSATION_FAILED -> TaskStatus.COMPENSATING;
+            default -> null;
+        };
+        // an ERROR or COMPENSATION_FAILED task has no holder: the transition that left it there released it
+        return next == null ? Optional.empty()
+                : Optional.of(TaskChange.keeping(s).withStatus(next).withDueAt(now).withCounts(0, 0));
+    }
+
+    /**
+     * {@link StateStore#requestCancel}: marks the task cancel-requested, and makes it due now where
+     * it would otherwise wait: an {@code ERROR} task becomes {@code PENDING} (failure count reset,
+     * attempts kept: they tell whether the failed step may have applied), a {@code WAITING} task and
+     * an unclaimed {@code PENDING} task due after {@code now} become due now, an
+     * {@code AWAITING_REPLY} task is released and becomes {@code PENDING} (a scheduler compensates
+     * it). {@code PARKED}, {@code PROCESSING} and {@code COMPENSATING} tasks are only marked.
+     *
+     * @return the change, or empty if the task is in another state or, unless it is in
+     *     {@code ERROR}, already has a cancel requested
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> requestCancel(TaskSnapshot s, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        if (s.status() != TaskStatus.ERROR && s.cancelRequested()) {
+            return Optional.empty();
+        }
+        TaskChange c = TaskChange.keeping(s).withCancelRequested();
+        return switch (s.status()) {
+            case ERROR -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withCounts(s.attempt(), 0));
+            case AWAITING_REPLY -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withHolderReleased());
+            case WAITING -> Optional.of(c.withDueAt(now));
+            case PENDING -> Optional.of(!s.held() && isAfter(s.nextAttemptAt(), now) ? c.withDueAt(now) : c);
+            case PARKED, PROCESSING, COMPENSATING -> Optional.of(c);
+            default -> Optional.empty();
+        };
+    }
+
+    /**
+     * {@link StateStore#park}: an unclaimed {@code PENDING} task becomes {@code PARKED} with
+     * {@code reason} as its last error, its step, attempts and due time kept. (Which tasks are due
+     * and whether a live runtime can run them is the store's read.)
+     *
+     * @return the change, or empty if the task is claimed or in another state
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> park(TaskSnapshot s, String reason) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(reason, "reason must not be null");
+        return s.status() == TaskStatus.PENDING && !s.held()
+                ? Optional.of(TaskChange.keeping(s).withStatus(TaskStatus.PARKED).withLastError(reason))
+                : Optional.empty();
+    }
+
+    /**
+     * {@link StateStore#unpark}: a {@code PARKED} task becomes {@code PENDING}, due at {@code now}.
+     *
+     * @return the change, or empty if the task left {@code PARKED}
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> unpark(TaskSnapshot s, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        return s.status() == TaskStatus.PARKED
+                ? Optional.of(TaskChange.keeping(s).withStatus(TaskStatus.PENDING).withDueAt(now))
+                : Optional.empty();
+    }
+
+    /**
+     * {@link StateStore#wakeWaiting}: an unclaimed {@code WAITING} task not yet due becomes due at
+     * its submission time (or {@code now}, if that is earlier), so it is claimed before the tasks of
+     * its priority submitted after it.
+     *
+     * @return the change, or empty if the task is claimed, due, or in another state
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> wake(TaskSnapshot s, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        if (s.status() != TaskStatus.WAITING || s.held() || !isAfter(s.nextAttemptAt(), now)) {
+            return Optional.empty();
+        }
+        return Optional.of(TaskChange.keeping(s).withDueAt(s.createdAt().isBefore(now) ? s.createdAt() : now));
+    }
+
+
+    private static boolean isAfter(Instant dueAt, Instant now) {
+        return dueAt != null && dueAt.isAfter(now);
+    }
+}
