@@ -1,8 +1,8 @@
 package dev.sas.core;
 
 /**
- * What became of a reply handed to {@link SasClient#completeStep(String, Object)} or
- * {@link SasClient#failStep(String, String)}.
+ * What became of a reply handed to {@link StepCompletionClient#complete(String, Object)} or
+ * {@link StepCompletionClient#fail(String, String)}.
  */
 public enum ReplyOutcome {
     /**

@@ -2,7 +2,7 @@ package dev.sas.core;
 
 /**
  * Sends the request of a step that completes later, when its reply arrives through
- * {@link SasClient#completeStep(String, Object)} (or {@link SasClient#failStep(String, String)}),
+ * {@link StepCompletionClient#complete(String, Object)} (or {@link StepCompletionClient#fail(String, String)}),
  * from any node or process. Set on a step with {@link StepBuilder#awaitReply(ReplyRequest)} or
  * {@link TypedStepBuilder#awaitReply(ReplyRequest)}. No thread waits for the reply: once the
  * request is sent, the task rests {@link TaskStatus#AWAITING_REPLY} in the store until the reply

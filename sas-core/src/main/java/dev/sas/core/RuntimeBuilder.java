@@ -385,7 +385,7 @@ public final class RuntimeBuilder {
 
     /**
      * The keys that sign the reply tokens of this runtime's steps that await a reply, and check the
-     * tokens its client receives ({@link SasClient#completeStep}). Required when a workflow has such
+     * tokens its client receives ({@link StepCompletionClient#complete}). Required when a workflow has such
      * a step; give the same keys to every runtime and client of the cluster
      * ({@link SasClient.Builder#replyTokenKeys}).
      *

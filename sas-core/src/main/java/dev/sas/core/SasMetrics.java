@@ -42,8 +42,8 @@ package dev.sas.core;
  *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
  *     breakers' state across the cluster
  * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
- * @param lateReplies replies to awaiting steps ({@link SasClient#completeStep(String, Object)},
- *     {@link SasClient#failStep(String, String)}) through this runtime's client rejected because they
+ * @param lateReplies replies to awaiting steps ({@link StepCompletionClient#complete(String, Object)},
+ *     {@link StepCompletionClient#fail(String, String)}) through this runtime's client rejected because they
  *     came after the step's deadline ({@link ReplyOutcome#LATE})
  * @param staleReplies replies through this runtime's client rejected because their token's attempt was
  *     no longer the task's ({@link ReplyOutcome#STALE})

@@ -68,7 +68,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     /**
      * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
-     * later, when its reply arrives through {@link SasClient#completeStep(String, Object)} from any
+     * later, when its reply arrives through {@link StepCompletionClient#complete(String, Object)} from any
      * node or process; the reply text is the step's output. No thread waits meanwhile: the task rests
      * {@link TaskStatus#AWAITING_REPLY} until the reply or the step's deadline
      * ({@link #completeWithin}, e.g. days for a human approval). A deadline missed counts a time-out

@@ -101,7 +101,7 @@ class AwaitReplyCrossProcessTest {
                 assertThat(Collections.frequency(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
                 assertThat(Collections.frequency(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
                 assertThat(after.lease()).as("claimed for approve, then for ship").isEqualTo(2);
-                assertThat(sas.client().completeStep(token, "again")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+                assertThat(sas.client().stepCompletion().complete(token, "again")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
             } else {
                 assertThat(after.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
                 assertThat(after.lease()).isEqualTo(awaiting.lease());
@@ -149,7 +149,7 @@ class AwaitReplyCrossProcessTest {
             try (JdbcStateStore store = TestDb.builder(url, prefix).build()) {
                 SasClient client = SasClient.builder().stateStore(store).clock(at).trustLocalClock()
                         .workflow(APPROVAL).replyTokenKeys(KEYS).build();
-                ReplyOutcome outcome = client.completeStep(token, "approved by ann");
+                ReplyOutcome outcome = client.stepCompletion().complete(token, "approved by ann");
                 System.out.println("reply outcome: " + outcome);
             }
         }

@@ -119,8 +119,8 @@ public final class RabbitReplyConsumer implements AutoCloseable {
         }
         try {
             ReplyOutcome outcome = reply.ok()
-                    ? client.completeStepEncoded(reply.replyToken(), reply.text())
-                    : client.failStep(reply.replyToken(), reply.text(), reply.retryable());
+                    ? client.stepCompletion().completeEncoded(reply.replyToken(), reply.text())
+                    : client.stepCompletion().fail(reply.replyToken(), reply.text(), reply.retryable());
             consecutiveFailures.set(0);
             outcomes.get(outcome).incrementAndGet();
             if (!outcome.accepted()) {

@@ -127,7 +127,7 @@ class AgentTransportTest {
         assertThat(h.get("sas-agent")).hasToString(agentName);
         assertThat(h.get("sas-idempotency-key").toString()).isNotBlank();
         assertThat(h.get("sas-complete-by")).isEqualTo(info.completeBy().toEpochMilli());
-        assertThat(runtime.client().completeStepEncoded(token, "ok")).as("the token completes the step")
+        assertThat(runtime.client().stepCompletion().completeEncoded(token, "ok")).as("the token completes the step")
                 .isEqualTo(ReplyOutcome.COMPLETED);
     }
 
@@ -230,7 +230,7 @@ class AgentTransportTest {
             assertThat(worker.answered()).isZero();
             assertThat(status(victim)).isEqualTo(TaskStatus.AWAITING_REPLY);
             assertThat(runtime.metrics().invalidReplyTokens()).isEqualTo(2);
-            assertThat(runtime.client().completeStepEncoded(forged, "paid by mallory"))
+            assertThat(runtime.client().stepCompletion().completeEncoded(forged, "paid by mallory"))
                     .as("another task's id in a real token").isEqualTo(ReplyOutcome.INVALID_TOKEN);
         }
     }

@@ -170,7 +170,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         clock.tick(Duration.ofDays(6));
 
-        ReplyOutcome outcome = bareClient(wf).completeStep(lastSent(id).token(), "approved by ann");
+        ReplyOutcome outcome = bareClient(wf).stepCompletion().complete(lastSent(id).token(), "approved by ann");
 
         assertThat(outcome).isEqualTo(ReplyOutcome.COMPLETED);
         assertThat(outcome.accepted()).isTrue();
@@ -200,7 +200,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "quote-1", "q").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).completeStep(lastSent(id).token(), 21)).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(lastSent(id).token(), 21)).isEqualTo(ReplyOutcome.COMPLETED);
         Drain.untilIdle(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
@@ -217,7 +217,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(sas.client().completeStepEncoded(lastSent(id).token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.client().stepCompletion().completeEncoded(lastSent(id).token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
 
         assertThat(sas.client().handle(id).await(Duration.ofSeconds(30)).status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(sas.metrics().tasksProcessed()).isEqualTo(1);
@@ -233,7 +233,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         Sent first = lastSent(id);
 
-        assertThat(bareClient(wf).failStep(first.token(), "mail server down")).isEqualTo(ReplyOutcome.FAILED);
+        assertThat(bareClient(wf).stepCompletion().fail(first.token(), "mail server down")).isEqualTo(ReplyOutcome.FAILED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
@@ -244,9 +244,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
         assertThat(second.token()).isNotEqualTo(first.token());
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(bareClient(wf).completeStep(first.token(), "another answer to the failed attempt"))
+        assertThat(bareClient(wf).stepCompletion().complete(first.token(), "another answer to the failed attempt"))
                 .as("that attempt was answered").isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
-        assertThat(bareClient(wf).completeStep(second.token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(second.token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
     }
@@ -261,7 +261,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected by ann", false))
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "rejected by ann", false))
                 .isEqualTo(ReplyOutcome.FAILED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
@@ -284,7 +284,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected", false)).isEqualTo(ReplyOutcome.FAILED);
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "rejected", false)).isEqualTo(ReplyOutcome.FAILED);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATING);
         Drain.untilIdle(sas);
 
@@ -304,7 +304,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         int events = sas.client().events(id).size();
         clock.tick(DEADLINE.plusMillis(1));
 
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.LATE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.LATE);
 
         TaskInfo after = sas.client().find(id).orElseThrow();
         assertThat(after.status()).as("the supervisor has not recovered it yet").isEqualTo(TaskStatus.AWAITING_REPLY);
@@ -313,7 +313,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(after.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
         assertThat(sas.client().events(id)).as("no event").hasSize(events);
         assertThat(sas.metrics().lateReplies()).isEqualTo(1);
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "x")).isEqualTo(ReplyOutcome.LATE);
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "x")).isEqualTo(ReplyOutcome.LATE);
     }
 
     @Test
@@ -330,14 +330,14 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
         assertThat(info.failureCount()).isEqualTo(1);
         assertThat(info.lastError()).contains("got no reply by its deadline");
-        assertThat(sas.client().completeStep(first.token(), "approved")).as("state moved on, same lease")
+        assertThat(sas.client().stepCompletion().complete(first.token(), "approved")).as("state moved on, same lease")
                 .isEqualTo(ReplyOutcome.STALE);
 
         Drain.afterTime(sas, clock, Duration.ofSeconds(1));
         Sent second = lastSent(id);
         assertThat(second.attempt()).isEqualTo(2);
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
-        assertThat(sas.client().completeStep(first.token(), "approved")).as("lease moved on")
+        assertThat(sas.client().stepCompletion().complete(first.token(), "approved")).as("lease moved on")
                 .isEqualTo(ReplyOutcome.STALE);
         assertThat(sas.metrics().staleReplies()).isEqualTo(2);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
@@ -348,7 +348,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly(id + ":approve");
-        assertThat(sas.client().completeStep(second.token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(second.token(), "approved")).isEqualTo(ReplyOutcome.STALE);
         assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
     }
 
@@ -360,10 +360,10 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         String token = lastSent(id).token();
 
-        assertThat(bareClient(wf).completeStep(token, "first")).isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(bareClient(wf).completeStep(token, "second")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "first")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "second")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
         Drain.untilIdle(sas);
-        assertThat(bareClient(wf).failStep(token, "third")).as("after the task finished too")
+        assertThat(bareClient(wf).stepCompletion().fail(token, "third")).as("after the task finished too")
                 .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
@@ -381,7 +381,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Workflow<String> wf = approval("await-first", (ctx, token) -> {
             sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
             // the agent answers before send returns: the task is still PROCESSING under this lease
-            outcomes.put(ctx.taskId(), bareClient(holder.get()).completeStep(token, "instant"));
+            outcomes.put(ctx.taskId(), bareClient(holder.get()).stepCompletion().complete(token, "instant"));
         });
         holder.set(wf);
         SasRuntime sas = runtime(wf);
@@ -397,7 +397,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(types).doesNotContain(TaskEvent.Type.REPLY_AWAITED);
         assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
         assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
-        assertThat(bareClient(wf).completeStep(lastSent(id).token(), "again"))
+        assertThat(bareClient(wf).stepCompletion().complete(lastSent(id).token(), "again"))
                 .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
     }
 
@@ -412,7 +412,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
             Workflow<String> wf = approval("await-race", (ctx, token) -> {
                 sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
                 SasClient replier = bareClient(holder.get());
-                replies.add(repliers.submit(() -> replier.completeStep(token, "ok " + ctx.businessKey())));
+                replies.add(repliers.submit(() -> replier.stepCompletion().complete(token, "ok " + ctx.businessKey())));
             });
             holder.set(wf);
             SasRuntime sas = runtime(wf);
@@ -453,16 +453,16 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).as("no claim to wait for").isEqualTo(TaskStatus.PENDING);
         assertThat(info.lockedBy()).isNull();
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
         Drain.untilIdle(sas);
 
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).containsExactly(id + ":approve");
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
         assertThat(sent).hasSize(1);
     }
 
@@ -477,20 +477,20 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         SasClient client = sas.client();
         String token = lastSent(id).token();
 
-        assertThatThrownBy(() -> client.completeStep(null, "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().complete(null, "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("replyToken must not be null");
-        assertThatThrownBy(() -> client.failStep(" ", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().fail(" ", "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("replyToken must not be blank");
-        assertThat(client.completeStep("not-a-token", "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(client.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+        assertThat(client.stepCompletion().complete("not-a-token", "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(client.stepCompletion().complete(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
                 .isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThatThrownBy(() -> client.completeStep(signed(KEY_1, "k1", 1, 1, id.value()), "x"))
+        assertThatThrownBy(() -> client.stepCompletion().complete(signed(KEY_1, "k1", 1, 1, id.value()), "x"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'ship'")
                 .hasMessageContaining("does not await a reply");
         assertThatThrownBy(() -> SasClient.builder().stateStore(store).clock(clock).trustLocalClock()
-                .replyTokenKeys(KEYS).build().completeStep(token, "x")).isInstanceOf(IllegalArgumentException.class)
+                .replyTokenKeys(KEYS).build().stepCompletion().complete(token, "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not know");
-        assertThatThrownBy(() -> client.completeStep(token, 42)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().complete(token, 42)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot be encoded");
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
     }
@@ -522,17 +522,17 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String mine = lastSent(ids[0]).token();
 
         String forged = altered(mine, 4, ids[1].value());
-        assertThat(sas.client().completeStep(forged, "approved by mallory")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(wf).failStep(forged, "rejected by mallory", false)).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(forged, "approved by mallory")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(wf).stepCompletion().fail(forged, "rejected by mallory", false)).isEqualTo(ReplyOutcome.INVALID_TOKEN);
         String lease = Long.toString(sas.client().find(ids[1]).orElseThrow().lease());
-        assertThat(sas.client().completeStep(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
+        assertThat(sas.client().stepCompletion().complete(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
                 .as("the unsigned format 1 of earlier builds").isEqualTo(ReplyOutcome.INVALID_TOKEN);
 
         assertStillAwaiting(sas.client(), ids[1]);
         assertThat(sas.metrics().invalidReplyTokens()).as("counted by the runtime's client").isEqualTo(2);
-        assertThat(sas.client().completeStep(lastSent(ids[1]).token(), "approved by ann"))
+        assertThat(sas.client().stepCompletion().complete(lastSent(ids[1]).token(), "approved by ann"))
                 .isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(sas.client().completeStep(mine, "approved by ann")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.client().stepCompletion().complete(mine, "approved by ann")).isEqualTo(ReplyOutcome.COMPLETED);
     }
 
     @Test
@@ -544,20 +544,20 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String token = lastSent(id).token();
         long lease = Long.parseLong(field(token, 3));
 
-        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease + 1)), "x"))
+        assertThat(sas.client().stepCompletion().complete(altered(token, 3, Long.toString(lease + 1)), "x"))
                 .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease - 1)), "x"))
+        assertThat(sas.client().stepCompletion().complete(altered(token, 3, Long.toString(lease - 1)), "x"))
                 .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 2, "1"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 1, "k2"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 0, "3"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 2, "1"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 1, "k2"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 0, "3"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
         char last = token.charAt(token.length() - 1);
-        assertThat(sas.client().completeStep(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A'), "x"))
+        assertThat(sas.client().stepCompletion().complete(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A'), "x"))
                 .as("one character of the signature changed").isEqualTo(ReplyOutcome.INVALID_TOKEN);
 
         assertStillAwaiting(sas.client(), id);
         assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
-        assertThat(sas.client().completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.client().stepCompletion().complete(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
     }
 
     @Test
@@ -571,7 +571,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
         for (String cut : List.of(token.substring(0, token.length() - 1), token.substring(0, token.length() - 4),
                 token.substring(0, dot + 1), token.substring(0, dot), token.substring(1), token + "A")) {
-            assertThat(sas.client().completeStep(cut, "x")).as(cut).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+            assertThat(sas.client().stepCompletion().complete(cut, "x")).as(cut).isEqualTo(ReplyOutcome.INVALID_TOKEN);
         }
         assertStillAwaiting(sas.client(), id);
         assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
@@ -586,11 +586,11 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String token = lastSent(id).token();
         ReplyTokenKeys otherBytes = ReplyTokenKeys.builder().currentKey("k1", KEY_2).build();
 
-        assertThat(bareClient(otherBytes, wf).completeStep(token, "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(signed(KEY_2, "k1", 0, Long.parseLong(field(token, 3)), id.value()), "x"))
+        assertThat(bareClient(otherBytes, wf).stepCompletion().complete(token, "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(signed(KEY_2, "k1", 0, Long.parseLong(field(token, 3)), id.value()), "x"))
                 .isEqualTo(ReplyOutcome.INVALID_TOKEN);
         assertStillAwaiting(sas.client(), id);
-        assertThat(bareClient(wf).completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
     }
 
     @Test
@@ -603,9 +603,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         ReplyTokenKeys rotated = ReplyTokenKeys.builder().currentKey("k2", KEY_2).previousKey("k1", KEY_1).build();
         ReplyTokenKeys k1Removed = ReplyTokenKeys.builder().currentKey("k2", KEY_2).build();
 
-        assertThat(bareClient(rotated, wf).completeStep(oldA, "approved")).as("k1 is a previous key")
+        assertThat(bareClient(rotated, wf).stepCompletion().complete(oldA, "approved")).as("k1 is a previous key")
                 .isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(bareClient(k1Removed, wf).completeStep(oldB, "approved")).as("k1 was removed")
+        assertThat(bareClient(k1Removed, wf).stepCompletion().complete(oldB, "approved")).as("k1 was removed")
                 .isEqualTo(ReplyOutcome.INVALID_TOKEN);
         assertStillAwaiting(before.client(), ids[1]);
 
@@ -615,9 +615,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(after);
         String newC = lastSent(c).token();
         assertThat(field(newC, 1)).as("new tokens are signed with the current key").isEqualTo("k2");
-        assertThat(bareClient(KEYS, wf).completeStep(newC, "approved")).as("a node that still has only k1")
+        assertThat(bareClient(KEYS, wf).stepCompletion().complete(newC, "approved")).as("a node that still has only k1")
                 .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(k1Removed, wf).completeStep(newC, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(k1Removed, wf).stepCompletion().complete(newC, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
     }
 
     @Test
@@ -629,11 +629,11 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String old = unsigned(id.value(), 0, sas.client().find(id).orElseThrow().lease());
         ReplyTokenKeys upgrading = ReplyTokenKeys.builder().currentKey("k1", KEY_1).acceptUnsignedTokens().build();
 
-        assertThat(bareClient(wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(upgrading, wf).completeStep(unsigned(id.value() + "\0", 0, 1), "x"))
+        assertThat(bareClient(wf).stepCompletion().complete(old, "approved")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(upgrading, wf).stepCompletion().complete(unsigned(id.value() + "\0", 0, 1), "x"))
                 .as("a task id no database can hold is not found, not a store failure")
                 .isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThat(bareClient(upgrading, wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(upgrading, wf).stepCompletion().complete(old, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
     }
 
     @Test
@@ -643,7 +643,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("step 'approve'")
                 .hasMessageContaining("replyTokenKeys");
         SasClient noKeys = SasClient.builder().stateStore(store).workflow(wf).build();
-        assertThatThrownBy(() -> noKeys.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+        assertThatThrownBy(() -> noKeys.stepCompletion().complete(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no reply token keys");
     }
 
@@ -659,12 +659,12 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         String token = lastSent(id).token();
 
-        assertThatThrownBy(() -> bareClient(wf).completeStepEncoded(token, "twenty-one"))
+        assertThatThrownBy(() -> bareClient(wf).stepCompletion().completeEncoded(token, "twenty-one"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'amount'")
                 .hasMessageContaining("cannot be decoded").hasMessageContaining("NumberFormatException")
                 .hasCauseInstanceOf(NumberFormatException.class);
         assertStillAwaiting(sas.client(), id);
-        assertThat(bareClient(wf).completeStepEncoded(token, "21")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().completeEncoded(token, "21")).isEqualTo(ReplyOutcome.COMPLETED);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().step("double").output()).isEqualTo("42");
     }

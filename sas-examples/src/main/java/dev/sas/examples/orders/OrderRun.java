@@ -286,7 +286,7 @@ public final class OrderRun {
                     operator.action(clock.instant(), "the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     out.println("  operator: the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     TaskId id = ids.get(resubmitted);
-                    sas.client().resubmit(id);
+                    sas.client().operations().resubmit(id);
                     await(() -> sas.client().find(id).map(i -> i.status().isTerminal() && i.status() != TaskStatus.ERROR)
                             .orElse(false), Duration.ofSeconds(30));
                     resubmittedStatus = sas.client().find(id).map(TaskInfo::status).orElse(null);
@@ -422,7 +422,7 @@ public final class OrderRun {
     /** Prints the payment breaker's state (shared by every runtime, read from the store) when it changes. */
     private void watchBreaker(SasRuntime sas, Progress progress) {
         try {
-            for (AgentStatus a : sas.client().agents()) {
+            for (AgentStatus a : sas.client().operations().agents()) {
                 if (a.agent().equals("payment") && a.breaker() != lastBreaker) {
                     lastBreaker = a.breaker();
                     long waiting = sas.client().countByStatus().get(TaskStatus.WAITING);
@@ -438,7 +438,7 @@ public final class OrderRun {
     }
 
     private static CircuitBreaker.State paymentBreaker(SasRuntime sas) {
-        return sas.client().agents().stream().filter(a -> a.agent().equals("payment")).map(AgentStatus::breaker)
+        return sas.client().operations().agents().stream().filter(a -> a.agent().equals("payment")).map(AgentStatus::breaker)
                 .findFirst().orElse(CircuitBreaker.State.CLOSED);
     }
 

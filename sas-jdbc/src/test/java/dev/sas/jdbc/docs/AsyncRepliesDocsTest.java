@@ -61,8 +61,8 @@ class AsyncRepliesDocsTest {
     /** The web tier's handler of POST /approvals/{token}: it holds only a client. */
     static String onApproval(SasClient client, String token, String approver, boolean approved) {
         ReplyOutcome outcome = approved
-                ? client.completeStep(token, "approved by " + approver)
-                : client.failStep(token, "rejected by " + approver, false);   // false: do not retry
+                ? client.stepCompletion().complete(token, "approved by " + approver)
+                : client.stepCompletion().fail(token, "rejected by " + approver, false);   // false: do not retry
         return switch (outcome) {
             case COMPLETED, FAILED -> "thank you";
             case ALREADY_COMPLETED -> "already answered";

@@ -146,12 +146,12 @@ class ApiValidationTest {
                 .hasMessage("options must not be null");
         assertThatThrownBy(() -> sas.client().find(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> sas.client().events(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().cancel(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().resubmit(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().operations().cancel(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().operations().resubmit(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> TaskQuery.all().withStatus(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> TaskQuery.all().withLimit(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> sas.client().list(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
+        assertThatThrownBy(() -> sas.client().operations().cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
                 .hasMessageContaining(unknown.value());
         assertThat(sas.client().find(unknown)).isEmpty();
         // The client submits any definition: an equal one built elsewhere, or a version only other nodes run.
