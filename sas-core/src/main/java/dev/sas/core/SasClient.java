@@ -50,11 +50,11 @@ public final class SasClient {
      * @param databaseClock whether submission and due times follow the store's clock
      * @param maxPayloadBytes largest encoded input or step output, in UTF-8 bytes
      * @param tracing captures the submitter's trace context to store with each task
-     * @param replyTokenKeys the keys that sign and check reply tokens, or null if none were given (then
+     * @param completionTokenKeys the keys that sign and check reply tokens, or null if none were given (then
      *     {@link StepCompletionClient} throws)
      */
     public record Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
-            Tracing tracing, ReplyTokenKeys replyTokenKeys) {
+            Tracing tracing, CompletionTokenKeys completionTokenKeys) {
 
         /** Settings without reply token keys. */
         public Config(StateStore stateStore, Clock clock, boolean databaseClock, int maxPayloadBytes,
@@ -114,8 +114,8 @@ public final class SasClient {
      *     (MariaDB and MySQL would take it for the key without it), or holds an unpaired
      *     UTF-16 surrogate or a NUL character (a database would alter or refuse it), or the input
      *     cannot be encoded, encodes to a blank string or to text holding such a character, or is
-     *     larger than {@code maxPayloadBytes}, or the options name a reply channel that no node has
-     *     registered ({@link RuntimeBuilder#replyChannel(ReplyChannel)}, {@link ReplyConsumer})
+     *     larger than {@code maxPayloadBytes}, or the options name a status channel that no node has
+     *     registered ({@link RuntimeBuilder#statusChannel(StatusChannel)}, {@link StatusConsumer})
      * @throws StateStoreException if the store failed; the task may then not exist
      */
     public <I> TaskHandle submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
@@ -272,8 +272,8 @@ public final class SasClient {
     }
 
     /**
-     * Completes steps that await completion from outside ({@link StepBuilder#awaitReply(ReplyRequest)})
-     * by the token their request carried. Needs this client's {@link Builder#replyTokenKeys}.
+     * Completes steps that await completion from outside ({@link StepBuilder#awaitCompletion(CompletionRequest)})
+     * by the token their request carried. Needs this client's {@link Builder#completionTokenKeys}.
      */
     public StepCompletionClient stepCompletion() {
         return stepCompletion;
@@ -295,7 +295,7 @@ public final class SasClient {
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private final List<Workflow<?>> workflows = new ArrayList<>();
         private Tracing tracing = Tracing.none();
-        private ReplyTokenKeys replyTokenKeys;
+        private CompletionTokenKeys completionTokenKeys;
 
         private Builder() {
         }
@@ -303,13 +303,13 @@ public final class SasClient {
         /**
          * The keys that check the tokens of replies to awaiting steps ({@link StepCompletionClient#complete},
          * {@link StepCompletionClient#fail}): the same keys the runtimes that sent the requests sign with
-         * ({@link RuntimeBuilder#replyTokenKeys}). Required to complete steps; a client that does
+         * ({@link RuntimeBuilder#completionTokenKeys}). Required to complete steps; a client that does
          * not complete steps needs none.
          *
          * @throws NullPointerException if null
          */
-        public Builder replyTokenKeys(ReplyTokenKeys keys) {
-            this.replyTokenKeys = Objects.requireNonNull(keys, "replyTokenKeys must not be null");
+        public Builder completionTokenKeys(CompletionTokenKeys keys) {
+            this.completionTokenKeys = Objects.requireNonNull(keys, "completionTokenKeys must not be null");
             return this;
         }
 
@@ -390,7 +390,7 @@ public final class SasClient {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
-            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing, replyTokenKeys),
+            return new SasClient(new Config(store, clock, databaseClock, maxPayloadBytes, tracing, completionTokenKeys),
                     DatabaseClock.of(clock, store, databaseClock, "client", millis -> { }), List.copyOf(workflows),
                     ClientHooks.NONE);
         }

@@ -8,7 +8,7 @@ import java.util.function.Function;
  * Configures one step whose output is a plain string (or none), inside
  * {@link Workflow.Builder#step(String, java.util.function.Consumer)}. Set exactly one kind of work:
  * {@link #execute} (a local function), {@link #call} (a call through an {@link Agent} replying a
- * string) or {@link #awaitReply} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
+ * string) or {@link #awaitCompletion} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
  * ({@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}). Not thread-safe.
  *
  * @param <I> the workflow's input type
@@ -76,7 +76,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      *
      * @throws NullPointerException if {@code request} is null
      */
-    public StepBuilder<I> awaitReply(ReplyRequest<I> request) {
+    public StepBuilder<I> awaitCompletion(CompletionRequest<I> request) {
         Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
         this.awaitReply = new StepDefinition.AwaitReply<>(request, Codec.string());
         return this;

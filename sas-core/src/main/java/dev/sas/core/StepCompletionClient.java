@@ -16,7 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Completes steps that await completion from outside ({@link StepBuilder#awaitReply(ReplyRequest)}):
+ * Completes steps that await completion from outside ({@link StepBuilder#awaitCompletion(CompletionRequest)}):
  * a webhook handler, a queue consumer or a person's decision hands it the token the step's request
  * carried, with the step's output or its failure. Works from any node or process that holds a
  * client of the store; it is the way Temporal's {@code ActivityCompletionClient} completes an
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Obtained from {@link SasClient#stepCompletion()}; it checks tokens with that client's
- * {@link ReplyTokenKeys} ({@link SasClient.Builder#replyTokenKeys}) and decides the task's next
+ * {@link CompletionTokenKeys} ({@link SasClient.Builder#completionTokenKeys}) and decides the task's next
  * state from the workflows the client knows. Thread-safe.
  */
 public final class StepCompletionClient {
@@ -42,42 +42,42 @@ public final class StepCompletionClient {
     StepCompletionClient(ClientCore core) {
         this.core = core;
         this.store = core.store;
-        this.replyTokens = ReplyTokenKeys.tokens(core.config.replyTokenKeys());
+        this.replyTokens = CompletionTokenKeys.tokens(core.config.completionTokenKeys());
     }
 
     /**
      * Completes the step attempt {@code replyToken} names with {@code reply} as its output: the
-     * reply to a request a step sent with {@link StepBuilder#awaitReply(ReplyRequest)}. Works from
+     * reply to a request a step sent with {@link StepBuilder#awaitCompletion(CompletionRequest)}. Works from
      * any node or process holding only a store (a webhook handler, a queue consumer). In one fenced
      * store transaction it checks that the task still awaits this very attempt (same step, same
      * lease) and that the store's time is before the step's deadline, then records the step as
      * completed exactly as a scheduler would (the next step becomes due, or the task
-     * {@code PROCESSED}; events, reply channels, listeners and handles see it). A reply that arrives
+     * {@code PROCESSED}; events, status channels, listeners and handles see it). A reply that arrives
      * while the request's send is still being recorded is kept and applied by that record.
      *
      * <p>The reply is encoded with the step's codec: a step defined by name takes a {@link String},
      * stored as is; a typed step ({@link TypedStepBuilder}) takes a value of its type. The client
      * must know the workflow (it submitted to it, was built with {@link SasClient.Builder#workflow(Workflow)},
      * or is a runtime's client): it checks the step and decides the task's next state from it.
-     * The token must be one the client's {@link ReplyTokenKeys} signed (current or previous key): a
-     * forged, altered, truncated or malformed token answers {@link ReplyOutcome#INVALID_TOKEN} (logged
-     * at WARN without the token; counted by a runtime's client, {@link SasMetrics#invalidReplyTokens()}).
-     * A valid token naming a task that no longer exists answers {@link ReplyOutcome#NOT_FOUND}; a late
+     * The token must be one the client's {@link CompletionTokenKeys} signed (current or previous key): a
+     * forged, altered, truncated or malformed token answers {@link CompletionOutcome#INVALID_TOKEN} (logged
+     * at WARN without the token; counted by a runtime's client, {@link SasMetrics#invalidCompletionTokens()}).
+     * A valid token naming a task that no longer exists answers {@link CompletionOutcome#NOT_FOUND}; a late
      * or stale reply is logged at INFO (never its payload) and counted by a runtime's client
-     * ({@link SasMetrics#lateReplies()}).
+     * ({@link SasMetrics#lateCompletions()}).
      *
-     * @param replyToken the token the request carried ({@link ReplyRequest#send})
+     * @param replyToken the token the request carried ({@link CompletionRequest#send})
      * @param reply the step's output, or null
-     * @return what became of the reply; only {@link ReplyOutcome#COMPLETED} changed the task
+     * @return what became of the reply; only {@link CompletionOutcome#COMPLETED} changed the task
      * @throws IllegalArgumentException if {@code replyToken} is null or blank, the step named does not await a
      *     reply, the workflow is unknown to this client for a non-string reply, or the reply cannot be
      *     encoded, is too large or unstorable
-     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
-     *     ({@link SasClient.Builder#replyTokenKeys})
+     * @throws IllegalStateException if the client has no {@link CompletionTokenKeys}
+     *     ({@link SasClient.Builder#completionTokenKeys})
      * @throws StateStoreException if the store failed; the reply may then have been recorded or not
-     *     (sending it again is safe: a duplicate answers {@link ReplyOutcome#ALREADY_COMPLETED})
+     *     (sending it again is safe: a duplicate answers {@link CompletionOutcome#ALREADY_COMPLETED})
      */
-    public ReplyOutcome complete(String replyToken, Object reply) {
+    public CompletionOutcome complete(String replyToken, Object reply) {
         return reply(replyToken, (target, def) -> def.encodeReply(reply), StepReply.Kind.COMPLETED);
     }
 
@@ -93,10 +93,10 @@ public final class StepCompletionClient {
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
      *     await a reply, the workflow is unknown to this client, or the reply cannot be decoded by the
      *     step's codec (the message names the codec's exception; it is the cause), is too large or unstorable
-     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
+     * @throws IllegalStateException if the client has no {@link CompletionTokenKeys}
      * @throws StateStoreException if the store failed
      */
-    public ReplyOutcome completeEncoded(String replyToken, String encodedReply) {
+    public CompletionOutcome completeEncoded(String replyToken, String encodedReply) {
         return reply(replyToken, (target, def) -> def.checkEncodedReply(encodedReply),
                 StepReply.Kind.COMPLETED);
     }
@@ -109,14 +109,14 @@ public final class StepCompletionClient {
      *
      * @param replyToken the token the request carried
      * @param error what went wrong (stored as the task's last error)
-     * @return what became of the failure; only {@link ReplyOutcome#FAILED} changed the task
+     * @return what became of the failure; only {@link CompletionOutcome#FAILED} changed the task
      * @throws NullPointerException if {@code error} is null
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
      *     await a reply, or the workflow is unknown to this client
-     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
+     * @throws IllegalStateException if the client has no {@link CompletionTokenKeys}
      * @throws StateStoreException if the store failed
      */
-    public ReplyOutcome fail(String replyToken, String error) {
+    public CompletionOutcome fail(String replyToken, String error) {
         return fail(replyToken, error, true);
     }
 
@@ -132,10 +132,10 @@ public final class StepCompletionClient {
      * @throws NullPointerException if {@code error} is null
      * @throws IllegalArgumentException if {@code replyToken} is null or blank or names a step that does not
      *     await a reply, or the workflow is unknown to this client
-     * @throws IllegalStateException if the client has no {@link ReplyTokenKeys}
+     * @throws IllegalStateException if the client has no {@link CompletionTokenKeys}
      * @throws StateStoreException if the store failed
      */
-    public ReplyOutcome fail(String replyToken, String error, boolean retryable) {
+    public CompletionOutcome fail(String replyToken, String error, boolean retryable) {
         Objects.requireNonNull(error, "error must not be null");
         String message = StorableText.replaceUnstorable(error.length() > MAX_REPLY_ERROR_LENGTH
                 ? error.substring(0, MAX_REPLY_ERROR_LENGTH) + "…" : error);
@@ -151,29 +151,29 @@ public final class StepCompletionClient {
         String encode(TaskInfo task, StepDefinition<?> step);
     }
 
-    private ReplyOutcome reply(String replyToken, ReplyPayload payload, StepReply.Kind kind) {
+    private CompletionOutcome reply(String replyToken, ReplyPayload payload, StepReply.Kind kind) {
         if (replyToken == null || replyToken.isBlank()) {
             throw new IllegalArgumentException("replyToken must not be " + (replyToken == null ? "null" : "blank")
-                    + ": pass the token the step's ReplyRequest.send was given, unchanged");
+                    + ": pass the token the step's CompletionRequest.send was given, unchanged");
         }
         ReplyTokens.Checked checked = replyTokens.check(replyToken);
         if (!checked.accepted()) {
             log.warn("a reply was refused: its token is {}; nothing changed", checked.refusal());
-            core.hooks.replyRejected(ReplyOutcome.INVALID_TOKEN);
-            return ReplyOutcome.INVALID_TOKEN;
+            core.hooks.replyRejected(CompletionOutcome.INVALID_TOKEN);
+            return CompletionOutcome.INVALID_TOKEN;
         }
         ReplyToken token = checked.token();
         if (checked.unsigned()) {
             log.warn("task {} step {}: a reply with an unsigned (format 1) token was accepted"
-                    + " (ReplyTokenKeys.acceptUnsignedTokens()); turn that off once the upgrade's awaiting steps are"
+                    + " (CompletionTokenKeys.acceptUnsignedTokens()); turn that off once the upgrade's awaiting steps are"
                     + " answered", token.taskId(), token.step());
         }
         if (ClientCore.unstorable(token.taskId().value())) {
-            return ReplyOutcome.NOT_FOUND; // no store holds such an id; PostgreSQL would throw on a NUL
+            return CompletionOutcome.NOT_FOUND; // no store holds such an id; PostgreSQL would throw on a NUL
         }
         TaskInfo info = store.find(token.taskId()).orElse(null);
         if (info == null) {
-            return ReplyOutcome.NOT_FOUND;
+            return CompletionOutcome.NOT_FOUND;
         }
         Workflow<?> wf = core.workflow(info.workflow(), info.workflowVersion());
         if (wf == null) {
@@ -183,13 +183,13 @@ public final class StepCompletionClient {
                     + " can encode the reply and decide the step's next state");
         }
         if (token.step() >= wf.steps().size()) {
-            return ReplyOutcome.NOT_FOUND;
+            return CompletionOutcome.NOT_FOUND;
         }
         StepDefinition<?> def = wf.steps().get(token.step());
-        if (!def.awaitsReply()) {
+        if (!def.awaitsCompletion()) {
             throw new IllegalArgumentException("the reply token names step '" + def.name() + "' of workflow '"
-                    + wf.name() + "', which does not await a reply (define it with awaitReply(...)); pass the token a"
-                    + " ReplyRequest was given");
+                    + wf.name() + "', which does not await a reply (define it with awaitCompletion(...)); pass the token a"
+                    + " CompletionRequest was given");
         }
         String encoded = payload.encode(info, def);
         String what = "reply to step '" + def.name() + "' of task " + token.taskId();
@@ -212,13 +212,13 @@ public final class StepCompletionClient {
             decided.set(d);
             return d.transition();
         }, now);
-        ReplyOutcome outcome = switch (w.kind()) {
-            case APPLIED, KEPT -> kind == StepReply.Kind.COMPLETED ? ReplyOutcome.COMPLETED
-                    : ReplyOutcome.FAILED;
-            case DUPLICATE -> ReplyOutcome.ALREADY_COMPLETED;
-            case LATE -> ReplyOutcome.LATE;
-            case STALE, REFUSED -> ReplyOutcome.STALE;
-            case NOT_FOUND -> ReplyOutcome.NOT_FOUND;
+        CompletionOutcome outcome = switch (w.kind()) {
+            case APPLIED, KEPT -> kind == StepReply.Kind.COMPLETED ? CompletionOutcome.COMPLETED
+                    : CompletionOutcome.FAILED;
+            case DUPLICATE -> CompletionOutcome.ALREADY_COMPLETED;
+            case LATE -> CompletionOutcome.LATE;
+            case STALE, REFUSED -> CompletionOutcome.STALE;
+            case NOT_FOUND -> CompletionOutcome.NOT_FOUND;
         };
         TaskLog.run(token.taskId(), wf.name(), token.step(), 0, () -> logReply(token, def,
                 w, outcome));
@@ -227,14 +227,14 @@ public final class StepCompletionClient {
             if (w.transition().status().isTerminal()) {
                 core.waiters.finished(token.taskId());
             }
-        } else if (outcome == ReplyOutcome.LATE || outcome == ReplyOutcome.STALE) {
+        } else if (outcome == CompletionOutcome.LATE || outcome == CompletionOutcome.STALE) {
             core.hooks.replyRejected(outcome);
         }
         return outcome;
     }
 
     private static void logReply(ReplyToken token, StepDefinition<?> def,
-            ReplyWrite w, ReplyOutcome outcome) {
+            ReplyWrite w, CompletionOutcome outcome) {
         switch (w.kind()) {
             case APPLIED -> log.info("task {} step {}: reply accepted ({}); task now {}", token.taskId(), def.name(),
                     outcome, w.transition().status());

@@ -39,7 +39,7 @@ final class Submissions {
     /** One task; see {@link SasClient#submit(Workflow, String, Object, SubmitOptions)}. */
     <I> SubmitResult submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null");
-        checkReplyChannel(options.replyTo());
+        checkReplyChannel(options.statusChannel());
         NewTask task = newTask(workflow, businessKey, input, options, core.now());
         TaskEvent received = received(task);
         Object transaction = transaction(options);
@@ -79,7 +79,7 @@ final class Submissions {
             SubmitOptions options) {
         Objects.requireNonNull(inputsByBusinessKey, "inputsByBusinessKey must not be null");
         Objects.requireNonNull(options, "options must not be null");
-        checkReplyChannel(options.replyTo());
+        checkReplyChannel(options.statusChannel());
         Instant now = core.now();
         List<NewTask> tasks = new ArrayList<>(inputsByBusinessKey.size());
         List<TaskEvent> received = new ArrayList<>(inputsByBusinessKey.size());
@@ -98,7 +98,7 @@ final class Submissions {
     }
 
     /**
-     * Refuses a reply channel no node consumes: its messages would wait in the outbox and the
+     * Refuses a status channel no node consumes: its messages would wait in the outbox and the
      * application would never hear of its task. Channels found registered are remembered; an unknown
      * one is looked up in the store on every submit naming it (until it is registered).
      */
@@ -106,15 +106,15 @@ final class Submissions {
         if (channel == null || registeredReplyChannels.contains(channel) || core.hooks.consumesReplyChannel(channel)) {
             return;
         }
-        ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalArgumentException("replyTo '"
-                + channel + "': the store " + store + " keeps no reply channels; use a store that does"
-                + " (JdbcStateStore, InMemoryStateStore) or submit without replyTo"));
+        ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalArgumentException("statusChannel '"
+                + channel + "': the store " + store + " keeps no status channels; use a store that does"
+                + " (JdbcStateStore, InMemoryStateStore) or submit without statusChannel"));
         registeredReplyChannels.addAll(outbox.channels());
         if (!registeredReplyChannels.contains(channel)) {
-            throw new IllegalArgumentException("reply channel '" + channel + "' is not registered: no runtime"
-                    + " (RuntimeBuilder.replyChannel) or ReplyConsumer has registered it with this store, so nobody"
+            throw new IllegalArgumentException("status channel '" + channel + "' is not registered: no runtime"
+                    + " (RuntimeBuilder.statusChannel) or StatusConsumer has registered it with this store, so nobody"
                     + " would receive its messages. Register the channel first (on the node that consumes it), or"
-                    + " submit without replyTo");
+                    + " submit without statusChannel");
         }
     }
 
@@ -172,7 +172,7 @@ final class Submissions {
         StepDefinition<I> first = workflow.steps().get(0);
         TaskId id = TaskId.random();
         return new NewTask(id, workflow.name(), workflow.version(), businessKey, options.priority(),
-                encoded, options.replyTo(), first.name(), first.completeWithin(), now, now.plus(options.delay()),
+                encoded, options.statusChannel(), first.name(), first.completeWithin(), now, now.plus(options.delay()),
                 traceContext(workflow.name(), id));
     }
 
@@ -221,7 +221,7 @@ final class Submissions {
             }
         }
         if (!created.isEmpty()) {
-            core.hooks.submitted(created, options.replyTo(), options.delay().isZero() && !claimed, inHostTransaction);
+            core.hooks.submitted(created, options.statusChannel(), options.delay().isZero() && !claimed, inHostTransaction);
         }
     }
 }

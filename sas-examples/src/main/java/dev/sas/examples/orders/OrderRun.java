@@ -7,7 +7,7 @@ import dev.sas.console.SasConsole;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.AlertSink;
 import dev.sas.core.CircuitBreaker;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
@@ -94,8 +94,8 @@ public final class OrderRun {
     }
 
     /** The keys that sign the payment step's reply tokens: the same on every node of the run. */
-    static ReplyTokenKeys replyTokenKeys() {
-        return ReplyTokenKeys.builder().currentKey("example", java.util.Base64.getDecoder().decode(REPLY_KEY_BASE64))
+    static CompletionTokenKeys completionTokenKeys() {
+        return CompletionTokenKeys.builder().currentKey("example", java.util.Base64.getDecoder().decode(REPLY_KEY_BASE64))
                 .build();
     }
 
@@ -114,9 +114,9 @@ public final class OrderRun {
                 .pollInterval(POLL_INTERVAL)
                 .supervisorInterval(SUPERVISOR_INTERVAL)
                 .shutdownGrace(Duration.ofSeconds(3))
-                .replyChannel(OrderStatusBoard.CHANNEL, board)
+                .statusChannel(OrderStatusBoard.CHANNEL, board)
                 .alertSink(alerts)
-                .replyTokenKeys(replyTokenKeys())
+                .completionTokenKeys(completionTokenKeys())
                 .build();
     }
 
@@ -204,9 +204,9 @@ public final class OrderRun {
                             .stateStore(store).workflow(workflow).instanceId("worker-" + tag)
                             .pollInterval(POLL_INTERVAL).supervisorInterval(SUPERVISOR_INTERVAL)
                             .shutdownGrace(Duration.ZERO)
-                            .replyChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
+                            .statusChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
                             .alertSink(operator)
-                            .replyTokenKeys(replyTokenKeys())
+                            .completionTokenKeys(completionTokenKeys())
                             .build().start();
                     out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }

@@ -127,8 +127,8 @@ class ApiValidationTest {
                 .hasMessageContaining("maxInFlight (10)");
         assertThatThrownBy(() -> SasRuntime.builder().workflow(simple("a")).workflow(simple("a")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already registered");
-        assertThatThrownBy(() -> SasRuntime.builder().replyChannel("bad channel", e -> { }))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reply channel name");
+        assertThatThrownBy(() -> SasRuntime.builder().statusChannel("bad channel", e -> { }))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status channel name");
         assertThatThrownBy(() -> SubmitOptions.builder().delay(Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("delay must not be negative");
         assertThatThrownBy(() -> TaskId.of(" ")).isInstanceOf(IllegalArgumentException.class);
