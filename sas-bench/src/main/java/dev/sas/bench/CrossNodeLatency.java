@@ -36,7 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  * set, else both on the local defaults), {@code --rate N} per second (200), {@code --seconds S}
  * measured (30), {@code --warmup-seconds S} (5). {@code --idle-load} instead measures what an idle
  * runtime with default settings sends to the database: statements and commits per second, without
- * and with one reply channel, over {@code --seconds}.
+ * and with one status channel, over {@code --seconds}.
  */
 public final class CrossNodeLatency {
 
@@ -90,7 +90,7 @@ public final class CrossNodeLatency {
         }
         if (idleLoad) {
             System.out.printf("idle database load of one runtime (default settings), over %d s%n", seconds);
-            System.out.println("| database | reply channels | statements/s | commits/s |");
+            System.out.println("| database | status channels | statements/s | commits/s |");
             System.out.println("|---|---:|---:|---:|");
             for (String db : dbs) {
                 idleLoad(db.trim(), url(db.trim(), env), seconds);
@@ -114,7 +114,7 @@ public final class CrossNodeLatency {
         };
     }
 
-    /** Statements and commits per second of an idle runtime, without and with a reply channel. */
+    /** Statements and commits per second of an idle runtime, without and with a status channel. */
     private static void idleLoad(String db, String url, int seconds) throws Exception {
         for (int channels = 0; channels <= 1; channels++) {
             String prefix = "idle" + UUID.randomUUID().toString().replace("-", "").substring(0, 8) + "_";
@@ -124,7 +124,7 @@ public final class CrossNodeLatency {
                         .build()) {
                     dev.sas.core.RuntimeBuilder b = SasRuntime.builder().stateStore(store).workflow(workflow(Clock.systemUTC()));
                     if (channels > 0) {
-                        b.replyChannel("idle-replies", e -> { });
+                        b.statusChannel("idle-replies", e -> { });
                     }
                     SasRuntime sas = b.build().start();
                     try {

@@ -28,7 +28,7 @@ final class AgentsCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         try (StoreOptions.Session s = store.open()) {
-            List<AgentStatus> agents = s.client().agents();
+            List<AgentStatus> agents = s.client().operations().agents();
             if (store.json) {
                 List<Object> docs = new ArrayList<>();
                 for (AgentStatus a : agents) {

@@ -214,7 +214,7 @@ final class TaskActions {
             if (!allErrors) {
                 return Optional.empty();
             }
-            int n = s.client().resubmitAll(filter.workflow);
+            int n = s.client().operations().resubmitAll(filter.workflow);
             if (store.json) {
                 Output.json(out, Map.of("workflow", filter.workflow, "resubmitted", n));
             } else {
@@ -226,7 +226,7 @@ final class TaskActions {
         @Override
         Action action() {
             return (client, id, note) -> {
-                client.resubmit(id, note);
+                client.operations().resubmit(id, note);
                 return null;
             };
         }
@@ -255,7 +255,7 @@ final class TaskActions {
         @Override
         Action action() {
             return (client, id, note) -> {
-                if (client.cancel(id, note)) {
+                if (client.operations().cancel(id, note)) {
                     return null;
                 }
                 TaskInfo t = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));

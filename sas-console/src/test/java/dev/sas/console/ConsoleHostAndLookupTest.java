@@ -177,7 +177,7 @@ class ConsoleHostAndLookupTest {
                 assertThat(client.find(TaskId.of(id + "\0"))).isEmpty();
                 assertThat(client.find("orders", "order-1\0")).isEmpty();
                 assertThat(client.events(TaskId.of("\uD800"))).isEmpty();
-                assertThatThrownBy(() -> client.resubmit(TaskId.of("a\0"))).isInstanceOf(TaskNotFoundException.class);
+                assertThatThrownBy(() -> client.operations().resubmit(TaskId.of("a\0"))).isInstanceOf(TaskNotFoundException.class);
                 assertThat(blocked.info().status()).as("nothing was resubmitted").isEqualTo(TaskStatus.ERROR);
             }
         }

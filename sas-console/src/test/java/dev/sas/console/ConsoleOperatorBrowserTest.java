@@ -133,7 +133,7 @@ class ConsoleOperatorBrowserTest {
                 && blocked.stream().allMatch(t -> t.info().status() == TaskStatus.ERROR)
                 && invoice.info().status() == TaskStatus.PROCESSED
                 && held.stream().allMatch(t -> t.info().status() == TaskStatus.WAITING)
-                && runtime.client().agents().stream().anyMatch(a -> a.breaker() == CircuitBreaker.State.OPEN));
+                && runtime.client().operations().agents().stream().anyMatch(a -> a.breaker() == CircuitBreaker.State.OPEN));
         assertThat(invoice.info().lastError()).contains("tax service timed out");
 
         // the overview: a PROCESSED task's old retry error is history, not a failure

@@ -187,11 +187,11 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             kinds.add("call(...)");
         }
         if (awaitReply != null) {
-            kinds.add("awaitReply(...)");
+            kinds.add("awaitCompletion(...)");
         }
         if (kinds.isEmpty()) {
             throw new IllegalStateException(
-                    "step '" + name + "' has no work: set execute(...), call(...) or awaitReply(...)");
+                    "step '" + name + "' has no work: set execute(...), call(...) or awaitCompletion(...)");
         }
         if (kinds.size() > 1) {
             throw new IllegalStateException(

@@ -46,11 +46,11 @@ interface ClientHooks {
     default void replied(dev.sas.core.spi.Transition written, List<Alert> alerts) {
     }
 
-    /** A reply was rejected as {@link ReplyOutcome#LATE}, {@link ReplyOutcome#STALE} or {@link ReplyOutcome#INVALID_TOKEN} (counted). */
-    default void replyRejected(ReplyOutcome outcome) {
+    /** A reply was rejected as {@link CompletionOutcome#LATE}, {@link CompletionOutcome#STALE} or {@link CompletionOutcome#INVALID_TOKEN} (counted). */
+    default void replyRejected(CompletionOutcome outcome) {
     }
 
-    /** True if this node consumes the reply channel {@code name} itself (known before it registered it in the store). */
+    /** True if this node consumes the status channel {@code name} itself (known before it registered it in the store). */
     default boolean consumesReplyChannel(String name) {
         return false;
     }

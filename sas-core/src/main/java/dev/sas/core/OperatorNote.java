@@ -9,7 +9,7 @@ import java.util.Objects;
  * provider confirmed the refund}. Immutable.
  *
  * <pre>{@code
- * client.cancel(taskId, OperatorNote.of("alice", "customer withdrew the order"));
+ * client.operations().cancel(taskId, OperatorNote.of("alice", "customer withdrew the order"));
  * }</pre>
  *
  * @param operator who acted: a user name or principal, 1 to {@value #MAX_OPERATOR_LENGTH} characters

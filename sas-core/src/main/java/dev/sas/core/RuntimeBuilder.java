@@ -39,13 +39,13 @@ public final class RuntimeBuilder {
     private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
     private Tracing tracing = Tracing.none();
-    private ReplyTokenKeys replyTokenKeys;
+    private CompletionTokenKeys completionTokenKeys;
     private Clock clock = Clock.systemUTC();
     private boolean databaseClock = true;
     private Executor stepExecutor;
     private final Map<String, Executor> agentExecutors = new HashMap<>();
     private final List<TaskListener> listeners = new ArrayList<>();
-    private final Map<String, ReplyChannel> replyChannels = new LinkedHashMap<>();
+    private final Map<String, StatusChannel> statusChannels = new LinkedHashMap<>();
     private Duration busyPollInterval;
     private AlertSink alertSink = alert -> LoggerFactory.getLogger("dev.sas.alerts").error(
             "ALERT task {} ({} / {}) is {} at step {}: {}", alert.taskId(), alert.workflow(), alert.businessKey(),
@@ -270,7 +270,7 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Most events and alerts waiting for listeners, reply channels and the alert sink. When a slow
+     * Most events and alerts waiting for listeners, status channels and the alert sink. When a slow
      * listener lets this many pile up, newer ones are dropped for listeners (counted in
      * {@link SasMetrics#eventsDropped()}, logged at WARN at most every 10 s) instead of blocking
      * the scheduler; the event log in the store still has them. Default
@@ -351,48 +351,48 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Registers a reply channel whose messages go to {@code listener}, one event at a time; see
-     * {@link #replyChannel(ReplyChannel)}. What the listener throws is logged and counted in
-     * {@link SasMetrics#listenerFailures()} and not repeated; use a {@link ReplyHandler} to have
+     * Registers a status channel whose messages go to {@code listener}, one event at a time; see
+     * {@link #statusChannel(StatusChannel)}. What the listener throws is logged and counted in
+     * {@link SasMetrics#listenerFailures()} and not repeated; use a {@link StatusHandler} to have
      * failed messages delivered again.
      *
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the name is invalid or already registered
      */
-    public RuntimeBuilder replyChannel(String name, TaskListener listener) {
-        return replyChannel(ReplyChannel.builder(name).listener(listener).build());
+    public RuntimeBuilder statusChannel(String name, TaskListener listener) {
+        return statusChannel(StatusChannel.builder(name).listener(listener).build());
     }
 
     /**
-     * Registers a reply channel this runtime consumes: the status messages of every task submitted
-     * with {@code SubmitOptions.replyTo(channel.name())}, recorded by any node, reach the channel's
+     * Registers a status channel this runtime consumes: the status messages of every task submitted
+     * with {@code SubmitOptions.Builder.statusChannel(channel.name())}, recorded by any node, reach the channel's
      * handler from the store's outbox, in order per task, at least once, with a delivery id, on the
      * thread {@code sas-reply-<name>}. The channel is registered in the store when the runtime starts
      * (submits naming it are accepted by every node from then on, and by this runtime's own client at
      * once); its messages wait in the store while no node consumes it. Of several nodes registering
-     * the same channel one consumes it at a time (see {@link ReplyChannel}).
+     * the same channel one consumes it at a time (see {@link StatusChannel}).
      *
      * @throws NullPointerException if null
      * @throws IllegalArgumentException if a channel of the same name is already registered
      */
-    public RuntimeBuilder replyChannel(ReplyChannel channel) {
-        Objects.requireNonNull(channel, "reply channel must not be null");
-        if (replyChannels.putIfAbsent(channel.name(), channel) != null) {
-            throw new IllegalArgumentException("reply channel '" + channel.name() + "' is already registered");
+    public RuntimeBuilder statusChannel(StatusChannel channel) {
+        Objects.requireNonNull(channel, "status channel must not be null");
+        if (statusChannels.putIfAbsent(channel.name(), channel) != null) {
+            throw new IllegalArgumentException("status channel '" + channel.name() + "' is already registered");
         }
         return this;
     }
 
     /**
      * The keys that sign the reply tokens of this runtime's steps that await a reply, and check the
-     * tokens its client receives ({@link SasClient#completeStep}). Required when a workflow has such
+     * tokens its client receives ({@link StepCompletionClient#complete}). Required when a workflow has such
      * a step; give the same keys to every runtime and client of the cluster
-     * ({@link SasClient.Builder#replyTokenKeys}).
+     * ({@link SasClient.Builder#completionTokenKeys}).
      *
      * @throws NullPointerException if null
      */
-    public RuntimeBuilder replyTokenKeys(ReplyTokenKeys keys) {
-        this.replyTokenKeys = Objects.requireNonNull(keys, "replyTokenKeys must not be null");
+    public RuntimeBuilder completionTokenKeys(CompletionTokenKeys keys) {
+        this.completionTokenKeys = Objects.requireNonNull(keys, "completionTokenKeys must not be null");
         return this;
     }
 
@@ -409,7 +409,7 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * How often the scheduler and reply channels look at the store while recently busy (they found
+     * How often the scheduler and status channels look at the store while recently busy (they found
      * work within the last 2 s), on a store that pushes no wake-up hints (MariaDB, H2): they then
      * look twice as seldom after each empty look, up to {@link #pollInterval(Duration)}. On PostgreSQL
      * a hint from the committing node wakes them and they poll at {@code pollInterval} only as the
@@ -452,7 +452,7 @@ public final class RuntimeBuilder {
      *     claimBatchSize is larger than maxInFlight, if busyPollInterval is longer than pollInterval,
      *     if two agents of one name have different {@link FlowControl}s, or if an agent has flow
      *     control and the store does not support it, or if a workflow has a step that awaits a reply
-     *     and no {@link #replyTokenKeys} were given
+     *     and no {@link #completionTokenKeys} were given
      */
     public SasRuntime build() {
         if (store == null) {
@@ -478,12 +478,12 @@ public final class RuntimeBuilder {
                         + "), which needs a stateStore that keeps it; " + store + " does not");
             }
         }
-        if (replyTokenKeys == null) {
+        if (completionTokenKeys == null) {
             for (Workflow<?> w : workflows) {
                 for (StepDefinition<?> s : w.steps()) {
-                    if (s.awaitsReply()) {
+                    if (s.awaitsCompletion()) {
                         throw new IllegalStateException("step '" + s.name() + "' of workflow '" + w.name()
-                                + "' awaits a reply, whose token must be signed: set replyTokenKeys(ReplyTokenKeys"
+                                + "' awaits a reply, whose token must be signed: set completionTokenKeys(CompletionTokenKeys"
                                 + ".builder().currentKey(id, secret).build()), the same keys on every node and client");
                     }
                 }
@@ -493,8 +493,8 @@ public final class RuntimeBuilder {
                 : defaultInstanceId(), clock, databaseClock, maxPayloadBytes, schedulerEnabled, schedulerThreads, claimBatchSize,
                 maxInFlight, writerThreads, pollInterval, agentThreads, supervisorEnabled, supervisorInterval,
                 shutdownGrace, retention, retentionBatchSize, retentionMaxDeletesPerSecond, retentionInterval,
-                stepExecutor, agentExecutors, listeners, replyChannels, alertSink, eventQueueCapacity, unrunnableGrace,
-                tracing, busy, replyTokenKeys));
+                stepExecutor, agentExecutors, listeners, statusChannels, alertSink, eventQueueCapacity, unrunnableGrace,
+                tracing, busy, completionTokenKeys));
     }
 
     private static int positive(String name, int value) {

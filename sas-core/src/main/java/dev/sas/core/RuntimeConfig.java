@@ -37,15 +37,15 @@ import java.util.concurrent.Executor;
  * @param stepExecutor the host's executor for steps, or null for {@code sas-scheduler-N} threads
  * @param agentExecutors the host's executors per agent name
  * @param listeners listeners for every event this runtime records
- * @param replyChannels the reply channels this runtime consumes, by name
+ * @param statusChannels the status channels this runtime consumes, by name
  * @param alertSink where alerts go
  * @param eventQueueCapacity most events and alerts waiting for listeners; more are dropped for listeners
  * @param unrunnableGrace how long a task may be due while no live runtime has its workflow
  *     version before the supervisor parks it
  * @param tracing carries the submitter's trace to the steps ({@link Tracing#none()} by default)
- * @param busyPollInterval how often the scheduler and reply channels look at a store without
+ * @param busyPollInterval how often the scheduler and status channels look at a store without
  *     wake-up hints while recently busy
- * @param replyTokenKeys the keys that sign and check reply tokens, or null if none were given (only
+ * @param completionTokenKeys the keys that sign and check reply tokens, or null if none were given (only
  *     allowed when no workflow has a step that awaits a reply)
  */
 public record RuntimeConfig(
@@ -72,20 +72,20 @@ public record RuntimeConfig(
         Executor stepExecutor,
         Map<String, Executor> agentExecutors,
         List<TaskListener> listeners,
-        Map<String, ReplyChannel> replyChannels,
+        Map<String, StatusChannel> statusChannels,
         AlertSink alertSink,
         int eventQueueCapacity,
         Duration unrunnableGrace,
         Tracing tracing,
         Duration busyPollInterval,
-        ReplyTokenKeys replyTokenKeys) {
+        CompletionTokenKeys completionTokenKeys) {
 
     /** Copies every collection. */
     public RuntimeConfig {
         workflows = List.copyOf(workflows);
         agentExecutors = Map.copyOf(agentExecutors);
         listeners = List.copyOf(listeners);
-        replyChannels = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(replyChannels));
+        statusChannels = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(statusChannels));
     }
 
     /** The supervisor lease: three intervals, at least {@link SasRuntime#MIN_SUPERVISOR_LEASE}. */
@@ -101,13 +101,13 @@ public record RuntimeConfig(
                 + ", schedulerThreads=" + (stepExecutor != null ? "host executor" : schedulerThreads)
                 + ", claimBatchSize=" + claimBatchSize + ", maxInFlight=" + maxInFlight + ", writerThreads="
                 + writerThreads + ", pollInterval=" + pollInterval + ", busyPollInterval=" + busyPollInterval
-                + ", replyChannels=" + replyChannels.keySet() + ", supervisorEnabled=" + supervisorEnabled
+                + ", statusChannels=" + statusChannels.keySet() + ", supervisorEnabled=" + supervisorEnabled
                 + ", supervisorInterval=" + supervisorInterval + ", agentThreads=" + agentThreads
                 + ", maxPayloadBytes=" + maxPayloadBytes + ", retention=" + retention + ", retentionBatchSize="
                 + retentionBatchSize + ", retentionMaxDeletesPerSecond=" + retentionMaxDeletesPerSecond
                 + ", retentionInterval=" + retentionInterval + ", shutdownGrace=" + shutdownGrace
                 + ", eventQueueCapacity=" + eventQueueCapacity + ", unrunnableGrace=" + unrunnableGrace
-                + ", tracing=" + tracing + ", replyTokenKeys=" + replyTokenKeys + ", clock=" + clock
+                + ", tracing=" + tracing + ", completionTokenKeys=" + completionTokenKeys + ", clock=" + clock
                 + (databaseClock ? " (offset to the store's clock)" : " (trusted; the store's clock is not read)");
     }
 }

@@ -28,11 +28,11 @@ package dev.sas.core;
  * @param submitted new tasks submitted through this runtime's {@link SasRuntime#client() client}
  *     (duplicates of existing tasks not counted; in a host transaction counted when the submit
  *     returns, so a rollback does not take it back)
- * @param repliesDelivered reply-channel messages this node's channels delivered and acknowledged
+ * @param statusUpdatesDelivered reply-channel messages this node's channels delivered and acknowledged
  *     (a message delivered again after a failure counts again)
- * @param replyFailures reply-channel batches whose handler failed (delivered again after a backoff)
+ * @param statusUpdateFailures reply-channel batches whose handler failed (delivered again after a backoff)
  *     and store failures while consuming a channel
- * @param replyChannelUnknown events this node recorded for tasks whose reply channel no node has
+ * @param statusChannelUnknown events this node recorded for tasks whose status channel no node has
  *     registered: they wait in the store's outbox until a node registers it (each logged at WARN, at
  *     most every 10 s)
  * @param heldBack agent calls this runtime held back instead of making them (their tasks waited,
@@ -42,14 +42,14 @@ package dev.sas.core;
  *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
  *     breakers' state across the cluster
  * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
- * @param lateReplies replies to awaiting steps ({@link SasClient#completeStep(String, Object)},
- *     {@link SasClient#failStep(String, String)}) through this runtime's client rejected because they
- *     came after the step's deadline ({@link ReplyOutcome#LATE})
- * @param staleReplies replies through this runtime's client rejected because their token's attempt was
- *     no longer the task's ({@link ReplyOutcome#STALE})
- * @param invalidReplyTokens replies through this runtime's client refused because their token was not
- *     one the configured {@link ReplyTokenKeys} signed: forged, altered, truncated, malformed or signed
- *     with a key no longer accepted ({@link ReplyOutcome#INVALID_TOKEN})
+ * @param lateCompletions replies to awaiting steps ({@link StepCompletionClient#complete(String, Object)},
+ *     {@link StepCompletionClient#fail(String, String)}) through this runtime's client rejected because they
+ *     came after the step's deadline ({@link CompletionOutcome#LATE})
+ * @param staleCompletions replies through this runtime's client rejected because their token's attempt was
+ *     no longer the task's ({@link CompletionOutcome#STALE})
+ * @param invalidCompletionTokens replies through this runtime's client refused because their token was not
+ *     one the configured {@link CompletionTokenKeys} signed: forged, altered, truncated, malformed or signed
+ *     with a key no longer accepted ({@link CompletionOutcome#INVALID_TOKEN})
  * @param permitsLapsed agent permits of this runtime's calls that a renewal found lapsed: the node
  *     was held up (starved, paused, cut off from the store) for more than a lease while a call
  *     overran its deadline, so another call may have taken its share ({@link FlowControl#permitLease()})
@@ -73,15 +73,15 @@ public record SasMetrics(
         long internalErrors,
         long clockSkewMillis,
         long submitted,
-        long repliesDelivered,
-        long replyFailures,
-        long replyChannelUnknown,
+        long statusUpdatesDelivered,
+        long statusUpdateFailures,
+        long statusChannelUnknown,
         long heldBack,
         long breakersOpened,
         long breakersClosed,
-        long lateReplies,
-        long staleReplies,
-        long invalidReplyTokens,
+        long lateCompletions,
+        long staleCompletions,
+        long invalidCompletionTokens,
         long permitsLapsed,
         long supervisorPassesStopped) {
 }

@@ -133,12 +133,12 @@ public final class SasRuntime implements AutoCloseable {
                 metrics::clockSkew);
         this.signals = store.signals().orElse(null);
         ReplyOutbox outbox = store.replyOutbox().orElse(null);
-        if (outbox == null && !config.replyChannels().isEmpty()) {
-            throw new IllegalStateException("reply channels " + config.replyChannels().keySet() + " are registered,"
-                    + " but the store " + store + " keeps no reply channels; use a store that does (JdbcStateStore,"
+        if (outbox == null && !config.statusChannels().isEmpty()) {
+            throw new IllegalStateException("status channels " + config.statusChannels().keySet() + " are registered,"
+                    + " but the store " + store + " keeps no status channels; use a store that does (JdbcStateStore,"
                     + " InMemoryStateStore)");
         }
-        for (ReplyChannel channel : config.replyChannels().values()) {
+        for (StatusChannel channel : config.statusChannels().values()) {
             replyPumps.put(channel.name(), new ReplyPump(channel, outbox, clock, instanceId, metrics, poll(config)));
         }
         this.events = new EventBus(config.listeners(), new ReplyRouting(replyPumps, outbox, metrics),
@@ -160,10 +160,10 @@ public final class SasRuntime implements AutoCloseable {
                 config.retentionBatchSize(), config.retentionMaxDeletesPerSecond(), config.retentionInterval(),
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
-                config.maxPayloadBytes(), config.tracing(), config.replyTokenKeys()), clock, config.workflows(),
+                config.maxPayloadBytes(), config.tracing(), config.completionTokenKeys()), clock, config.workflows(),
                 new Hooks());
         scheduler.tracing(config.tracing());
-        scheduler.replyTokens(ReplyTokenKeys.tokens(config.replyTokenKeys()));
+        scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */
@@ -233,12 +233,12 @@ public final class SasRuntime implements AutoCloseable {
         }
 
         @Override
-        public void replyRejected(ReplyOutcome outcome) {
-            if (outcome == ReplyOutcome.LATE) {
+        public void replyRejected(CompletionOutcome outcome) {
+            if (outcome == CompletionOutcome.LATE) {
                 metrics.lateReply();
-            } else if (outcome == ReplyOutcome.STALE) {
+            } else if (outcome == CompletionOutcome.STALE) {
                 metrics.staleReply();
-            } else if (outcome == ReplyOutcome.INVALID_TOKEN) {
+            } else if (outcome == CompletionOutcome.INVALID_TOKEN) {
                 metrics.invalidReplyToken();
             }
         }
@@ -322,14 +322,14 @@ public final class SasRuntime implements AutoCloseable {
         return this;
     }
 
-    /** Registers and starts the reply channels, and listens for the store's wake-up hints. */
+    /** Registers and starts the status channels, and listens for the store's wake-up hints. */
     private void startReplies() {
         for (ReplyPump pump : replyPumps.values()) {
             try {
                 pump.register();
             } catch (RuntimeException e) {
                 metrics.storeFailure();
-                log.warn("instance {}: cannot register reply channel {} yet ({}); it registers when it can reach"
+                log.warn("instance {}: cannot register status channel {} yet ({}); it registers when it can reach"
                         + " the store", instanceId, pump.channel(), e.getMessage());
             }
             pump.start();
@@ -417,7 +417,7 @@ public final class SasRuntime implements AutoCloseable {
      * their deadline and are then recovered by a supervisor; nothing is half-recorded. Listeners get
      * what is queued for them for up to the shutdown grace (at least 100 ms, at most 5 s); the rest
      * is discarded and counted in {@link SasMetrics#eventsDropped()}. Once {@code close()} returns, no
-     * listener, reply channel or alert sink is called again. Executors the host supplied are not
+     * listener, status channel or alert sink is called again. Executors the host supplied are not
      * shut down. Idempotent.
      */
     @Override
@@ -544,7 +544,7 @@ public final class SasRuntime implements AutoCloseable {
     }
 
     /**
-     * Delivers one batch of each reply channel of this runtime on the calling thread (taking the
+     * Delivers one batch of each status channel of this runtime on the calling thread (taking the
      * channel's lease if free). For tests and manual driving.
      *
      * @return how many messages were delivered

@@ -8,7 +8,7 @@ import java.util.function.Function;
  * Configures one step whose output is a plain string (or none), inside
  * {@link Workflow.Builder#step(String, java.util.function.Consumer)}. Set exactly one kind of work:
  * {@link #execute} (a local function), {@link #call} (a call through an {@link Agent} replying a
- * string) or {@link #awaitReply} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
+ * string) or {@link #awaitCompletion} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
  * ({@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}). Not thread-safe.
  *
  * @param <I> the workflow's input type
@@ -68,7 +68,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     /**
      * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
-     * later, when its reply arrives through {@link SasClient#completeStep(String, Object)} from any
+     * later, when its reply arrives through {@link StepCompletionClient#complete(String, Object)} from any
      * node or process; the reply text is the step's output. No thread waits meanwhile: the task rests
      * {@link TaskStatus#AWAITING_REPLY} until the reply or the step's deadline
      * ({@link #completeWithin}, e.g. days for a human approval). A deadline missed counts a time-out
@@ -76,7 +76,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      *
      * @throws NullPointerException if {@code request} is null
      */
-    public StepBuilder<I> awaitReply(ReplyRequest<I> request) {
+    public StepBuilder<I> awaitCompletion(CompletionRequest<I> request) {
         Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
         this.awaitReply = new StepDefinition.AwaitReply<>(request, Codec.string());
         return this;

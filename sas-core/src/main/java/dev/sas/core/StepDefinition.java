@@ -53,14 +53,14 @@ public final class StepDefinition<I> {
 
     /**
      * Whether this step sends a request and completes later, when its reply arrives
-     * ({@link StepBuilder#awaitReply(ReplyRequest)}).
+     * ({@link StepBuilder#awaitCompletion(CompletionRequest)}).
      */
-    public boolean awaitsReply() {
+    public boolean awaitsCompletion() {
         return awaitReply != null;
     }
 
     /**
-     * Sends this step's request ({@link ReplyRequest#send}) on the calling thread.
+     * Sends this step's request ({@link CompletionRequest#send}) on the calling thread.
      *
      * @throws IllegalStateException if the step does not await a reply
      * @throws Exception what the request threw
@@ -303,10 +303,10 @@ public final class StepDefinition<I> {
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */
     static final class AwaitReply<I> {
-        final ReplyRequest<I> request;
+        final CompletionRequest<I> request;
         final Codec<?> codec;
 
-        AwaitReply(ReplyRequest<I> request, Codec<?> codec) {
+        AwaitReply(CompletionRequest<I> request, Codec<?> codec) {
             this.request = Objects.requireNonNull(request, "request must not be null");
             this.codec = Objects.requireNonNull(codec, "codec must not be null");
         }

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Optional settings for {@link SasClient#submit}: priority, delay, reply channel, and a host
+ * Optional settings for {@link SasClient#submit}: priority, delay, status channel, and a host
  * transaction to join. Immutable and thread-safe; built with {@link #builder()}.
  */
 public final class SubmitOptions {
@@ -13,17 +13,17 @@ public final class SubmitOptions {
 
     private final int priority;
     private final Duration delay;
-    private final String replyTo;
+    private final String statusChannel;
     private final Object transaction;
 
     private SubmitOptions(Builder b) {
         this.priority = b.priority;
         this.delay = b.delay;
-        this.replyTo = b.replyTo;
+        this.statusChannel = b.statusChannel;
         this.transaction = b.transaction;
     }
 
-    /** No priority, no delay, no reply channel, own transaction. */
+    /** No priority, no delay, no status channel, own transaction. */
     public static SubmitOptions defaults() {
         return DEFAULTS;
     }
@@ -43,9 +43,9 @@ public final class SubmitOptions {
         return delay;
     }
 
-    /** The reply channel that receives this task's events, or null. */
-    public String replyTo() {
-        return replyTo;
+    /** The status channel that receives this task's events, or null. */
+    public String statusChannel() {
+        return statusChannel;
     }
 
     /** The host transaction to join, or null. */
@@ -57,7 +57,7 @@ public final class SubmitOptions {
     public static final class Builder {
         private int priority;
         private Duration delay = Duration.ZERO;
-        private String replyTo;
+        private String statusChannel;
         private Object transaction;
 
         private Builder() {
@@ -85,15 +85,15 @@ public final class SubmitOptions {
         }
 
         /**
-         * Deliver this task's events to the reply channel registered under this name with
-         * {@code RuntimeBuilder.replyChannel}.
+         * Deliver this task's events to the status channel registered under this name with
+         * {@code RuntimeBuilder.statusChannel}.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if not a valid name (see {@link Workflow#NAME_PATTERN})
          */
-        public Builder replyTo(String channel) {
-            Workflow.checkName("replyTo channel", channel);
-            this.replyTo = channel;
+        public Builder statusChannel(String channel) {
+            Workflow.checkName("statusChannel", channel);
+            this.statusChannel = channel;
             return this;
         }
 

@@ -99,14 +99,14 @@ public final class TaskHandle {
     }
 
     /**
-     * Asks to cancel the task; see {@link SasClient#cancel(TaskId)}.
+     * Asks to cancel the task; see {@link OperationsClient#cancel(TaskId)}.
      *
      * @return true if the cancel was recorded and will be carried out; false if the task had
      *     already finished or a cancel was already requested
      * @throws TaskNotFoundException if the task does not exist
      */
     public boolean cancel() {
-        return client.cancel(taskId);
+        return client.operations().cancel(taskId);
     }
 
     @Override

@@ -31,9 +31,9 @@ public enum TaskStatus {
     /** Claimed by a scheduler, which is running its current step. */
     PROCESSING,
     /**
-     * The current step ({@link StepBuilder#awaitReply(ReplyRequest)}) sent its request and waits for
-     * its reply, which {@link SasClient#completeStep(String, Object)} or
-     * {@link SasClient#failStep(String, String)} delivers from any node or process. No scheduler
+     * The current step ({@link StepBuilder#awaitCompletion(CompletionRequest)}) sent its request and waits for
+     * its reply, which {@link StepCompletionClient#complete(String, Object)} or
+     * {@link StepCompletionClient#fail(String, String)} delivers from any node or process. No scheduler
      * holds the task and no thread waits; the step's lease and deadline are kept, so a reply after
      * the deadline or for an older attempt is rejected, and the supervisor treats a task still
      * waiting at its deadline as a timed-out step (retried with the request sent again).

@@ -8,7 +8,7 @@ import java.util.function.Function;
  * {@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}: its output has the ref's
  * type and is encoded with the ref's codec, so neither is repeated here. Set exactly one kind of
  * work: {@link #execute} (a local function returning the output), {@link #call} (a call through
- * an {@link Agent} whose reply is the output) or {@link #awaitReply} (a request whose reply, arriving
+ * an {@link Agent} whose reply is the output) or {@link #awaitCompletion} (a request whose reply, arriving
  * later from anywhere, is the output). Not thread-safe.
  *
  * <pre>{@code
@@ -64,7 +64,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
 
     /**
      * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
-     * later, when its reply arrives through {@link SasClient#completeStep(String, Object)} from any
+     * later, when its reply arrives through {@link StepCompletionClient#complete(String, Object)} from any
      * node or process; the reply, encoded with the ref's codec, is the step's output. No thread
      * waits meanwhile: the task rests {@link TaskStatus#AWAITING_REPLY} until the reply or the
      * step's deadline ({@link #completeWithin}). A deadline missed counts a time-out and the request
@@ -72,7 +72,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
      *
      * @throws NullPointerException if {@code request} is null
      */
-    public TypedStepBuilder<I, O> awaitReply(ReplyRequest<I> request) {
+    public TypedStepBuilder<I, O> awaitCompletion(CompletionRequest<I> request) {
         Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
         this.awaitReply = new StepDefinition.AwaitReply<>(request, ref.codec());
         return this;

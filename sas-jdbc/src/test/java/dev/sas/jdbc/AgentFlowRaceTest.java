@@ -116,7 +116,7 @@ class AgentFlowRaceTest {
 
     private Map<String, AgentStatus> agents() {
         Map<String, AgentStatus> out = new HashMap<>();
-        runtimes.get(0).client().agents().forEach(a -> out.put(a.endpoint(), a));
+        runtimes.get(0).client().operations().agents().forEach(a -> out.put(a.endpoint(), a));
         return out;
     }
 

@@ -3,7 +3,7 @@ package dev.sas.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyOutcome;
+import dev.sas.core.CompletionOutcome;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
@@ -44,7 +44,7 @@ class AwaitReplyCrossProcessTest {
 
     /** The approval workflow, defined alike in both JVMs; the request writes the token to {@link #tokenFile}. */
     static final Workflow<String> APPROVAL = Workflow.builder("human-approval", Codec.string())
-            .step("approve", s -> s.awaitReply((ctx, token) -> Files.writeString(tokenFile, token))
+            .step("approve", s -> s.awaitCompletion((ctx, token) -> Files.writeString(tokenFile, token))
                     .completeWithin(Duration.ofDays(7)))
             .step("ship", s -> s.execute(ctx -> "shipped after " + ctx.output("approve").orElseThrow()))
             .build();
@@ -52,28 +52,28 @@ class AwaitReplyCrossProcessTest {
     @ParameterizedTest
     @EnumSource(value = TestDb.class, names = {"POSTGRES", "MARIADB"})
     void an_approval_completed_days_later_by_another_jvm_completes_the_task_once(TestDb db) throws Exception {
-        run(db, Duration.ofDays(6), ReplyOutcome.COMPLETED);
+        run(db, Duration.ofDays(6), CompletionOutcome.COMPLETED);
     }
 
     @ParameterizedTest
     @EnumSource(value = TestDb.class, names = {"POSTGRES", "MARIADB"})
     void an_approval_after_the_seven_days_is_late_and_changes_nothing(TestDb db) throws Exception {
-        run(db, Duration.ofDays(7).plusMillis(1), ReplyOutcome.LATE);
+        run(db, Duration.ofDays(7).plusMillis(1), CompletionOutcome.LATE);
     }
 
     /** The keys of both JVMs: the same on every node, as in production. */
-    private static final dev.sas.core.ReplyTokenKeys KEYS = dev.sas.core.ReplyTokenKeys.builder()
+    private static final dev.sas.core.CompletionTokenKeys KEYS = dev.sas.core.CompletionTokenKeys.builder()
             .currentKey("k1", "cross-process test key, 32+ bytes long".getBytes(java.nio.charset.StandardCharsets.UTF_8))
             .build();
 
-    private static void run(TestDb db, Duration wait, ReplyOutcome expected) throws Exception {
+    private static void run(TestDb db, Duration wait, CompletionOutcome expected) throws Exception {
         String url = db.url();
         String prefix = TestDb.randomPrefix();
         tokenFile = Files.createTempFile("sas-approval", ".token");
         ManualClock clock = new ManualClock(Instant.parse("2030-03-01T09:00:00Z"));
         try (JdbcStateStore store = TestDb.builder(url, prefix).build();
                 SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock()
-                        .instanceId("jvm-1").workflow(APPROVAL).replyTokenKeys(KEYS).build()) {
+                        .instanceId("jvm-1").workflow(APPROVAL).completionTokenKeys(KEYS).build()) {
             TaskId id = sas.client().submit(APPROVAL, "order-7", "a car").id();
             Drain.untilIdle(sas);
 
@@ -94,14 +94,14 @@ class AwaitReplyCrossProcessTest {
             Drain.untilIdle(sas);
             TaskInfo after = sas.client().find(id).orElseThrow();
             List<TaskEvent.Type> types = sas.client().events(id).stream().map(TaskEvent::type).toList();
-            if (expected == ReplyOutcome.COMPLETED) {
+            if (expected == CompletionOutcome.COMPLETED) {
                 assertThat(after.status()).isEqualTo(TaskStatus.PROCESSED);
                 assertThat(after.step("approve").output()).isEqualTo("approved by ann");
                 assertThat(after.step("ship").output()).isEqualTo("shipped after approved by ann");
                 assertThat(Collections.frequency(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
                 assertThat(Collections.frequency(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
                 assertThat(after.lease()).as("claimed for approve, then for ship").isEqualTo(2);
-                assertThat(sas.client().completeStep(token, "again")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+                assertThat(sas.client().stepCompletion().complete(token, "again")).isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
             } else {
                 assertThat(after.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
                 assertThat(after.lease()).isEqualTo(awaiting.lease());
@@ -148,8 +148,8 @@ class AwaitReplyCrossProcessTest {
             Clock at = Clock.fixed(Instant.parse(args[3]), ZoneOffset.UTC);
             try (JdbcStateStore store = TestDb.builder(url, prefix).build()) {
                 SasClient client = SasClient.builder().stateStore(store).clock(at).trustLocalClock()
-                        .workflow(APPROVAL).replyTokenKeys(KEYS).build();
-                ReplyOutcome outcome = client.completeStep(token, "approved by ann");
+                        .workflow(APPROVAL).completionTokenKeys(KEYS).build();
+                CompletionOutcome outcome = client.stepCompletion().complete(token, "approved by ann");
                 System.out.println("reply outcome: " + outcome);
             }
         }

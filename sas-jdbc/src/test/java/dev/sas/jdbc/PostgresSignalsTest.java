@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyConsumer;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusConsumer;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
@@ -155,7 +155,7 @@ class PostgresSignalsTest {
     }
 
     /**
-     * Two nodes at work: a client-only node submits with a reply channel it consumes, a worker node
+     * Two nodes at work: a client-only node submits with a status channel it consumes, a worker node
      * runs the task; the worker is woken by the submit's hint, the client's handle by the hint of the
      * task's end, and the client's channel by the hints of its messages.
      */
@@ -163,17 +163,17 @@ class PostgresSignalsTest {
     void a_client_node_hears_a_task_another_node_ran_and_its_handle_returns_its_result() {
         Workflow<String> wf = Workflow.builder("greet", Codec.string())
                 .step("hello", s -> s.execute(ctx -> "hello " + ctx.input())).build();
-        List<ReplyMessage> heard = new CopyOnWriteArrayList<>();
-        try (ReplyConsumer replies = ReplyConsumer.builder().stateStore(nodeA).consumerId("web")
-                .channel(ReplyChannel.of("web-replies", heard::addAll)).build().start();
+        List<StatusUpdate> heard = new CopyOnWriteArrayList<>();
+        try (StatusConsumer replies = StatusConsumer.builder().stateStore(nodeA).consumerId("web")
+                .channel(StatusChannel.of("web-replies", heard::addAll)).build().start();
              SasRuntime worker = SasRuntime.builder().stateStore(nodeB).workflow(wf)
                      .pollInterval(Duration.ofSeconds(30)).build().start()) {
             SasClient client = SasClient.builder().stateStore(nodeA).build();
-            TaskHandle handle = client.submit(wf, "g-1", "ann", SubmitOptions.builder().replyTo("web-replies").build());
+            TaskHandle handle = client.submit(wf, "g-1", "ann", SubmitOptions.builder().statusChannel("web-replies").build());
 
             assertThat(handle.await(WAIT).status()).isEqualTo(TaskStatus.PROCESSED);
-            await().atMost(WAIT).until(() -> heard.stream().anyMatch(ReplyMessage::isTerminal));
-            assertThat(heard).extracting(ReplyMessage::event).containsExactlyElementsOf(client.events(handle.id()));
+            await().atMost(WAIT).until(() -> heard.stream().anyMatch(StatusUpdate::isTerminal));
+            assertThat(heard).extracting(StatusUpdate::event).containsExactlyElementsOf(client.events(handle.id()));
             assertThat(worker.metrics().claimed()).isEqualTo(1);
         }
     }

@@ -31,11 +31,11 @@ class TransactionalSubmitRuntimeTest {
                 .step("confirm", s -> s.execute(ctx -> "ok"))
                 .build();
         try (JdbcStateStore store = JdbcStateStore.builder().url(url).build();
-             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).replyChannel("orders", heard::add)
+             SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).statusChannel("orders", heard::add)
                      .pollInterval(Duration.ofHours(1)).build().start();
              Connection c = DriverManager.getConnection(url)) {
             c.setAutoCommit(false);
-            SubmitOptions inTx = SubmitOptions.builder().replyTo("orders").transaction(c).build();
+            SubmitOptions inTx = SubmitOptions.builder().statusChannel("orders").transaction(c).build();
 
             TaskId rolledBack = sas.client().submit(wf, "order-1", "x", inTx).id();
             c.rollback();

@@ -51,7 +51,7 @@ final class AgentGauges {
         readAtNanos = nanos;
         try {
             Map<String, AgentStatus> m = new HashMap<>();
-            for (AgentStatus s : client.agents()) {
+            for (AgentStatus s : client.operations().agents()) {
                 m.put(s.agent() + '\n' + s.endpoint(), s);
             }
             byEndpoint = m;

@@ -100,12 +100,12 @@ public final class SasMicrometer {
                 SasMetrics::timeoutsRecovered);
         counter("results.stale", "results rejected because the deadline passed or the lease moved on", runtime,
                 SasMetrics::staleRejected);
-        counter("replies.late", "replies to awaiting steps rejected because they came after the step's deadline",
-                runtime, SasMetrics::lateReplies);
-        counter("replies.stale", "replies to awaiting steps rejected because the task no longer awaited that attempt",
-                runtime, SasMetrics::staleReplies);
-        counter("replies.invalid.token", "replies to awaiting steps refused because their token was forged, altered,"
-                + " malformed or signed with a key no longer accepted", runtime, SasMetrics::invalidReplyTokens);
+        counter("step.completions.late", "replies to awaiting steps rejected because they came after the step's deadline",
+                runtime, SasMetrics::lateCompletions);
+        counter("step.completions.stale", "replies to awaiting steps rejected because the task no longer awaited that attempt",
+                runtime, SasMetrics::staleCompletions);
+        counter("step.completions.invalid.token", "replies to awaiting steps refused because their token was forged, altered,"
+                + " malformed or signed with a key no longer accepted", runtime, SasMetrics::invalidCompletionTokens);
         counter("agents.permits.lapsed", "agent permits a renewal found lapsed (the node was held up past a lease)",
                 runtime, SasMetrics::permitsLapsed);
         counter("supervisor.passes.stopped", "supervisor passes stopped because they were held up past the lease",

@@ -2,7 +2,7 @@ package dev.sas.rabbitmq;
 
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
-import dev.sas.core.ReplyRequest;
+import dev.sas.core.CompletionRequest;
 import dev.sas.core.StepContext;
 import dev.sas.rabbitmq.internal.AgentMessages;
 import dev.sas.rabbitmq.internal.ConfirmPool;
@@ -16,14 +16,14 @@ import java.util.function.Function;
 /**
  * A remote agent reached over RabbitMQ, as in the pattern's figure: a step sends its request to the
  * agent's request queue, {@link AgentWorker agent workers} (competing consumers, in processes of their
- * own) call the service and publish the reply to the reply queue, and a {@link RabbitReplyConsumer}
+ * own) call the service and publish the reply to the reply queue, and a {@link RabbitAgentReplyConsumer}
  * on any SAS node completes the step with it. Both queues are durable quorum queues.
  *
  * <pre>{@code
  * RabbitAgent payments = RabbitAgent.builder("payments", rabbit).build();   // sas.agent.payments(.replies)
  * Workflow<Order> wf = Workflow.builder("orders", orderCodec)
  *         .step("charge", s -> s.completeWithin(Duration.ofSeconds(30))
- *                 .awaitReply(payments.request(ctx -> ctx.input().toJson())))
+ *                 .awaitCompletion(payments.request(ctx -> ctx.input().toJson())))
  *         .build();
  * }</pre>
  *
@@ -91,7 +91,7 @@ public final class RabbitAgent implements AutoCloseable {
      * @param <I> the workflow's input type
      * @throws NullPointerException if {@code payload} is null
      */
-    public <I> ReplyRequest<I> request(Function<? super StepContext<I>, String> payload) {
+    public <I> CompletionRequest<I> request(Function<? super StepContext<I>, String> payload) {
         return request(payload, Codec.string());
     }
 
@@ -105,7 +105,7 @@ public final class RabbitAgent implements AutoCloseable {
      * @param <Q> the payload type
      * @throws NullPointerException if an argument is null
      */
-    public <I, Q> ReplyRequest<I> request(Function<? super StepContext<I>, ? extends Q> payload, Codec<Q> codec) {
+    public <I, Q> CompletionRequest<I> request(Function<? super StepContext<I>, ? extends Q> payload, Codec<Q> codec) {
         Objects.requireNonNull(payload, "payload must not be null");
         Objects.requireNonNull(codec, "codec must not be null");
         return (ctx, token) -> {
@@ -135,7 +135,7 @@ public final class RabbitAgent implements AutoCloseable {
         return requestQueue;
     }
 
-    /** The queue replies are published to (a {@link RabbitReplyConsumer} consumes it). */
+    /** The queue replies are published to (a {@link RabbitAgentReplyConsumer} consumes it). */
     public String replyQueue() {
         return replyQueue;
     }

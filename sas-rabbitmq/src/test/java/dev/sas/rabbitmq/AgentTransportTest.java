@@ -7,7 +7,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
-import dev.sas.core.ReplyOutcome;
+import dev.sas.core.CompletionOutcome;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StoreUnavailableException;
@@ -61,10 +61,10 @@ class AgentTransportTest {
         agent = RabbitAgent.builder(agentName, rabbit).build();  // queues sas.agent.<name> and sas.agent.<name>.replies
         pay = Workflow.builder("pay", Codec.string())
                 .step("charge", s -> s.completeWithin(Duration.ofMinutes(1))   // the reply's deadline
-                        .awaitReply(agent.request(ctx -> "charge " + ctx.input())))
+                        .awaitCompletion(agent.request(ctx -> "charge " + ctx.input())))
                 .build();
         // end::agent[]
-        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).replyTokenKeys(PayFlows.KEYS).build();
+        runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(pay).completionTokenKeys(PayFlows.KEYS).build();
     }
 
     @AfterEach
@@ -127,8 +127,8 @@ class AgentTransportTest {
         assertThat(h.get("sas-agent")).hasToString(agentName);
         assertThat(h.get("sas-idempotency-key").toString()).isNotBlank();
         assertThat(h.get("sas-complete-by")).isEqualTo(info.completeBy().toEpochMilli());
-        assertThat(runtime.client().completeStepEncoded(token, "ok")).as("the token completes the step")
-                .isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(runtime.client().stepCompletion().completeEncoded(token, "ok")).as("the token completes the step")
+                .isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -140,15 +140,15 @@ class AgentTransportTest {
         List<String> keys = new CopyOnWriteArrayList<>();
 
         // tag::consumer[]
-        RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start();
+        RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client()).build().start();
         // end::consumer[]
         try (replies; AgentWorker worker = worker(r -> {
             keys.add(r.idempotencyKey());
             return "paid (" + r.payload() + ", " + r.remaining() + " left)";
         }).build().start()) {
-            Awaitility.await().atMost(WAIT).until(() -> replies.count(ReplyOutcome.COMPLETED)
-                    + replies.count(ReplyOutcome.ALREADY_COMPLETED) == 2);
-            assertThat(replies.count(ReplyOutcome.COMPLETED)).isEqualTo(1);
+            Awaitility.await().atMost(WAIT).until(() -> replies.count(CompletionOutcome.COMPLETED)
+                    + replies.count(CompletionOutcome.ALREADY_COMPLETED) == 2);
+            assertThat(replies.count(CompletionOutcome.COMPLETED)).isEqualTo(1);
             assertThat(worker.answered()).isEqualTo(2);
         }
 
@@ -191,8 +191,8 @@ class AgentTransportTest {
             }
             throw new java.io.IOException("payment service busy");
         }).build().start();
-                RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
-            Awaitility.await().atMost(WAIT).until(() -> replies.count(ReplyOutcome.FAILED) == 2);
+                RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client()).build().start()) {
+            Awaitility.await().atMost(WAIT).until(() -> replies.count(CompletionOutcome.FAILED) == 2);
             assertThat(worker.failed()).isEqualTo(2);
         }
 
@@ -216,7 +216,7 @@ class AgentTransportTest {
                 + token.substring(dot);
         AMQP.BasicProperties bare = new AMQP.BasicProperties.Builder().replyTo(agent.replyQueue()).build();
         try (AgentWorker worker = worker(r -> "never").build().start();
-                RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
+                RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client()).build().start()) {
             Awaitility.await().atMost(WAIT).until(() -> worker.consuming() && replies.consuming());
             publish(agent.requestQueue(), bare, "hello".getBytes(StandardCharsets.UTF_8));
             publish(agent.replyQueue(), bare, "hello".getBytes(StandardCharsets.UTF_8));
@@ -226,12 +226,12 @@ class AgentTransportTest {
                     token.substring(0, token.length() - 3), "sas-outcome", "ok")).build(),
                     "truncated".getBytes(StandardCharsets.UTF_8));
             Awaitility.await().atMost(WAIT).until(() -> worker.rejected() == 1 && replies.rejected() == 1
-                    && replies.count(ReplyOutcome.INVALID_TOKEN) == 2);
+                    && replies.count(CompletionOutcome.INVALID_TOKEN) == 2);
             assertThat(worker.answered()).isZero();
             assertThat(status(victim)).isEqualTo(TaskStatus.AWAITING_REPLY);
-            assertThat(runtime.metrics().invalidReplyTokens()).isEqualTo(2);
-            assertThat(runtime.client().completeStepEncoded(forged, "paid by mallory"))
-                    .as("another task's id in a real token").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+            assertThat(runtime.metrics().invalidCompletionTokens()).isEqualTo(2);
+            assertThat(runtime.client().stepCompletion().completeEncoded(forged, "paid by mallory"))
+                    .as("another task's id in a real token").isEqualTo(CompletionOutcome.INVALID_TOKEN);
         }
     }
 
@@ -251,12 +251,12 @@ class AgentTransportTest {
                     }
                 });
         SasClient client = SasClient.builder().stateStore(flaky).clock(clock).workflow(pay)
-                .replyTokenKeys(PayFlows.KEYS).build();
+                .completionTokenKeys(PayFlows.KEYS).build();
 
         try (AgentWorker worker = worker(r -> "paid").build().start();
-                RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, client)
+                RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, client)
                         .backoff(Duration.ofMillis(10)).maxBackoff(Duration.ofMillis(50)).build().start()) {
-            Awaitility.await().atMost(WAIT).until(() -> replies.count(ReplyOutcome.COMPLETED) == 1);
+            Awaitility.await().atMost(WAIT).until(() -> replies.count(CompletionOutcome.COMPLETED) == 1);
             assertThat(replies.storeFailures()).isEqualTo(2);
             assertThat(worker.answered()).as("the service was called once").isEqualTo(1);
         }
@@ -267,7 +267,7 @@ class AgentTransportTest {
     void after_a_broken_connection_the_worker_and_the_consumer_consume_again() throws Exception {
         try (AgentWorker worker = worker(r -> "paid " + r.payload()).reconnectDelay(Duration.ofMillis(100))
                 .build().start();
-                RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client())
+                RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client())
                         .reconnectDelay(Duration.ofMillis(100)).build().start()) {
             Awaitility.await().atMost(WAIT).until(() -> worker.consuming() && replies.consuming());
             rabbit.connection().abort();

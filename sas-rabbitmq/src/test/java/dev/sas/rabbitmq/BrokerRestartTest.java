@@ -49,9 +49,9 @@ class BrokerRestartTest {
                 RabbitAgent agent = RabbitAgent.builder(agentName, rabbit).build();
                 JdbcStateStore store = RabbitTests.store(url, prefix)) {
             Workflow<String> pay = PayFlows.pay(agent, Duration.ofSeconds(30));
-            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay).replyTokenKeys(PayFlows.KEYS)
+            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay).completionTokenKeys(PayFlows.KEYS)
                     .pollInterval(Duration.ofMillis(100)).supervisorInterval(Duration.ofSeconds(1)).build().start();
-                    RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client())
+                    RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client())
                             .reconnectDelay(Duration.ofMillis(500)).build().start();
                     AgentWorker worker = AgentWorker.builder(agent).concurrency(8)
                             .reconnectDelay(Duration.ofMillis(500)).handler(request -> {

@@ -2,7 +2,7 @@ package dev.sas.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sas.core.ReplyOutcome;
+import dev.sas.core.CompletionOutcome;
 import dev.sas.core.SasClient;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -42,7 +42,7 @@ class NodeKilledTest {
             Workflow<String> pay = PayFlows.pay(agent, Duration.ofMinutes(2));
             Workflow<String> payShort = PayFlows.pay("rabbit-pay-short", agent, Duration.ofMillis(SHORT_DEADLINE_MS));
             SasClient client = SasClient.builder().stateStore(store).workflow(pay).workflow(payShort)
-                    .replyTokenKeys(PayFlows.KEYS).build();
+                    .completionTokenKeys(PayFlows.KEYS).build();
             TaskId paid = client.submit(pay, "order-1", "100 EUR").id();
             TaskId late = client.submit(payShort, "order-2", "200 EUR").id();
 
@@ -67,11 +67,11 @@ class NodeKilledTest {
                 calls.merge(request.taskId().value(), 1, Integer::sum);
                 return "paid " + request.payload();
             }).build().start();
-                    RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, client).build().start()) {
+                    RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, client).build().start()) {
                 Awaitility.await("both replies recorded").atMost(Duration.ofSeconds(60))
-                        .until(() -> replies.count(ReplyOutcome.COMPLETED) + replies.count(ReplyOutcome.LATE) == 2);
-                assertThat(replies.count(ReplyOutcome.COMPLETED)).isEqualTo(1);
-                assertThat(replies.count(ReplyOutcome.LATE)).isEqualTo(1);
+                        .until(() -> replies.count(CompletionOutcome.COMPLETED) + replies.count(CompletionOutcome.LATE) == 2);
+                assertThat(replies.count(CompletionOutcome.COMPLETED)).isEqualTo(1);
+                assertThat(replies.count(CompletionOutcome.LATE)).isEqualTo(1);
                 assertThat(worker.answered()).isEqualTo(2);
             }
 

@@ -1,7 +1,7 @@
 package dev.sas.rabbitmq;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.Workflow;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +14,7 @@ final class PayFlows {
             .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2.0).build();
 
     /** The reply token keys of every node in these tests. */
-    static final ReplyTokenKeys KEYS = ReplyTokenKeys.builder()
+    static final CompletionTokenKeys KEYS = CompletionTokenKeys.builder()
             .currentKey("test", "the rabbit tests' reply token key, 32+ bytes".getBytes(StandardCharsets.UTF_8))
             .build();
 
@@ -30,7 +30,7 @@ final class PayFlows {
     static Workflow<String> pay(String name, RabbitAgent agent, Duration completeWithin) {
         return Workflow.builder(name, Codec.string())
                 .step("charge", s -> s.completeWithin(completeWithin).retry(PATIENT).maxTimeouts(5)
-                        .awaitReply(agent.request(ctx -> ctx.input())))
+                        .awaitCompletion(agent.request(ctx -> ctx.input())))
                 .build();
     }
 }

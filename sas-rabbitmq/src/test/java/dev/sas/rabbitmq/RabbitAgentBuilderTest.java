@@ -61,20 +61,20 @@ class RabbitAgentBuilderTest {
 
     @Test
     void bad_reply_consumer_settings_are_refused_where_set_or_at_build() {
-        SasClient client = SasClient.builder().stateStore(new InMemoryStateStore()).replyTokenKeys(PayFlows.KEYS)
+        SasClient client = SasClient.builder().stateStore(new InMemoryStateStore()).completionTokenKeys(PayFlows.KEYS)
                 .build();
         RabbitAgent agent = RabbitAgent.builder("p", rabbit).build();
-        assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> RabbitAgentReplyConsumer.builder(agent, null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("client must not be null");
-        assertThatThrownBy(() -> RabbitReplyConsumer.builder(" ", rabbit, client))
+        assertThatThrownBy(() -> RabbitAgentReplyConsumer.builder(" ", rabbit, client))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("queue must not be blank");
-        assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, client).concurrency(0))
+        assertThatThrownBy(() -> RabbitAgentReplyConsumer.builder(agent, client).concurrency(0))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, client).backoff(Duration.ofSeconds(10)).build())
+        assertThatThrownBy(() -> RabbitAgentReplyConsumer.builder(agent, client).backoff(Duration.ofSeconds(10)).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("maxBackoff");
-        assertThat(RabbitReplyConsumer.builder(agent, client).build().queue()).isEqualTo("sas.agent.p.replies");
+        assertThat(RabbitAgentReplyConsumer.builder(agent, client).build().queue()).isEqualTo("sas.agent.p.replies");
         SasClient noKeys = SasClient.builder().stateStore(new InMemoryStateStore()).build();
-        assertThatThrownBy(() -> RabbitReplyConsumer.builder(agent, noKeys).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("replyTokenKeys");
+        assertThatThrownBy(() -> RabbitAgentReplyConsumer.builder(agent, noKeys).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("completionTokenKeys");
     }
 }

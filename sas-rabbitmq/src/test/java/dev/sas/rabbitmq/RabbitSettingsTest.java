@@ -3,8 +3,8 @@ package dev.sas.rabbitmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import java.time.Duration;
@@ -24,19 +24,19 @@ class RabbitSettingsTest {
                 .hasMessageContaining("uri is required");
         assertThatThrownBy(() -> RabbitConnection.builder().connectTimeout(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("connectTimeout");
-        assertThatThrownBy(() -> RabbitReplyChannel.builder("bad name", rabbit))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reply channel name");
-        assertThatThrownBy(() -> RabbitReplyChannel.builder("ok", rabbit).confirmTimeout(Duration.ZERO))
+        assertThatThrownBy(() -> RabbitStatusChannel.builder("bad name", rabbit))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status channel name");
+        assertThatThrownBy(() -> RabbitStatusChannel.builder("ok", rabbit).confirmTimeout(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("confirmTimeout");
-        assertThatThrownBy(() -> RabbitReplyChannel.builder("ok", rabbit).routingKey(" "))
+        assertThatThrownBy(() -> RabbitStatusChannel.builder("ok", rabbit).routingKey(" "))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("routingKey");
-        assertThatThrownBy(() -> RabbitReplyChannel.decode("{\"taskId\":1}".getBytes()))
+        assertThatThrownBy(() -> RabbitStatusChannel.decode("{\"taskId\":1}".getBytes()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not an SAS reply message");
     }
 
     @Test
     void a_channel_is_built_without_touching_the_broker_and_a_closed_connection_refuses_use() {
-        ReplyChannel channel = RabbitReplyChannel.builder("orders-replies", rabbit).batchSize(50)
+        StatusChannel channel = RabbitStatusChannel.builder("orders-replies", rabbit).batchSize(50)
                 .leaseTime(Duration.ofSeconds(3)).build();
         assertThat(channel.name()).isEqualTo("orders-replies");
         assertThat(channel.batchSize()).isEqualTo(50);
@@ -50,11 +50,11 @@ class RabbitSettingsTest {
     void a_message_body_reads_back_as_written_whatever_its_text_holds() {
         TaskEvent e = new TaskEvent(TaskId.random(), "key \"1\" \\ é ☃", "wf", TaskEvent.Type.STEP_FAILED, 2, "ship",
                 3, Instant.parse("2030-01-01T00:00:00.123Z"), "line 1\nline 2\ttab \u0001 end");
-        ReplyMessage m = new ReplyMessage("replies", 42, e);
+        StatusUpdate m = new StatusUpdate("replies", 42, e);
 
-        assertThat(RabbitReplyChannel.decode(dev.sas.rabbitmq.internal.ReplyJson.write(m))).isEqualTo(m);
-        ReplyMessage nulls = new ReplyMessage("replies", 7, new TaskEvent(e.taskId(), null, null,
+        assertThat(RabbitStatusChannel.decode(dev.sas.rabbitmq.internal.ReplyJson.write(m))).isEqualTo(m);
+        StatusUpdate nulls = new StatusUpdate("replies", 7, new TaskEvent(e.taskId(), null, null,
                 TaskEvent.Type.RECEIVED, -1, null, 0, e.at(), null));
-        assertThat(RabbitReplyChannel.decode(dev.sas.rabbitmq.internal.ReplyJson.write(nulls))).isEqualTo(nulls);
+        assertThat(RabbitStatusChannel.decode(dev.sas.rabbitmq.internal.ReplyJson.write(nulls))).isEqualTo(nulls);
     }
 }

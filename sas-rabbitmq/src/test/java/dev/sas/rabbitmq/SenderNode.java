@@ -20,7 +20,7 @@ public final class SenderNode {
         JdbcStateStore store = RabbitTests.store(args[1], args[2]);
         RabbitConnection rabbit = RabbitConnection.builder().uri(args[3]).connectionName("sas-test-node-a").build();
         RabbitAgent agent = RabbitAgent.builder(args[4], rabbit).build();
-        SasRuntime runtime = SasRuntime.builder().stateStore(store).instanceId("node-a").replyTokenKeys(PayFlows.KEYS)
+        SasRuntime runtime = SasRuntime.builder().stateStore(store).instanceId("node-a").completionTokenKeys(PayFlows.KEYS)
                 .workflow(PayFlows.pay(agent, Duration.ofMinutes(2)))
                 .workflow(PayFlows.pay("rabbit-pay-short", agent, Duration.ofMillis(Long.parseLong(args[5]))))
                 .supervisorEnabled(false)

@@ -36,9 +36,9 @@ class WorkerKilledTest {
                 RabbitAgent agent = RabbitAgent.builder(agentName, rabbit).build();
                 JdbcStateStore store = RabbitTests.store(url, prefix)) {
             Workflow<String> pay = PayFlows.pay(agent, Duration.ofSeconds(5));
-            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay).replyTokenKeys(PayFlows.KEYS)
+            try (SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(pay).completionTokenKeys(PayFlows.KEYS)
                     .pollInterval(Duration.ofMillis(100)).supervisorInterval(Duration.ofMillis(250)).build().start();
-                    RabbitReplyConsumer replies = RabbitReplyConsumer.builder(agent, runtime.client()).build().start()) {
+                    RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(agent, runtime.client()).build().start()) {
                 SasClient client = runtime.client();
                 TaskId id;
                 String firstCall;

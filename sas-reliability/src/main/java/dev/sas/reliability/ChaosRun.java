@@ -324,7 +324,7 @@ public final class ChaosRun implements AutoCloseable {
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    boolean accepted = sas.client().cancel(id);
+                    boolean accepted = sas.client().operations().cancel(id);
                     // after a failed attempt, false is ambiguous: that attempt may have committed before
                     // its connection was lost (a failover), and a second request for a cancel is refused
                     record(id, attempt == 1 ? "cancel" : "cancel-retried", accepted);
@@ -348,7 +348,7 @@ public final class ChaosRun implements AutoCloseable {
             try {
                 Optional<TaskInfo> info = sas.client().find(id);
                 if (info.isPresent() && info.get().status() == TaskStatus.ERROR) {
-                    sas.client().resubmit(id);
+                    sas.client().operations().resubmit(id);
                     toResubmit.remove(id);
                     record(id, "resubmit", true);
                 }

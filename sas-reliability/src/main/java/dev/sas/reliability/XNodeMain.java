@@ -5,9 +5,9 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyConsumer;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusConsumer;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
@@ -15,7 +15,7 @@ import dev.sas.core.SubmitOptions;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.rabbitmq.RabbitConnection;
-import dev.sas.rabbitmq.RabbitReplyChannel;
+import dev.sas.rabbitmq.RabbitStatusChannel;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -32,12 +32,12 @@ import java.util.concurrent.locks.LockSupport;
  * One node of a cross-node reply run ({@link XNodeRun}), in a JVM of its own. Roles:
  * <ul>
  *   <li>{@code worker}: a runtime running {@link #workflow}; with {@code --rabbit-uri} it also
- *       registers the reply channel as a RabbitMQ publisher to {@code --queue}.</li>
+ *       registers the status channel as a RabbitMQ publisher to {@code --queue}.</li>
  *   <li>{@code client}: the application, no runtime: submits {@code --tasks} tasks ({@code t-0} ...)
- *       at {@code --rate} per second with {@code --channel} as reply channel (again from the start
+ *       at {@code --rate} per second with {@code --channel} as status channel (again from the start
  *       after a restart: duplicates are no-ops), and writes every status message it receives to
  *       {@code --out}, one line each ({@code deliveryId taskId type}), before acknowledging it: from
- *       the store's outbox through a {@link ReplyConsumer}, or with {@code --rabbit-uri} from the
+ *       the store's outbox through a {@link StatusConsumer}, or with {@code --rabbit-uri} from the
  *       RabbitMQ queue, reconnecting while the broker is away.</li>
  * </ul>
  * Halts as soon as its coordinator ({@code --parent-pid}) is gone. Prints {@code READY} once up and
@@ -85,7 +85,7 @@ public final class XNodeMain {
             if (rabbitUri != null) {
                 RabbitConnection rabbit = RabbitConnection.builder().uri(rabbitUri).connectionName(o.get("--name"))
                         .connectTimeout(Duration.ofSeconds(2)).build();
-                b.replyChannel(RabbitReplyChannel.builder(channel, rabbit).routingKey(o.get("--queue"))
+                b.statusChannel(RabbitStatusChannel.builder(channel, rabbit).routingKey(o.get("--queue"))
                         .confirmTimeout(Duration.ofSeconds(3)).leaseTime(lease).build());
             }
             b.build().start();
@@ -98,8 +98,8 @@ public final class XNodeMain {
         if (rabbitUri != null) {
             consumeQueue(rabbitUri, o.get("--queue"), out);
         } else {
-            ReplyConsumer.builder().stateStore(store).consumerId("client-a")
-                    .channel(ReplyChannel.builder(channel).leaseTime(lease).handler(batch -> write(out, batch)).build())
+            StatusConsumer.builder().stateStore(store).consumerId("client-a")
+                    .channel(StatusChannel.builder(channel).leaseTime(lease).handler(batch -> write(out, batch)).build())
                     .build().start();
         }
         System.out.println("READY " + o.get("--name"));
@@ -108,7 +108,7 @@ public final class XNodeMain {
         Workflow<String> wf = workflow();
         int tasks = Integer.parseInt(o.get("--tasks"));
         long periodNanos = TimeUnit.SECONDS.toNanos(1) / Integer.parseInt(o.get("--rate"));
-        SubmitOptions options = SubmitOptions.builder().replyTo(channel).build();
+        SubmitOptions options = SubmitOptions.builder().statusChannel(channel).build();
         long next = System.nanoTime();
         for (int i = 0; i < tasks; i++) {
             client.submit(wf, "t-" + i, "input-" + i, options);
@@ -121,9 +121,9 @@ public final class XNodeMain {
         new CountDownLatch(1).await();
     }
 
-    private static synchronized void write(OutputStream out, List<ReplyMessage> batch) throws IOException {
+    private static synchronized void write(OutputStream out, List<StatusUpdate> batch) throws IOException {
         StringBuilder sb = new StringBuilder();
-        for (ReplyMessage m : batch) {
+        for (StatusUpdate m : batch) {
             sb.append(m.deliveryId()).append(' ').append(m.taskId()).append(' ').append(m.status()).append('\n');
         }
         out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
@@ -144,7 +144,7 @@ public final class XNodeMain {
                         @Override
                         public void handleDelivery(String tag, Envelope env, AMQP.BasicProperties props, byte[] body)
                                 throws IOException {
-                            write(out, List.of(RabbitReplyChannel.decode(body)));
+                            write(out, List.of(RabbitStatusChannel.decode(body)));
                             ch.basicAck(env.getDeliveryTag(), false);
                         }
                     });

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A cross-node reply run: worker JVMs B and C run the tasks that a client-only JVM A submits with a
- * reply channel; the coordinator (this) kills and restarts them and, at the end, checks what A heard
+ * status channel; the coordinator (this) kills and restarts them and, at the end, checks what A heard
  * against the store's event log: every task's RECEIVED and exactly one terminal status, in order per
  * task, nothing missing, after dropping repeats by delivery id. Through the store's outbox
  * (A consumes the channel itself) or, with a RabbitMQ URI, through a broker (B and C publish, A reads

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Reply channels across JVMs, as issue 13 asks: A, a client-only JVM, submits tasks with a reply
+ * Status channels across JVMs, as issue 13 asks: A, a client-only JVM, submits tasks with a reply
  * channel; worker JVMs B and C run them; B is SIGKILLed and A is SIGKILLed and restarted mid-way. A's
  * channel gets, for every task, RECEIVED and exactly one terminal status, in order, and exactly the
  * events the store logged, once repeats are dropped by delivery id. Once through the store's outbox

@@ -131,7 +131,7 @@ final class MutationRun {
 
     private void cancel(SasRuntime node, TaskId id) {
         try {
-            boolean accepted = node.client().cancel(id);
+            boolean accepted = node.client().operations().cancel(id);
             long at = db.millis();
             synchronized (ledgerLock) {
                 cancels.add(new Cancel(id.value(), at, accepted));

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyOutcome;
-import dev.sas.core.ReplyRequest;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionOutcome;
+import dev.sas.core.CompletionRequest;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasClient;
@@ -59,7 +59,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     /** The key a rotation brings in. */
     protected static final byte[] KEY_2 = key("key two");
     /** Current key {@code k1}. */
-    protected static final ReplyTokenKeys KEYS = ReplyTokenKeys.builder().currentKey("k1", KEY_1).build();
+    protected static final CompletionTokenKeys KEYS = CompletionTokenKeys.builder().currentKey("k1", KEY_1).build();
 
     /** Time for every runtime and client. */
     protected final ManualClock clock = new ManualClock();
@@ -81,9 +81,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         return runtime(KEYS, workflows);
     }
 
-    private SasRuntime runtime(ReplyTokenKeys keys, Workflow<?>... workflows) {
+    private SasRuntime runtime(CompletionTokenKeys keys, Workflow<?>... workflows) {
         RuntimeBuilder b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .replyTokenKeys(keys);
+                .completionTokenKeys(keys);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
@@ -97,23 +97,23 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         return bareClient(KEYS, workflows);
     }
 
-    private SasClient bareClient(ReplyTokenKeys keys, Workflow<?>... workflows) {
-        SasClient.Builder b = SasClient.builder().stateStore(store).clock(clock).trustLocalClock().replyTokenKeys(keys);
+    private SasClient bareClient(CompletionTokenKeys keys, Workflow<?>... workflows) {
+        SasClient.Builder b = SasClient.builder().stateStore(store).clock(clock).trustLocalClock().completionTokenKeys(keys);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
         return b.build();
     }
 
-    private <I> ReplyRequest<I> recording() {
+    private <I> CompletionRequest<I> recording() {
         return (ctx, token) -> sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(),
                 token));
     }
 
     /** approve (awaits a reply, compensated), then ship. */
-    private Workflow<String> approval(String name, ReplyRequest<String> request) {
+    private Workflow<String> approval(String name, CompletionRequest<String> request) {
         return Workflow.builder(name, Codec.string())
-                .step("approve", s -> s.awaitReply(request).completeWithin(DEADLINE).retry(THREE_TRIES).maxTimeouts(2)
+                .step("approve", s -> s.awaitCompletion(request).completeWithin(DEADLINE).retry(THREE_TRIES).maxTimeouts(2)
                         .compensateWith(ctx -> compensated.add(ctx.taskId() + ":" + ctx.stepName())))
                 .step("ship", s -> s.execute(ctx -> "shipped " + ctx.output("approve").orElse("?")))
                 .build();
@@ -170,9 +170,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         clock.tick(Duration.ofDays(6));
 
-        ReplyOutcome outcome = bareClient(wf).completeStep(lastSent(id).token(), "approved by ann");
+        CompletionOutcome outcome = bareClient(wf).stepCompletion().complete(lastSent(id).token(), "approved by ann");
 
-        assertThat(outcome).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(outcome).isEqualTo(CompletionOutcome.COMPLETED);
         assertThat(outcome.accepted()).isTrue();
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
@@ -193,14 +193,14 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     void a_typed_step_takes_a_reply_of_its_type_encoded_with_its_codec() {
         StepRef<Integer> amount = StepRef.of("amount", Codec.<Integer>of(i -> Integer.toString(i), text -> Integer.valueOf(text)));
         Workflow<String> wf = Workflow.builder("await-typed", Codec.string())
-                .step(amount, s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step(amount, s -> s.awaitCompletion(recording()).completeWithin(DEADLINE))
                 .step("double", s -> s.execute(ctx -> String.valueOf(ctx.output(amount) * 2)))
                 .build();
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "quote-1", "q").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).completeStep(lastSent(id).token(), 21)).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(lastSent(id).token(), 21)).isEqualTo(CompletionOutcome.COMPLETED);
         Drain.untilIdle(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
@@ -211,13 +211,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     @Test
     void the_last_step_completed_by_a_reply_ends_the_task_and_wakes_await() {
         Workflow<String> wf = Workflow.builder("await-last", Codec.string())
-                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step("approve", s -> s.awaitCompletion(recording()).completeWithin(DEADLINE))
                 .build();
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(sas.client().completeStepEncoded(lastSent(id).token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.client().stepCompletion().completeEncoded(lastSent(id).token(), "ok")).isEqualTo(CompletionOutcome.COMPLETED);
 
         assertThat(sas.client().handle(id).await(Duration.ofSeconds(30)).status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(sas.metrics().tasksProcessed()).isEqualTo(1);
@@ -233,7 +233,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         Sent first = lastSent(id);
 
-        assertThat(bareClient(wf).failStep(first.token(), "mail server down")).isEqualTo(ReplyOutcome.FAILED);
+        assertThat(bareClient(wf).stepCompletion().fail(first.token(), "mail server down")).isEqualTo(CompletionOutcome.FAILED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
@@ -244,9 +244,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
         assertThat(second.token()).isNotEqualTo(first.token());
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(bareClient(wf).completeStep(first.token(), "another answer to the failed attempt"))
-                .as("that attempt was answered").isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
-        assertThat(bareClient(wf).completeStep(second.token(), "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(first.token(), "another answer to the failed attempt"))
+                .as("that attempt was answered").isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(second.token(), "ok")).isEqualTo(CompletionOutcome.COMPLETED);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
     }
@@ -254,15 +254,15 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     @Test
     void a_failure_that_must_not_be_retried_fails_the_step_and_compensates_nothing_it_did_not_apply() {
         Workflow<String> wf = Workflow.builder("await-refused", Codec.string())
-                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE).retry(THREE_TRIES))
+                .step("approve", s -> s.awaitCompletion(recording()).completeWithin(DEADLINE).retry(THREE_TRIES))
                 .step("ship", s -> s.execute(ctx -> "shipped"))
                 .build();
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected by ann", false))
-                .isEqualTo(ReplyOutcome.FAILED);
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "rejected by ann", false))
+                .isEqualTo(CompletionOutcome.FAILED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
@@ -277,14 +277,14 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     void a_failure_for_good_of_a_compensated_workflow_is_compensated_by_a_scheduler() {
         Workflow<String> wf = Workflow.builder("await-refused-comp", Codec.string())
                 .step("reserve", s -> s.execute(ctx -> "reserved").compensateWith(ctx -> compensated.add("reserve")))
-                .step("approve", s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step("approve", s -> s.awaitCompletion(recording()).completeWithin(DEADLINE))
                 .compensateOnFailure(true)
                 .build();
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "rejected", false)).isEqualTo(ReplyOutcome.FAILED);
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "rejected", false)).isEqualTo(CompletionOutcome.FAILED);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATING);
         Drain.untilIdle(sas);
 
@@ -304,7 +304,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         int events = sas.client().events(id).size();
         clock.tick(DEADLINE.plusMillis(1));
 
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.LATE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.LATE);
 
         TaskInfo after = sas.client().find(id).orElseThrow();
         assertThat(after.status()).as("the supervisor has not recovered it yet").isEqualTo(TaskStatus.AWAITING_REPLY);
@@ -312,8 +312,8 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(after.lockedBy()).isEqualTo(before.lockedBy());
         assertThat(after.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
         assertThat(sas.client().events(id)).as("no event").hasSize(events);
-        assertThat(sas.metrics().lateReplies()).isEqualTo(1);
-        assertThat(bareClient(wf).failStep(lastSent(id).token(), "x")).isEqualTo(ReplyOutcome.LATE);
+        assertThat(sas.metrics().lateCompletions()).isEqualTo(1);
+        assertThat(bareClient(wf).stepCompletion().fail(lastSent(id).token(), "x")).isEqualTo(CompletionOutcome.LATE);
     }
 
     @Test
@@ -330,16 +330,16 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
         assertThat(info.failureCount()).isEqualTo(1);
         assertThat(info.lastError()).contains("got no reply by its deadline");
-        assertThat(sas.client().completeStep(first.token(), "approved")).as("state moved on, same lease")
-                .isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(first.token(), "approved")).as("state moved on, same lease")
+                .isEqualTo(CompletionOutcome.STALE);
 
         Drain.afterTime(sas, clock, Duration.ofSeconds(1));
         Sent second = lastSent(id);
         assertThat(second.attempt()).isEqualTo(2);
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
-        assertThat(sas.client().completeStep(first.token(), "approved")).as("lease moved on")
-                .isEqualTo(ReplyOutcome.STALE);
-        assertThat(sas.metrics().staleReplies()).isEqualTo(2);
+        assertThat(sas.client().stepCompletion().complete(first.token(), "approved")).as("lease moved on")
+                .isEqualTo(CompletionOutcome.STALE);
+        assertThat(sas.metrics().staleCompletions()).isEqualTo(2);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
 
         // maxTimeouts(2): a second time-out fails the step; its request went out, so it is compensated
@@ -348,7 +348,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly(id + ":approve");
-        assertThat(sas.client().completeStep(second.token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(second.token(), "approved")).isEqualTo(CompletionOutcome.STALE);
         assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
     }
 
@@ -360,11 +360,11 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         String token = lastSent(id).token();
 
-        assertThat(bareClient(wf).completeStep(token, "first")).isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(bareClient(wf).completeStep(token, "second")).isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "first")).isEqualTo(CompletionOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "second")).isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
         Drain.untilIdle(sas);
-        assertThat(bareClient(wf).failStep(token, "third")).as("after the task finished too")
-                .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().fail(token, "third")).as("after the task finished too")
+                .isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
@@ -376,12 +376,12 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
     @Test
     void a_reply_that_arrives_while_the_request_is_being_sent_is_kept_and_applied() {
-        Map<TaskId, ReplyOutcome> outcomes = new ConcurrentHashMap<>();
+        Map<TaskId, CompletionOutcome> outcomes = new ConcurrentHashMap<>();
         AtomicReference<Workflow<String>> holder = new AtomicReference<>();
         Workflow<String> wf = approval("await-first", (ctx, token) -> {
             sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
             // the agent answers before send returns: the task is still PROCESSING under this lease
-            outcomes.put(ctx.taskId(), bareClient(holder.get()).completeStep(token, "instant"));
+            outcomes.put(ctx.taskId(), bareClient(holder.get()).stepCompletion().complete(token, "instant"));
         });
         holder.set(wf);
         SasRuntime sas = runtime(wf);
@@ -389,7 +389,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
         Drain.untilIdle(sas);
 
-        assertThat(outcomes).containsEntry(id, ReplyOutcome.COMPLETED);
+        assertThat(outcomes).containsEntry(id, CompletionOutcome.COMPLETED);
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("ship").output()).isEqualTo("shipped instant");
@@ -397,8 +397,8 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         assertThat(types).doesNotContain(TaskEvent.Type.REPLY_AWAITED);
         assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
         assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
-        assertThat(bareClient(wf).completeStep(lastSent(id).token(), "again"))
-                .isEqualTo(ReplyOutcome.ALREADY_COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(lastSent(id).token(), "again"))
+                .isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
     }
 
     @Test
@@ -406,13 +406,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
             throws Exception {
         int tasks = 20;
         ExecutorService repliers = Executors.newFixedThreadPool(4);
-        List<Future<ReplyOutcome>> replies = new CopyOnWriteArrayList<>();
+        List<Future<CompletionOutcome>> replies = new CopyOnWriteArrayList<>();
         try {
             AtomicReference<Workflow<String>> holder = new AtomicReference<>();
             Workflow<String> wf = approval("await-race", (ctx, token) -> {
                 sent.add(new Sent(ctx.taskId(), ctx.stepName(), ctx.attempt(), ctx.idempotencyKey(), token));
                 SasClient replier = bareClient(holder.get());
-                replies.add(repliers.submit(() -> replier.completeStep(token, "ok " + ctx.businessKey())));
+                replies.add(repliers.submit(() -> replier.stepCompletion().complete(token, "ok " + ctx.businessKey())));
             });
             holder.set(wf);
             SasRuntime sas = runtime(wf);
@@ -426,8 +426,8 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
                     && replies.stream().allMatch(Future::isDone));
             Drain.untilIdle(sas);
 
-            for (Future<ReplyOutcome> f : replies) {
-                assertThat(f.get()).isEqualTo(ReplyOutcome.COMPLETED);
+            for (Future<CompletionOutcome> f : replies) {
+                assertThat(f.get()).isEqualTo(CompletionOutcome.COMPLETED);
             }
             for (int i = 0; i < tasks; i++) {
                 TaskId id = ids.get(i);
@@ -453,16 +453,16 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).as("no claim to wait for").isEqualTo(TaskStatus.PENDING);
         assertThat(info.lockedBy()).isNull();
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.STALE);
         Drain.untilIdle(sas);
 
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).containsExactly(id + ":approve");
-        assertThat(sas.client().completeStep(lastSent(id).token(), "approved")).isEqualTo(ReplyOutcome.STALE);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.STALE);
         assertThat(sent).hasSize(1);
     }
 
@@ -477,20 +477,20 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         SasClient client = sas.client();
         String token = lastSent(id).token();
 
-        assertThatThrownBy(() -> client.completeStep(null, "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().complete(null, "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("replyToken must not be null");
-        assertThatThrownBy(() -> client.failStep(" ", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().fail(" ", "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("replyToken must not be blank");
-        assertThat(client.completeStep("not-a-token", "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(client.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
-                .isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThatThrownBy(() -> client.completeStep(signed(KEY_1, "k1", 1, 1, id.value()), "x"))
+        assertThat(client.stepCompletion().complete("not-a-token", "x")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(client.stepCompletion().complete(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+                .isEqualTo(CompletionOutcome.NOT_FOUND);
+        assertThatThrownBy(() -> client.stepCompletion().complete(signed(KEY_1, "k1", 1, 1, id.value()), "x"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'ship'")
                 .hasMessageContaining("does not await a reply");
         assertThatThrownBy(() -> SasClient.builder().stateStore(store).clock(clock).trustLocalClock()
-                .replyTokenKeys(KEYS).build().completeStep(token, "x")).isInstanceOf(IllegalArgumentException.class)
+                .completionTokenKeys(KEYS).build().stepCompletion().complete(token, "x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not know");
-        assertThatThrownBy(() -> client.completeStep(token, 42)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client.stepCompletion().complete(token, 42)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot be encoded");
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
     }
@@ -522,17 +522,17 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String mine = lastSent(ids[0]).token();
 
         String forged = altered(mine, 4, ids[1].value());
-        assertThat(sas.client().completeStep(forged, "approved by mallory")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(wf).failStep(forged, "rejected by mallory", false)).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(forged, "approved by mallory")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(bareClient(wf).stepCompletion().fail(forged, "rejected by mallory", false)).isEqualTo(CompletionOutcome.INVALID_TOKEN);
         String lease = Long.toString(sas.client().find(ids[1]).orElseThrow().lease());
-        assertThat(sas.client().completeStep(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
-                .as("the unsigned format 1 of earlier builds").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(unsigned(ids[1].value(), 0, Long.parseLong(lease)), "approved by mallory"))
+                .as("the unsigned format 1 of earlier builds").isEqualTo(CompletionOutcome.INVALID_TOKEN);
 
         assertStillAwaiting(sas.client(), ids[1]);
-        assertThat(sas.metrics().invalidReplyTokens()).as("counted by the runtime's client").isEqualTo(2);
-        assertThat(sas.client().completeStep(lastSent(ids[1]).token(), "approved by ann"))
-                .isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(sas.client().completeStep(mine, "approved by ann")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.metrics().invalidCompletionTokens()).as("counted by the runtime's client").isEqualTo(2);
+        assertThat(sas.client().stepCompletion().complete(lastSent(ids[1]).token(), "approved by ann"))
+                .isEqualTo(CompletionOutcome.COMPLETED);
+        assertThat(sas.client().stepCompletion().complete(mine, "approved by ann")).isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -544,20 +544,20 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         String token = lastSent(id).token();
         long lease = Long.parseLong(field(token, 3));
 
-        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease + 1)), "x"))
-                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 3, Long.toString(lease - 1)), "x"))
-                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 2, "1"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 1, "k2"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(altered(token, 0, "3"), "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 3, Long.toString(lease + 1)), "x"))
+                .isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 3, Long.toString(lease - 1)), "x"))
+                .isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 2, "1"), "x")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 1, "k2"), "x")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(altered(token, 0, "3"), "x")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
         char last = token.charAt(token.length() - 1);
-        assertThat(sas.client().completeStep(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A'), "x"))
-                .as("one character of the signature changed").isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A'), "x"))
+                .as("one character of the signature changed").isEqualTo(CompletionOutcome.INVALID_TOKEN);
 
         assertStillAwaiting(sas.client(), id);
-        assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
-        assertThat(sas.client().completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(sas.metrics().invalidCompletionTokens()).isEqualTo(6);
+        assertThat(sas.client().stepCompletion().complete(token, "ok")).isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -571,10 +571,10 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
         for (String cut : List.of(token.substring(0, token.length() - 1), token.substring(0, token.length() - 4),
                 token.substring(0, dot + 1), token.substring(0, dot), token.substring(1), token + "A")) {
-            assertThat(sas.client().completeStep(cut, "x")).as(cut).isEqualTo(ReplyOutcome.INVALID_TOKEN);
+            assertThat(sas.client().stepCompletion().complete(cut, "x")).as(cut).isEqualTo(CompletionOutcome.INVALID_TOKEN);
         }
         assertStillAwaiting(sas.client(), id);
-        assertThat(sas.metrics().invalidReplyTokens()).isEqualTo(6);
+        assertThat(sas.metrics().invalidCompletionTokens()).isEqualTo(6);
     }
 
     @Test
@@ -584,13 +584,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
         String token = lastSent(id).token();
-        ReplyTokenKeys otherBytes = ReplyTokenKeys.builder().currentKey("k1", KEY_2).build();
+        CompletionTokenKeys otherBytes = CompletionTokenKeys.builder().currentKey("k1", KEY_2).build();
 
-        assertThat(bareClient(otherBytes, wf).completeStep(token, "x")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(sas.client().completeStep(signed(KEY_2, "k1", 0, Long.parseLong(field(token, 3)), id.value()), "x"))
-                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(otherBytes, wf).stepCompletion().complete(token, "x")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(sas.client().stepCompletion().complete(signed(KEY_2, "k1", 0, Long.parseLong(field(token, 3)), id.value()), "x"))
+                .isEqualTo(CompletionOutcome.INVALID_TOKEN);
         assertStillAwaiting(sas.client(), id);
-        assertThat(bareClient(wf).completeStep(token, "ok")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().complete(token, "ok")).isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -600,13 +600,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId[] ids = twoAwaiting(before, wf);
         String oldA = lastSent(ids[0]).token();
         String oldB = lastSent(ids[1]).token();
-        ReplyTokenKeys rotated = ReplyTokenKeys.builder().currentKey("k2", KEY_2).previousKey("k1", KEY_1).build();
-        ReplyTokenKeys k1Removed = ReplyTokenKeys.builder().currentKey("k2", KEY_2).build();
+        CompletionTokenKeys rotated = CompletionTokenKeys.builder().currentKey("k2", KEY_2).previousKey("k1", KEY_1).build();
+        CompletionTokenKeys k1Removed = CompletionTokenKeys.builder().currentKey("k2", KEY_2).build();
 
-        assertThat(bareClient(rotated, wf).completeStep(oldA, "approved")).as("k1 is a previous key")
-                .isEqualTo(ReplyOutcome.COMPLETED);
-        assertThat(bareClient(k1Removed, wf).completeStep(oldB, "approved")).as("k1 was removed")
-                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
+        assertThat(bareClient(rotated, wf).stepCompletion().complete(oldA, "approved")).as("k1 is a previous key")
+                .isEqualTo(CompletionOutcome.COMPLETED);
+        assertThat(bareClient(k1Removed, wf).stepCompletion().complete(oldB, "approved")).as("k1 was removed")
+                .isEqualTo(CompletionOutcome.INVALID_TOKEN);
         assertStillAwaiting(before.client(), ids[1]);
 
         before.close();
@@ -615,9 +615,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(after);
         String newC = lastSent(c).token();
         assertThat(field(newC, 1)).as("new tokens are signed with the current key").isEqualTo("k2");
-        assertThat(bareClient(KEYS, wf).completeStep(newC, "approved")).as("a node that still has only k1")
-                .isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(k1Removed, wf).completeStep(newC, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(KEYS, wf).stepCompletion().complete(newC, "approved")).as("a node that still has only k1")
+                .isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(bareClient(k1Removed, wf).stepCompletion().complete(newC, "approved")).isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -627,13 +627,13 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
         String old = unsigned(id.value(), 0, sas.client().find(id).orElseThrow().lease());
-        ReplyTokenKeys upgrading = ReplyTokenKeys.builder().currentKey("k1", KEY_1).acceptUnsignedTokens().build();
+        CompletionTokenKeys upgrading = CompletionTokenKeys.builder().currentKey("k1", KEY_1).acceptUnsignedTokens().build();
 
-        assertThat(bareClient(wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.INVALID_TOKEN);
-        assertThat(bareClient(upgrading, wf).completeStep(unsigned(id.value() + "\0", 0, 1), "x"))
+        assertThat(bareClient(wf).stepCompletion().complete(old, "approved")).isEqualTo(CompletionOutcome.INVALID_TOKEN);
+        assertThat(bareClient(upgrading, wf).stepCompletion().complete(unsigned(id.value() + "\0", 0, 1), "x"))
                 .as("a task id no database can hold is not found, not a store failure")
-                .isEqualTo(ReplyOutcome.NOT_FOUND);
-        assertThat(bareClient(upgrading, wf).completeStep(old, "approved")).isEqualTo(ReplyOutcome.COMPLETED);
+                .isEqualTo(CompletionOutcome.NOT_FOUND);
+        assertThat(bareClient(upgrading, wf).stepCompletion().complete(old, "approved")).isEqualTo(CompletionOutcome.COMPLETED);
     }
 
     @Test
@@ -641,9 +641,9 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Workflow<String> wf = approval("token-none");
         assertThatThrownBy(() -> SasRuntime.builder().stateStore(store).workflow(wf).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("step 'approve'")
-                .hasMessageContaining("replyTokenKeys");
+                .hasMessageContaining("completionTokenKeys");
         SasClient noKeys = SasClient.builder().stateStore(store).workflow(wf).build();
-        assertThatThrownBy(() -> noKeys.completeStep(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
+        assertThatThrownBy(() -> noKeys.stepCompletion().complete(signed(KEY_1, "k1", 0, 1, TaskId.random().value()), "x"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no reply token keys");
     }
 
@@ -651,7 +651,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
     void an_encoded_reply_the_steps_codec_cannot_decode_is_refused_with_its_reason() {
         StepRef<Integer> amount = StepRef.of("amount", Codec.<Integer>of(i -> Integer.toString(i), Integer::valueOf));
         Workflow<String> wf = Workflow.builder("await-undecodable", Codec.string())
-                .step(amount, s -> s.awaitReply(recording()).completeWithin(DEADLINE))
+                .step(amount, s -> s.awaitCompletion(recording()).completeWithin(DEADLINE))
                 .step("double", s -> s.execute(ctx -> String.valueOf(ctx.output(amount) * 2)))
                 .build();
         SasRuntime sas = runtime(wf);
@@ -659,12 +659,12 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         String token = lastSent(id).token();
 
-        assertThatThrownBy(() -> bareClient(wf).completeStepEncoded(token, "twenty-one"))
+        assertThatThrownBy(() -> bareClient(wf).stepCompletion().completeEncoded(token, "twenty-one"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("step 'amount'")
                 .hasMessageContaining("cannot be decoded").hasMessageContaining("NumberFormatException")
                 .hasCauseInstanceOf(NumberFormatException.class);
         assertStillAwaiting(sas.client(), id);
-        assertThat(bareClient(wf).completeStepEncoded(token, "21")).isEqualTo(ReplyOutcome.COMPLETED);
+        assertThat(bareClient(wf).stepCompletion().completeEncoded(token, "21")).isEqualTo(CompletionOutcome.COMPLETED);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().step("double").output()).isEqualTo("42");
     }

@@ -783,7 +783,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
                 .step("ship", s -> s.execute(ctx -> "s"))
                 .build();
         SasRuntime repaired = runtime("node-b", fixed);
-        repaired.client().resubmit(id);
+        repaired.client().operations().resubmit(id);
         drain(repaired);
         assertThat(status(repaired, id).status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(log).endsWith("refund ok", "release");
@@ -803,8 +803,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         drain(sas);
         assertThat(status(sas, id).currentStep()).isEqualTo(1);
 
-        assertThat(sas.client().cancel(id)).isTrue();
-        assertThat(sas.client().cancel(id)).as("already requested").isFalse();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).as("already requested").isFalse();
         shipping.hanging().get(0).complete("shipped");
 
         TaskInfo info = status(sas, id);
@@ -814,7 +814,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(info.step("confirm").status()).isEqualTo(StepStatus.PENDING);
         assertThat(types(sas, id)).containsSubsequence(TaskEvent.Type.CANCEL_REQUESTED, TaskEvent.Type.COMPENSATING,
                 TaskEvent.Type.CANCELLED);
-        assertThat(sas.client().cancel(id)).as("finished").isFalse();
+        assertThat(sas.client().operations().cancel(id)).as("finished").isFalse();
     }
 
     @Test
@@ -832,7 +832,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PENDING);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         clock.tick(Duration.ofSeconds(1));
         drain(sas);
 
@@ -857,7 +857,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         drain(worker);
         clock.tick(DEADLINE.plusSeconds(1));
         boolean[] cancelled = new boolean[1];
-        StateStore cancelAfterScan = afterFirstExpiredScan(() -> cancelled[0] = worker.client().cancel(id));
+        StateStore cancelAfterScan = afterFirstExpiredScan(() -> cancelled[0] = worker.client().operations().cancel(id));
         SasRuntime supervisor = runtime("supervisor", cancelAfterScan, wf);
 
         assertThat(supervisor.runSupervisorOnce()).isEqualTo(1);
@@ -900,7 +900,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         List<Boolean> accepted = race(supervisor::runSupervisorOnce, () -> {
             List<Boolean> out = new ArrayList<>();
             for (int i = tasks - 1; i >= 0; i--) {
-                out.add(0, worker.client().cancel(ids.get(i)));
+                out.add(0, worker.client().operations().cancel(ids.get(i)));
             }
             return out;
         });
@@ -931,7 +931,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         shipping.hanging().get(0).complete("parcel-7");
 
         TaskInfo info = status(sas, id);
@@ -940,7 +940,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(info.step("ship").output()).isEqualTo("parcel-7");
         assertThat(log).containsExactly("recall parcel-7", "release");
         assertThat(types(sas, id)).doesNotContain(TaskEvent.Type.PROCESSED);
-        assertThat(sas.client().cancel(id)).as("finished").isFalse();
+        assertThat(sas.client().operations().cancel(id)).as("finished").isFalse();
     }
 
     @Test
@@ -970,7 +970,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         }, () -> {
             List<Boolean> out = new ArrayList<>();
             for (int i = tasks - 1; i >= 0; i--) {
-                out.add(0, sas.client().cancel(ids.get(i)));
+                out.add(0, sas.client().operations().cancel(ids.get(i)));
             }
             return out;
         });
@@ -1003,7 +1003,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATING);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         inventory.hanging().get(0).complete("released");
 
         TaskInfo info = status(sas, id);
@@ -1026,7 +1026,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         }
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         drain(sas);
 
         // A reply was lost: the charge may have gone through, so it is refunded too.
@@ -1048,7 +1048,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         sas.runSupervisorOnce();
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         drain(sas);
 
         assertThat(log).containsExactly("refund", "release");
@@ -1066,7 +1066,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
 
-        assertThat(sas.client().cancel(id)).isTrue();
+        assertThat(sas.client().operations().cancel(id)).isTrue();
         drain(sas);
 
         assertThat(log).containsExactly("release");
@@ -1226,15 +1226,15 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
-        assertThatThrownBy(() -> sas.client().resubmit(TaskId.random())).isInstanceOf(dev.sas.core.TaskNotFoundException.class);
+        assertThatThrownBy(() -> sas.client().operations().resubmit(TaskId.random())).isInstanceOf(dev.sas.core.TaskNotFoundException.class);
 
         broken[0] = false;
-        sas.client().resubmit(id);
+        sas.client().operations().resubmit(id);
         drain(sas);
 
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(ran).containsExactly("first", "second", "second");
-        assertThatThrownBy(() -> sas.client().resubmit(id)).isInstanceOfSatisfying(TaskStateException.class, e -> {
+        assertThatThrownBy(() -> sas.client().operations().resubmit(id)).isInstanceOfSatisfying(TaskStateException.class, e -> {
             assertThat(e.taskId()).isEqualTo(id);
             assertThat(e.actual()).isEqualTo(TaskStatus.PROCESSED);
             assertThat(e.allowed()).containsExactlyInAnyOrder(TaskStatus.ERROR, TaskStatus.COMPENSATION_FAILED);

@@ -1,6 +1,6 @@
 package dev.sas.testing;
 
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import java.time.Duration;
@@ -22,7 +22,7 @@ import java.util.TreeMap;
 final class InMemoryReplies implements ReplyOutbox {
 
     private final Object lock;
-    private final Map<String, TreeMap<Long, ReplyMessage>> pending = new HashMap<>();
+    private final Map<String, TreeMap<Long, StatusUpdate>> pending = new HashMap<>();
     private final Map<String, Channel> channels = new HashMap<>();
     private long nextId = 1;
 
@@ -40,7 +40,7 @@ final class InMemoryReplies implements ReplyOutbox {
     /** Adds the message for {@code event} to {@code channel}'s outbox. Called under the store's lock. */
     void append(String channel, TaskEvent event) {
         long id = nextId++;
-        pending.computeIfAbsent(channel, c -> new TreeMap<>()).put(id, new ReplyMessage(channel, id, event));
+        pending.computeIfAbsent(channel, c -> new TreeMap<>()).put(id, new StatusUpdate(channel, id, event));
     }
 
     @Override
@@ -84,12 +84,12 @@ final class InMemoryReplies implements ReplyOutbox {
     }
 
     @Override
-    public List<ReplyMessage> pending(String channel, int limit) {
+    public List<StatusUpdate> pending(String channel, int limit) {
         synchronized (lock) {
-            TreeMap<Long, ReplyMessage> messages = pending.get(channel);
-            List<ReplyMessage> out = new ArrayList<>();
+            TreeMap<Long, StatusUpdate> messages = pending.get(channel);
+            List<StatusUpdate> out = new ArrayList<>();
             if (messages != null) {
-                for (ReplyMessage m : messages.values()) {
+                for (StatusUpdate m : messages.values()) {
                     if (out.size() >= limit) {
                         break;
                     }
@@ -103,7 +103,7 @@ final class InMemoryReplies implements ReplyOutbox {
     @Override
     public boolean acknowledge(String channel, String consumerId, List<Long> deliveryIds, Instant now) {
         synchronized (lock) {
-            TreeMap<Long, ReplyMessage> messages = pending.get(channel);
+            TreeMap<Long, StatusUpdate> messages = pending.get(channel);
             if (messages != null) {
                 deliveryIds.forEach(messages::remove);
             }

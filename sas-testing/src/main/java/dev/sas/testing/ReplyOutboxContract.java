@@ -3,7 +3,7 @@ package dev.sas.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The behaviour of every store's reply-channel outbox ({@link ReplyOutbox}): every event of a task
- * with a reply channel, whatever wrote it (submit, claim, a scheduler's or supervisor's transition,
+ * with a status channel, whatever wrote it (submit, claim, a scheduler's or supervisor's transition,
  * parking, an operator), is pending on that channel in the order of the task's events until it is
  * acknowledged; nothing of a rolled-back transaction; none skipped when transactions commit out of
  * order; one consumer at a time. Subclass it like {@link StateStoreContract}; the in-memory store and
@@ -97,16 +97,16 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
                 .end(TaskStatus.PROCESSED);
     }
 
-    private List<ReplyMessage> pending(String channel) {
+    private List<StatusUpdate> pending(String channel) {
         return outbox().pending(channel, 1_000);
     }
 
-    private static List<TaskEvent> eventsOf(List<ReplyMessage> messages, TaskId id) {
-        return messages.stream().filter(m -> m.taskId().equals(id)).map(ReplyMessage::event).toList();
+    private static List<TaskEvent> eventsOf(List<StatusUpdate> messages, TaskId id) {
+        return messages.stream().filter(m -> m.taskId().equals(id)).map(StatusUpdate::event).toList();
     }
 
-    private static List<Long> ids(List<ReplyMessage> messages) {
-        return messages.stream().map(ReplyMessage::deliveryId).toList();
+    private static List<Long> ids(List<StatusUpdate> messages) {
+        return messages.stream().map(StatusUpdate::deliveryId).toList();
     }
 
     @Test
@@ -118,9 +118,9 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         Instant t2 = T0.plusSeconds(2);
         assertThat(store.write(List.of(finish(c, t2)), t2)).allMatch(o -> o.isApplied());
 
-        List<ReplyMessage> pending = pending(CHANNEL);
-        assertThat(pending).extracting(ReplyMessage::event).containsExactlyElementsOf(store.events(id));
-        assertThat(pending).extracting(ReplyMessage::status).containsExactly(TaskEvent.Type.RECEIVED,
+        List<StatusUpdate> pending = pending(CHANNEL);
+        assertThat(pending).extracting(StatusUpdate::event).containsExactlyElementsOf(store.events(id));
+        assertThat(pending).extracting(StatusUpdate::status).containsExactly(TaskEvent.Type.RECEIVED,
                 TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.STEP_STARTED,
                 TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
         assertThat(pending).allMatch(m -> m.channel().equals(CHANNEL));
@@ -134,8 +134,8 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         TaskId mine = submit("mine", CHANNEL);
         TaskId other = submit("other", "other-replies");
 
-        assertThat(pending(CHANNEL)).extracting(ReplyMessage::taskId).containsExactly(mine);
-        assertThat(pending("other-replies")).extracting(ReplyMessage::taskId).containsExactly(other);
+        assertThat(pending(CHANNEL)).extracting(StatusUpdate::taskId).containsExactly(mine);
+        assertThat(pending("other-replies")).extracting(StatusUpdate::taskId).containsExactly(other);
         assertThat(pending(CHANNEL)).noneMatch(m -> m.taskId().equals(none));
         assertThat(outbox().pending("nobody", 10)).isEmpty();
     }
@@ -146,7 +146,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         for (int i = 0; i < 5; i++) {
             ids.add(submit("k" + i, CHANNEL));
         }
-        assertThat(outbox().pending(CHANNEL, 3)).extracting(ReplyMessage::taskId).containsExactlyElementsOf(
+        assertThat(outbox().pending(CHANNEL, 3)).extracting(StatusUpdate::taskId).containsExactlyElementsOf(
                 ids.subList(0, 3));
     }
 
@@ -156,7 +156,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
             submit("k" + i, CHANNEL);
         }
         outbox().tryAcquire(CHANNEL, "consumer-1", T0, LEASE);
-        List<ReplyMessage> all = pending(CHANNEL);
+        List<StatusUpdate> all = pending(CHANNEL);
         List<Long> acked = List.of(all.get(1).deliveryId(), all.get(3).deliveryId());
 
         assertThat(outbox().acknowledge(CHANNEL, "consumer-1", acked, T0)).isTrue();
@@ -189,7 +189,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         submit("k", CHANNEL);
         ReplyOutbox o = outbox();
         assertThat(o.tryAcquire(CHANNEL, "a", T0, LEASE)).isTrue();
-        List<ReplyMessage> batch = pending(CHANNEL);
+        List<StatusUpdate> batch = pending(CHANNEL);
         assertThat(o.tryAcquire(CHANNEL, "b", T0.plusSeconds(11), LEASE)).isTrue();
 
         assertThat(o.acknowledge(CHANNEL, "a", ids(batch), T0.plusSeconds(12))).isFalse();
@@ -230,7 +230,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
             committed = submit("committed", CHANNEL, tx.transaction());
             tx.commit();
         }
-        assertThat(pending(CHANNEL)).extracting(ReplyMessage::taskId).containsExactly(committed);
+        assertThat(pending(CHANNEL)).extracting(StatusUpdate::taskId).containsExactly(committed);
     }
 
     @Test
@@ -303,8 +303,8 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
             Future<?> consumer = Executors.newSingleThreadExecutor().submit(() -> {
                 while (true) {
                     boolean last = !writing.get();
-                    List<ReplyMessage> batch = o.pending(CHANNEL, 7);
-                    for (ReplyMessage m : batch) {
+                    List<StatusUpdate> batch = o.pending(CHANNEL, 7);
+                    for (StatusUpdate m : batch) {
                         seen.computeIfAbsent(m.taskId(), k -> new ArrayList<>()).add(m.deliveryId());
                         types.computeIfAbsent(m.taskId(), k -> new ArrayList<>()).add(m.status());
                     }

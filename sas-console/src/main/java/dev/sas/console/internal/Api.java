@@ -302,7 +302,7 @@ public final class Api {
     private Answer resubmit(TaskId id, OperatorNote note, ConsoleRequest request) {
         MDC.put("sas.taskId", id.value());
         try {
-            client.resubmit(id, note);
+            client.operations().resubmit(id, note);
             log.info("console: task {} resubmitted by {} at {}", id, note.operator(), who(request));
         } finally {
             MDC.remove("sas.taskId");
@@ -314,7 +314,7 @@ public final class Api {
         boolean requested;
         MDC.put("sas.taskId", id.value());
         try {
-            requested = client.cancel(id, note);
+            requested = client.operations().cancel(id, note);
             log.info("console: cancel of task {} by {} at {}: {}", id, note.operator(), who(request),
                     requested ? "requested" : "refused (finished, COMPENSATION_FAILED, or being cancelled)");
         } finally {

@@ -60,7 +60,7 @@ final class Operations {
         boolean supported = true;
         List<AgentStatus> statuses;
         try {
-            statuses = client.agents();
+            statuses = client.operations().agents();
         } catch (UnsupportedOperationException e) {
             supported = false;
             statuses = List.of();
@@ -245,10 +245,10 @@ final class Operations {
         MDC.put("sas.taskId", id.value());
         try {
             if (action.equals("resubmit")) {
-                client.resubmit(id, note);
+                client.operations().resubmit(id, note);
                 return null;
             }
-            if (client.cancel(id, note)) {
+            if (client.operations().cancel(id, note)) {
                 return null;
             }
             TaskInfo t = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));

@@ -218,7 +218,7 @@ final class AttemptRunner {
         }
         StepDefinition<Object> def = run.workflow.steps().get(run.currentStep);
         Agent<?, ?> agent = def.agent(run.compensating()).orElse(null);
-        boolean handsOff = agent != null && (run.compensating() || !def.awaitsReply());
+        boolean handsOff = agent != null && (run.compensating() || !def.awaitsCompletion());
         if (!handsOff && !admission.begin(ticket)) {
             loop.release(); // no longer this node's (Admission logged why)
             return;
@@ -241,7 +241,7 @@ final class AttemptRunner {
         }
         scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
         a.trace = startTrace(a);
-        if (!a.compensating && def.awaitsReply()) {
+        if (!a.compensating && def.awaitsCompletion()) {
             sendRequest(a, def);
             return;
         }

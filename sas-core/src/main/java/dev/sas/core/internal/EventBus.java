@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Delivers committed events to listeners, and alerts to the sink, on one thread
- * ({@code sas-events}) so that order is kept; inline when no thread was started. Reply channels are
+ * ({@code sas-events}) so that order is kept; inline when no thread was started. Status channels are
  * not delivered here: the store wrote their messages to its outbox with the transition, and the
  * channel's pump delivers them from there ({@link ReplyRouting} only wakes it), so a message is
  * never delivered twice by two paths.
@@ -47,7 +47,7 @@ public final class EventBus {
     /**
      * A bus delivering inline until {@link #start} is called, queueing at most {@code capacity} events after.
      *
-     * @param replies what to do with the reply channel of a recorded transition
+     * @param replies what to do with the status channel of a recorded transition
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
      *     state, so waiting handles on this node return without polling; must be quick
      */
@@ -201,7 +201,7 @@ public final class EventBus {
     /**
      * Stops delivering: lets the event thread deliver what is queued for up to {@code wait}, then
      * discards the rest (counted as dropped) and interrupts a listener still running. Once this
-     * returns, no listener, reply channel or alert sink is called again by this bus (a listener that
+     * returns, no listener, status channel or alert sink is called again by this bus (a listener that
      * ignores the interrupt may still be inside its call). Shuts down the executor given to
      * {@link #start}. Idempotent.
      *

@@ -20,15 +20,15 @@ public final class Metrics {
     final LongAdder eventsDropped = new LongAdder();
     final LongAdder internalErrors = new LongAdder();
     final LongAdder submitted = new LongAdder();
-    final LongAdder repliesDelivered = new LongAdder();
-    final LongAdder replyFailures = new LongAdder();
-    final LongAdder replyChannelUnknown = new LongAdder();
+    final LongAdder statusUpdatesDelivered = new LongAdder();
+    final LongAdder statusUpdateFailures = new LongAdder();
+    final LongAdder statusChannelUnknown = new LongAdder();
     final LongAdder heldBack = new LongAdder();
     final LongAdder breakersOpened = new LongAdder();
     final LongAdder breakersClosed = new LongAdder();
-    final LongAdder lateReplies = new LongAdder();
-    final LongAdder staleReplies = new LongAdder();
-    final LongAdder invalidReplyTokens = new LongAdder();
+    final LongAdder lateCompletions = new LongAdder();
+    final LongAdder staleCompletions = new LongAdder();
+    final LongAdder invalidCompletionTokens = new LongAdder();
     final LongAdder permitsLapsed = new LongAdder();
     final LongAdder supervisorPassesStopped = new LongAdder();
     private volatile long clockSkewMillis;
@@ -56,17 +56,17 @@ public final class Metrics {
 
     /** Counts a reply rejected because it came after the step's deadline. */
     public void lateReply() {
-        lateReplies.increment();
+        lateCompletions.increment();
     }
 
     /** Counts a reply rejected because its token's attempt was no longer the task's. */
     public void staleReply() {
-        staleReplies.increment();
+        staleCompletions.increment();
     }
 
     /** Counts a reply refused because its token was forged, altered, malformed or signed with an unknown key. */
     public void invalidReplyToken() {
-        invalidReplyTokens.increment();
+        invalidCompletionTokens.increment();
     }
 
     /** Counts tasks submitted through the runtime's client. */
@@ -89,9 +89,9 @@ public final class Metrics {
         return new SasMetrics(claimed.sum(), stepsCompleted.sum(), tasksProcessed.sum(), retriesScheduled.sum(),
                 timeoutsRecovered.sum(), staleRejected.sum(), deadlinesMissed.sum(), errors.sum(), compensated.sum(),
                 compensationFailed.sum(), storeFailures.sum(), listenerFailures.sum(), eventsDropped.sum(),
-                internalErrors.sum(), clockSkewMillis, submitted.sum(), repliesDelivered.sum(), replyFailures.sum(),
-                replyChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
-                lateReplies.sum(), staleReplies.sum(), invalidReplyTokens.sum(), permitsLapsed.sum(),
+                internalErrors.sum(), clockSkewMillis, submitted.sum(), statusUpdatesDelivered.sum(), statusUpdateFailures.sum(),
+                statusChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
+                lateCompletions.sum(), staleCompletions.sum(), invalidCompletionTokens.sum(), permitsLapsed.sum(),
                 supervisorPassesStopped.sum());
     }
 }

@@ -145,7 +145,7 @@ public final class Recorder {
 
     /**
      * Writes a transition that makes a task await a reply, or the kept reply's instead, on the
-     * calling thread ({@link StateStore#awaitReply}).
+     * calling thread ({@link StateStore#awaitCompletion}).
      *
      * @throws StateStoreException if the store failed
      */

@@ -1,7 +1,7 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.StateStoreException;
 import dev.sas.core.spi.ReplyOutbox;
 import java.time.Duration;
@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Consumes one reply channel from the store's outbox: while it holds the channel's lease, reads the
+ * Consumes one status channel from the store's outbox: while it holds the channel's lease, reads the
  * oldest pending messages, hands them to the channel's handler, and acknowledges them once the
  * handler returned (so a crash in between delivers them again, with the same ids). A handler that
  * throws gets the same batch again after a backoff (1 s doubling to 30 s); a listener that throws
@@ -27,7 +27,7 @@ public final class ReplyPump {
     static final long MAX_BACKOFF_MS = 30_000;
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    private final ReplyChannel channel;
+    private final StatusChannel channel;
     private final ReplyOutbox outbox;
     private final DatabaseClock clock;
     private final String consumerId;
@@ -43,7 +43,7 @@ public final class ReplyPump {
     /**
      * @param poll how long to wait between looks; the pump's thread alone uses it
      */
-    public ReplyPump(ReplyChannel channel, ReplyOutbox outbox, DatabaseClock clock, String consumerId, Metrics metrics,
+    public ReplyPump(StatusChannel channel, ReplyOutbox outbox, DatabaseClock clock, String consumerId, Metrics metrics,
             AdaptivePoll poll) {
         this.channel = channel;
         this.outbox = outbox;
@@ -102,7 +102,7 @@ public final class ReplyPump {
         try {
             outbox.release(channel.name(), consumerId);
         } catch (RuntimeException e) {
-            log.warn("reply channel {}: could not give up its lease ({}); another node takes over when it expires",
+            log.warn("status channel {}: could not give up its lease ({}); another node takes over when it expires",
                     channel.name(), e.getMessage());
         }
     }
@@ -123,42 +123,42 @@ public final class ReplyPump {
             holding = outbox.tryAcquire(channel.name(), consumerId, now, channel.leaseTime());
             renewAt = now.plus(channel.leaseTime().dividedBy(3));
             if (holding != was) {
-                log.info("reply channel {}: {} {} consuming it", channel.name(), consumerId,
+                log.info("status channel {}: {} {} consuming it", channel.name(), consumerId,
                         holding ? "is now" : "stopped");
             }
             if (!holding) {
                 return -1;
             }
         }
-        List<ReplyMessage> batch = outbox.pending(channel.name(), channel.batchSize());
+        List<StatusUpdate> batch = outbox.pending(channel.name(), channel.batchSize());
         if (batch.isEmpty()) {
             return 0;
         }
         deliver(batch);
         List<Long> ids = new ArrayList<>(batch.size());
-        for (ReplyMessage m : batch) {
+        for (StatusUpdate m : batch) {
             ids.add(m.deliveryId());
         }
         boolean still = outbox.acknowledge(channel.name(), consumerId, ids, clock.instant());
-        metrics.repliesDelivered.add(batch.size());
+        metrics.statusUpdatesDelivered.add(batch.size());
         if (!still) {
             holding = false;
-            log.info("reply channel {}: {} lost its lease; another node consumes it", channel.name(), consumerId);
+            log.info("status channel {}: {} lost its lease; another node consumes it", channel.name(), consumerId);
         }
         return batch.size();
     }
 
-    private void deliver(List<ReplyMessage> batch) throws Exception {
+    private void deliver(List<StatusUpdate> batch) throws Exception {
         if (channel.redeliverOnFailure()) {
             channel.handler().deliver(batch);
             return;
         }
-        for (ReplyMessage m : batch) {
+        for (StatusUpdate m : batch) {
             try {
                 channel.handler().deliver(List.of(m));
             } catch (Throwable e) {
                 metrics.listenerFailures.increment();
-                TaskLog.run(m.taskId(), m.event().stepIndex(), () -> log.warn("task {}: reply channel {} listener"
+                TaskLog.run(m.taskId(), m.event().stepIndex(), () -> log.warn("task {}: status channel {} listener"
                         + " threw on {}; the task is not affected", m.taskId(), channel.name(), m.status(), e));
             }
         }
@@ -178,7 +178,7 @@ public final class ReplyPump {
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new dev.sas.core.SasException("reply channel " + pump.channel() + ": its handler threw; the"
+                throw new dev.sas.core.SasException("status channel " + pump.channel() + ": its handler threw; the"
                         + " batch stays pending: " + e, e);
             }
         }
@@ -201,7 +201,7 @@ public final class ReplyPump {
                 return;
             } catch (Throwable e) {
                 // Contained, Errors too: the batch stays in the outbox and is tried again.
-                metrics.replyFailures.increment();
+                metrics.statusUpdateFailures.increment();
                 if (e instanceof StateStoreException) {
                     metrics.storeFailures.increment();
                 }
@@ -223,16 +223,16 @@ public final class ReplyPump {
     private void warn(Throwable e, long backoffMs) {
         long now = System.nanoTime();
         if (now - nextWarnNanos < 0) {
-            log.debug("reply channel {}: delivery failed again; retrying in {} ms", channel.name(), backoffMs, e);
+            log.debug("status channel {}: delivery failed again; retrying in {} ms", channel.name(), backoffMs, e);
             return;
         }
         nextWarnNanos = now + WARN_EVERY_NANOS;
         if (e instanceof StateStoreException) {
-            log.warn("reply channel {}: the store failed ({}); its messages stay pending, retrying in {} ms",
+            log.warn("status channel {}: the store failed ({}); its messages stay pending, retrying in {} ms",
                     channel.name(), e.getMessage(), backoffMs);
         } else {
-            log.warn("reply channel {}: its handler failed; the batch stays pending and is delivered again in {} ms"
-                    + " ({} failures so far)", channel.name(), backoffMs, metrics.replyFailures.sum(), e);
+            log.warn("status channel {}: its handler failed; the batch stays pending and is delivered again in {} ms"
+                    + " ({} failures so far)", channel.name(), backoffMs, metrics.statusUpdateFailures.sum(), e);
         }
     }
 }

@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a runtime does with the reply channel of a transition it recorded: the store already wrote
+ * What a runtime does with the status channel of a transition it recorded: the store already wrote
  * the messages to the channel's outbox, so this only wakes the channel's pump when this runtime
  * consumes it, and counts and logs messages for a channel no node has registered (they wait in the
  * outbox until one does). Thread-safe.
@@ -45,7 +45,7 @@ public final class ReplyRouting {
     }
 
     /**
-     * A transition of a task with this reply channel committed: wakes the channel's pump if it is
+     * A transition of a task with this status channel committed: wakes the channel's pump if it is
      * here. Fast; never reads the store.
      *
      * @return true if the channel is known to be registered; false if {@link #checkUnknown} should run
@@ -75,19 +75,19 @@ public final class ReplyRouting {
                 registered.addAll(outbox.channels());
             } catch (RuntimeException e) {
                 metrics.storeFailures.increment();
-                log.debug("could not read the registered reply channels", e);
+                log.debug("could not read the registered status channels", e);
             }
             if (registered.contains(channel)) {
                 return;
             }
         }
-        metrics.replyChannelUnknown.add(events.size());
+        metrics.statusChannelUnknown.add(events.size());
         long warn = nextWarnNanos.get();
         if (now - warn >= 0 && nextWarnNanos.compareAndSet(warn, now + WARN_EVERY_NANOS)) {
             TaskEvent first = events.get(0);
-            log.warn("task {}: {} event(s) for reply channel '{}', which no runtime or ReplyConsumer has registered;"
+            log.warn("task {}: {} event(s) for status channel '{}', which no runtime or StatusConsumer has registered;"
                     + " they wait in the store's outbox until one registers it ({} such events so far)",
-                    first.taskId(), events.size(), channel, metrics.replyChannelUnknown.sum());
+                    first.taskId(), events.size(), channel, metrics.statusChannelUnknown.sum());
         }
     }
 }

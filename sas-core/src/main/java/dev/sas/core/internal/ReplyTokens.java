@@ -103,7 +103,7 @@ public final class ReplyTokens {
         }
         if (!acceptUnsigned) {
             return Checked.refused("unsigned (format 1, from before tokens were signed;"
-                    + " ReplyTokenKeys.acceptUnsignedTokens() accepts them during an upgrade)");
+                    + " CompletionTokenKeys.acceptUnsignedTokens() accepts them during an upgrade)");
         }
         ReplyToken token = fields(parts[1], parts[2], parts[3]);
         return token == null ? Checked.refused("malformed") : new Checked(token, null, true);
@@ -145,7 +145,7 @@ public final class ReplyTokens {
     private void requireConfigured() {
         if (currentKeyId == null) {
             throw new IllegalStateException("no reply token keys are configured: steps that await a reply need"
-                    + " signed tokens; set replyTokenKeys(ReplyTokenKeys.builder().currentKey(id, secret).build())"
+                    + " signed tokens; set completionTokenKeys(CompletionTokenKeys.builder().currentKey(id, secret).build())"
                     + " on the runtime builder and on SasClient.builder(), the same keys on every node");
         }
     }

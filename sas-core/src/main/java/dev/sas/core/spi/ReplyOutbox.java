@@ -1,6 +1,6 @@
 package dev.sas.core.spi;
 
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusUpdate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -42,7 +42,7 @@ public interface ReplyOutbox {
     void release(String channel, String consumerId);
 
     /** Up to {@code limit} unacknowledged messages of {@code channel}, lowest delivery id first. */
-    List<ReplyMessage> pending(String channel, int limit);
+    List<StatusUpdate> pending(String channel, int limit);
 
     /**
      * Forgets the messages with these delivery ids (delivered), and records the channel's position

@@ -89,7 +89,7 @@ public final class OrderDatabase {
                     ps.executeUpdate();
                 }
                 taskId = sas.client().submit(workflow, order.orderId(), order,
-                        SubmitOptions.builder().replyTo(replyTo).transaction(c).build()).id();
+                        SubmitOptions.builder().statusChannel(replyTo).transaction(c).build()).id();
                 try (PreparedStatement ps = c.prepareStatement("UPDATE orders SET task_id = ? WHERE order_id = ?")) {
                     ps.setString(1, taskId.value());
                     ps.setString(2, order.orderId());

@@ -7,7 +7,7 @@ import dev.sas.console.SasConsole;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.AlertSink;
 import dev.sas.core.CircuitBreaker;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
@@ -94,8 +94,8 @@ public final class OrderRun {
     }
 
     /** The keys that sign the payment step's reply tokens: the same on every node of the run. */
-    static ReplyTokenKeys replyTokenKeys() {
-        return ReplyTokenKeys.builder().currentKey("example", java.util.Base64.getDecoder().decode(REPLY_KEY_BASE64))
+    static CompletionTokenKeys completionTokenKeys() {
+        return CompletionTokenKeys.builder().currentKey("example", java.util.Base64.getDecoder().decode(REPLY_KEY_BASE64))
                 .build();
     }
 
@@ -114,9 +114,9 @@ public final class OrderRun {
                 .pollInterval(POLL_INTERVAL)
                 .supervisorInterval(SUPERVISOR_INTERVAL)
                 .shutdownGrace(Duration.ofSeconds(3))
-                .replyChannel(OrderStatusBoard.CHANNEL, board)
+                .statusChannel(OrderStatusBoard.CHANNEL, board)
                 .alertSink(alerts)
-                .replyTokenKeys(replyTokenKeys())
+                .completionTokenKeys(completionTokenKeys())
                 .build();
     }
 
@@ -204,9 +204,9 @@ public final class OrderRun {
                             .stateStore(store).workflow(workflow).instanceId("worker-" + tag)
                             .pollInterval(POLL_INTERVAL).supervisorInterval(SUPERVISOR_INTERVAL)
                             .shutdownGrace(Duration.ZERO)
-                            .replyChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
+                            .statusChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
                             .alertSink(operator)
-                            .replyTokenKeys(replyTokenKeys())
+                            .completionTokenKeys(completionTokenKeys())
                             .build().start();
                     out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }
@@ -286,7 +286,7 @@ public final class OrderRun {
                     operator.action(clock.instant(), "the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     out.println("  operator: the warehouse unblocked its SKUs; resubmitting order " + resubmitted);
                     TaskId id = ids.get(resubmitted);
-                    sas.client().resubmit(id);
+                    sas.client().operations().resubmit(id);
                     await(() -> sas.client().find(id).map(i -> i.status().isTerminal() && i.status() != TaskStatus.ERROR)
                             .orElse(false), Duration.ofSeconds(30));
                     resubmittedStatus = sas.client().find(id).map(TaskInfo::status).orElse(null);
@@ -422,7 +422,7 @@ public final class OrderRun {
     /** Prints the payment breaker's state (shared by every runtime, read from the store) when it changes. */
     private void watchBreaker(SasRuntime sas, Progress progress) {
         try {
-            for (AgentStatus a : sas.client().agents()) {
+            for (AgentStatus a : sas.client().operations().agents()) {
                 if (a.agent().equals("payment") && a.breaker() != lastBreaker) {
                     lastBreaker = a.breaker();
                     long waiting = sas.client().countByStatus().get(TaskStatus.WAITING);
@@ -438,7 +438,7 @@ public final class OrderRun {
     }
 
     private static CircuitBreaker.State paymentBreaker(SasRuntime sas) {
-        return sas.client().agents().stream().filter(a -> a.agent().equals("payment")).map(AgentStatus::breaker)
+        return sas.client().operations().agents().stream().filter(a -> a.agent().equals("payment")).map(AgentStatus::breaker)
                 .findFirst().orElse(CircuitBreaker.State.CLOSED);
     }
 

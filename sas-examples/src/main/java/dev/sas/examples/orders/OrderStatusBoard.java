@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The listener on the {@code orders} reply channel: the shop's view of its orders' progress,
+ * The listener on the {@code orders} status channel: the shop's view of its orders' progress,
  * whichever runtime ran them. Counts events by type and remembers each order's latest event; with
  * {@code echo} on it prints every order's outcome. The channel is consumed by one registered runtime
  * at a time: in crash mode the worker consumes it while it lives, and the shop's runtime takes over
@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class OrderStatusBoard implements TaskListener {
 
-    /** The reply channel's name. */
+    /** The status channel's name. */
     public static final String CHANNEL = "orders";
 
     private final Map<TaskEvent.Type, LongAdder> counts = new EnumMap<>(TaskEvent.Type.class);

@@ -99,7 +99,7 @@ public final class OrderWorkflow {
     /**
      * Builds the workflow with the charge sent over RabbitMQ: the payment step publishes the charge
      * to {@code payments}' request queue and completes when a {@link PaymentWorker} (in a process of
-     * its own) publishes the payment service's reply, which a {@code RabbitReplyConsumer} hands to the
+     * its own) publishes the payment service's reply, which a {@code RabbitAgentReplyConsumer} hands to the
      * store. The refund (the compensation) still calls the payment service directly.
      *
      * @param agents the services' agents
@@ -127,7 +127,7 @@ public final class OrderWorkflow {
                         ? s.call(payment, ctx -> ServiceCall.post("/charge",
                                 "orderId", ctx.input().orderId(),
                                 "amountCents", Long.toString(ctx.input().amountCents())))
-                        : s.awaitReply(payments.request(ctx -> Form.encode(Form.of(
+                        : s.awaitCompletion(payments.request(ctx -> Form.encode(Form.of(
                                 "orderId", ctx.input().orderId(),
                                 "amountCents", Long.toString(ctx.input().amountCents())))))
                                 .retry(ServiceAgent.RETRY))

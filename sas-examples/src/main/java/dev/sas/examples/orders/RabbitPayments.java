@@ -4,7 +4,7 @@ import com.rabbitmq.client.Channel;
 import dev.sas.core.SasClient;
 import dev.sas.rabbitmq.RabbitAgent;
 import dev.sas.rabbitmq.RabbitConnection;
-import dev.sas.rabbitmq.RabbitReplyConsumer;
+import dev.sas.rabbitmq.RabbitAgentReplyConsumer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -13,7 +13,7 @@ import java.time.Duration;
 /**
  * The payment agent of {@code --rabbitmq} mode: the {@link RabbitAgent} the payment step sends its
  * charges through (queues of this run only), the {@link PaymentWorker} process that answers them, and
- * the {@link RabbitReplyConsumer} that completes the steps with the answers. {@link #close()} stops
+ * the {@link RabbitAgentReplyConsumer} that completes the steps with the answers. {@link #close()} stops
  * them and deletes the run's queues. Not thread-safe: the run drives it from one thread.
  */
 final class RabbitPayments implements AutoCloseable {
@@ -21,7 +21,7 @@ final class RabbitPayments implements AutoCloseable {
     private final RabbitConnection rabbit;
     private final RabbitAgent agent;
     private WorkerProcess worker;
-    private RabbitReplyConsumer replies;
+    private RabbitAgentReplyConsumer replies;
     private int workersStarted;
 
     private RabbitPayments(String uri, String tag) {
@@ -51,7 +51,7 @@ final class RabbitPayments implements AutoCloseable {
     /** Starts the reply consumer on {@code client}'s store and the first worker process. */
     void start(SasClient client, Shop shop, Path dir, PrintStream out) throws IOException, InterruptedException {
         // tag::consumer[]
-        replies = RabbitReplyConsumer.builder(agent, client).build().start();
+        replies = RabbitAgentReplyConsumer.builder(agent, client).build().start();
         // end::consumer[]
         startWorker(shop, dir, out);
     }
@@ -84,7 +84,7 @@ final class RabbitPayments implements AutoCloseable {
     /** Replies recorded and rejected so far, for the run's summary. */
     String replyCounts() {
         StringBuilder sb = new StringBuilder();
-        for (dev.sas.core.ReplyOutcome o : dev.sas.core.ReplyOutcome.values()) {
+        for (dev.sas.core.CompletionOutcome o : dev.sas.core.CompletionOutcome.values()) {
             long n = replies == null ? 0 : replies.count(o);
             if (n > 0) {
                 sb.append(sb.isEmpty() ? "" : ", ").append(n).append(' ').append(o);

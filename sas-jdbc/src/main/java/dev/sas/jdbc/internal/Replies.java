@@ -1,6 +1,6 @@
 package dev.sas.jdbc.internal;
 
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.spi.ReplyOutbox;
@@ -87,7 +87,7 @@ final class Replies implements ReplyOutbox {
     }
 
     @Override
-    public List<ReplyMessage> pending(String channel, int limit) {
+    public List<StatusUpdate> pending(String channel, int limit) {
         if (limit <= 0) {
             return List.of();
         }
@@ -95,7 +95,7 @@ final class Replies implements ReplyOutbox {
                 "SELECT id, task_id, business_key, workflow, type, step_index, step_name, attempt, at, message FROM "
                         + db.t().replyOutbox() + " WHERE channel = ? ORDER BY id LIMIT ?")
                 .bind(0, channel).bind(1, limit)
-                .map((rs, ctx) -> new ReplyMessage(channel, rs.getLong(1), new TaskEvent(TaskId.of(rs.getString(2)),
+                .map((rs, ctx) -> new StatusUpdate(channel, rs.getLong(1), new TaskEvent(TaskId.of(rs.getString(2)),
                         rs.getString(3), rs.getString(4), TaskEvent.Type.valueOf(rs.getString(5)), rs.getInt(6),
                         rs.getString(7), rs.getInt(8), Instant.ofEpochMilli(rs.getLong(9)), rs.getString(10))))
                 .list()));

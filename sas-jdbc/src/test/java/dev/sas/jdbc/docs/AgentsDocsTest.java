@@ -85,12 +85,12 @@ class AgentsDocsTest {
                 assertThat(result.status()).isEqualTo(TaskStatus.PROCESSED);
                 assertThat(result.info().step("charge").output()).endsWith("in us-east");
             }
-            assertThat(client(runtime).agents()).filteredOn(a -> a.endpoint().equals("eu-west")).singleElement()
+            assertThat(client(runtime).operations().agents()).filteredOn(a -> a.endpoint().equals("eu-west")).singleElement()
                     .extracting(AgentStatus::breaker).isEqualTo(CircuitBreaker.State.OPEN);
 
             SasClient client = runtime.client();
             // tag::operator[]
-            for (AgentStatus endpoint : client.agents()) {
+            for (AgentStatus endpoint : client.operations().agents()) {
                 System.out.println(endpoint.agent() + "/" + endpoint.endpoint() + ": " + endpoint.breaker()
                         + (endpoint.openUntil() != null ? " until " + endpoint.openUntil() : "")
                         + ", " + endpoint.callsInFlight() + " calls in flight, last failure: " + endpoint.lastFailure());
@@ -99,10 +99,10 @@ class AgentsDocsTest {
             // payments/us-east: CLOSED, 0 calls in flight, last failure: null
 
             api.down.clear(); // the provider says eu-west is back: do not wait for the cool-down
-            client.resetCircuitBreaker("payments", "eu-west");
+            client.operations().resetCircuitBreaker("payments", "eu-west");
             // end::operator[]
 
-            assertThat(client.agents()).allSatisfy(a -> assertThat(a.breaker()).isEqualTo(CircuitBreaker.State.CLOSED));
+            assertThat(client.operations().agents()).allSatisfy(a -> assertThat(a.breaker()).isEqualTo(CircuitBreaker.State.CLOSED));
             TaskHandle after = client.submit(orders, "order-after-reset", "order-after-reset");
             assertThat(after.await(Duration.ofSeconds(30)).info().step("charge").output()).endsWith("in eu-west");
         }
@@ -117,7 +117,7 @@ class AgentsDocsTest {
             for (int i = 1; i <= 12; i++) {
                 runtime.client().submit(orders, "order-" + i, "order-" + i);
             }
-            await().atMost(Duration.ofSeconds(30)).until(() -> runtime.client().agents().stream()
+            await().atMost(Duration.ofSeconds(30)).until(() -> runtime.client().operations().agents().stream()
                     .allMatch(a -> a.breaker() == CircuitBreaker.State.OPEN));
             // a call that failed as its endpoint's breaker opened waits briefly to try another endpoint;
             // once both are open, a task is held back before its call is made

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyOutcome;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionOutcome;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskHandle;
@@ -35,8 +35,8 @@ class AsyncRepliesDocsTest {
 
     // tag::keys[]
     /** The same keys on every node and client: the secret from the environment, never from code. */
-    static ReplyTokenKeys replyTokenKeys(Map<String, String> env) {
-        return ReplyTokenKeys.builder()
+    static CompletionTokenKeys completionTokenKeys(Map<String, String> env) {
+        return CompletionTokenKeys.builder()
                 .currentKey("2026-11", Base64.getDecoder().decode(env.get("SAS_REPLY_KEY_2026_11")))
                 .build();
     }
@@ -49,7 +49,7 @@ class AsyncRepliesDocsTest {
     // tag::workflow[]
     Workflow<String> orders = Workflow.builder("large-orders", Codec.string())
             .step("approve", s -> s
-                    .awaitReply((ctx, replyToken) -> mailer.send("approvers@example.com",
+                    .awaitCompletion((ctx, replyToken) -> mailer.send("approvers@example.com",
                             "Approve order " + ctx.businessKey(),
                             "https://shop.example.com/approvals/" + replyToken))
                     .completeWithin(Duration.ofDays(7)))   // no thread waits meanwhile
@@ -60,9 +60,9 @@ class AsyncRepliesDocsTest {
     // tag::webhook[]
     /** The web tier's handler of POST /approvals/{token}: it holds only a client. */
     static String onApproval(SasClient client, String token, String approver, boolean approved) {
-        ReplyOutcome outcome = approved
-                ? client.completeStep(token, "approved by " + approver)
-                : client.failStep(token, "rejected by " + approver, false);   // false: do not retry
+        CompletionOutcome outcome = approved
+                ? client.stepCompletion().complete(token, "approved by " + approver)
+                : client.stepCompletion().fail(token, "rejected by " + approver, false);   // false: do not retry
         return switch (outcome) {
             case COMPLETED, FAILED -> "thank you";
             case ALREADY_COMPLETED -> "already answered";
@@ -77,7 +77,7 @@ class AsyncRepliesDocsTest {
     void an_order_waits_for_its_approval_and_ships_once_approved() {
         try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:async-docs;DB_CLOSE_DELAY=-1").build();
              SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders)
-                     .replyTokenKeys(replyTokenKeys(ENV)).build().start()) {
+                     .completionTokenKeys(completionTokenKeys(ENV)).build().start()) {
             TaskHandle order = runtime.client().submit(orders, "order-42", "a car");
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> order.info().status() == TaskStatus.AWAITING_REPLY);
@@ -86,7 +86,7 @@ class AsyncRepliesDocsTest {
             String token = link.substring(link.lastIndexOf('/') + 1);
 
             SasClient webTier = SasClient.builder().stateStore(store).workflow(orders)
-                    .replyTokenKeys(replyTokenKeys(ENV)).build();
+                    .completionTokenKeys(completionTokenKeys(ENV)).build();
             String otherOrder = token.substring(0, token.indexOf('.') - 2) + "xx" + token.substring(token.indexOf('.'));
             assertThat(onApproval(webTier, otherOrder, "mallory", true)).isEqualTo("this is not a link we sent");
             assertThat(onApproval(webTier, token, "ann", true)).isEqualTo("thank you");

@@ -1,8 +1,8 @@
 package dev.sas.rabbitmq.internal;
 
 import com.rabbitmq.client.AMQP;
-import dev.sas.core.ReplyHandler;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusHandler;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
 import dev.sas.rabbitmq.RabbitConnection;
 import java.io.IOException;
@@ -15,13 +15,13 @@ import java.util.Map;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Publishes a reply channel's batches to RabbitMQ: one persistent message per status, mandatory, on
+ * Publishes a status channel's batches to RabbitMQ: one persistent message per status, mandatory, on
  * a channel in confirm mode, and returns only once the broker confirmed every message of the batch
  * and returned none as unroutable. Anything else (broker down, a nack, a confirm that does not come in
  * time, a return) throws, after discarding the channel: the pump delivers the batch again from the
  * store's outbox, with the same message ids. Thread-safe (one batch at a time).
  */
-public final class RabbitPublisher implements ReplyHandler {
+public final class RabbitPublisher implements StatusHandler {
     private final RabbitConnection rabbit;
     private final String exchange;
     private final String routingKey;
@@ -43,10 +43,10 @@ public final class RabbitPublisher implements ReplyHandler {
     }
 
     @Override
-    public synchronized void deliver(List<ReplyMessage> messages) throws IOException, InterruptedException,
+    public synchronized void deliver(List<StatusUpdate> messages) throws IOException, InterruptedException,
             TimeoutException {
         List<ConfirmPool.Message> out = new ArrayList<>(messages.size());
-        for (ReplyMessage m : messages) {
+        for (StatusUpdate m : messages) {
             out.add(new ConfirmPool.Message(properties(m), ReplyJson.write(m)));
         }
         try {
@@ -56,7 +56,7 @@ public final class RabbitPublisher implements ReplyHandler {
         }
     }
 
-    private static AMQP.BasicProperties properties(ReplyMessage m) {
+    private static AMQP.BasicProperties properties(StatusUpdate m) {
         TaskEvent e = m.event();
         Map<String, Object> headers = new HashMap<>();
         headers.put("sas-channel", m.channel());

@@ -1,6 +1,6 @@
 package dev.sas.rabbitmq.internal;
 
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +20,7 @@ public final class ReplyJson {
     }
 
     /** The message as UTF-8 JSON. */
-    public static byte[] write(ReplyMessage m) {
+    public static byte[] write(StatusUpdate m) {
         TaskEvent e = m.event();
         StringBuilder sb = new StringBuilder(256).append('{');
         field(sb, "channel", m.channel()).append(',');
@@ -68,7 +68,7 @@ public final class ReplyJson {
      *
      * @throws IllegalArgumentException if {@code body} is not such a message
      */
-    public static ReplyMessage read(byte[] body) {
+    public static StatusUpdate read(byte[] body) {
         Map<String, Object> f = new Parser(new String(body, StandardCharsets.UTF_8)).object();
         try {
             TaskEvent e = new TaskEvent(TaskId.of((String) f.get("taskId")), (String) f.get("businessKey"),
@@ -76,7 +76,7 @@ public final class ReplyJson {
                     ((Number) f.get("stepIndex")).intValue(), (String) f.get("step"),
                     ((Number) f.get("attempt")).intValue(), Instant.parse((String) f.get("at")),
                     (String) f.get("message"));
-            return new ReplyMessage((String) f.get("channel"), ((Number) f.get("deliveryId")).longValue(), e);
+            return new StatusUpdate((String) f.get("channel"), ((Number) f.get("deliveryId")).longValue(), e);
         } catch (RuntimeException ex) {
             throw new IllegalArgumentException("not an SAS reply message: " + ex.getMessage(), ex);
         }

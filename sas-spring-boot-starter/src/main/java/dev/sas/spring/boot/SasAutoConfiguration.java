@@ -1,7 +1,7 @@
 package dev.sas.spring.boot;
 
 import dev.sas.core.AlertSink;
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
@@ -115,7 +115,7 @@ public class SasAutoConfiguration {
      * @param listeners the listener beans
      * @param alertSink the alert sink bean, if any
      * @param tracing the tracing bean, if any
-     * @param replyTokenKeys the keys that sign reply tokens of steps awaiting a reply, if a bean (required for such steps)
+     * @param completionTokenKeys the keys that sign reply tokens of steps awaiting a reply, if a bean (required for such steps)
      * @param customizers the customizer beans
      * @param transactions woken after commits
      * @return the runtime, not started
@@ -126,7 +126,7 @@ public class SasAutoConfiguration {
     SasRuntime sasRuntime(StateStore store, SasProperties properties, ObjectProvider<Workflow<?>> workflows,
             ObjectProvider<TaskListener> listeners, ObjectProvider<AlertSink> alertSink,
             ObjectProvider<SasRuntimeCustomizer> customizers, ObjectProvider<SpringTransactions> transactions,
-            ObjectProvider<Tracing> tracing, ObjectProvider<ReplyTokenKeys> replyTokenKeys) {
+            ObjectProvider<Tracing> tracing, ObjectProvider<CompletionTokenKeys> completionTokenKeys) {
         RuntimeBuilder b = SasRuntime.builder().stateStore(store)
                 .schedulerEnabled(properties.getScheduler().isEnabled())
                 .schedulerThreads(properties.getScheduler().getThreads())
@@ -146,7 +146,7 @@ public class SasAutoConfiguration {
         listeners.orderedStream().forEach(b::onEvent);
         alertSink.ifUnique(b::alertSink);
         tracing.ifUnique(b::tracing);
-        replyTokenKeys.ifUnique(b::replyTokenKeys);
+        completionTokenKeys.ifUnique(b::completionTokenKeys);
         customizers.orderedStream().forEach(c -> c.customize(b));
         SasRuntime runtime = b.build();
         transactions.ifAvailable(t -> t.wake(runtime));
@@ -176,21 +176,21 @@ public class SasAutoConfiguration {
      * @param store the store
      * @param properties the {@code sas.*} properties
      * @param tracing the tracing bean, if any
-     * @param replyTokenKeys the keys that check reply tokens, if a bean
+     * @param completionTokenKeys the keys that check reply tokens, if a bean
      * @return the client
      */
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(StateStore.class)
     SasClient sasClient(ObjectProvider<SasRuntime> runtime, StateStore store, SasProperties properties,
-            ObjectProvider<Tracing> tracing, ObjectProvider<ReplyTokenKeys> replyTokenKeys) {
+            ObjectProvider<Tracing> tracing, ObjectProvider<CompletionTokenKeys> completionTokenKeys) {
         SasRuntime r = runtime.getIfUnique();
         if (r != null) {
             return r.client();
         }
         SasClient.Builder b = SasClient.builder().stateStore(store).maxPayloadBytes(properties.getMaxPayloadBytes());
         tracing.ifUnique(b::tracing);
-        replyTokenKeys.ifUnique(b::replyTokenKeys);
+        completionTokenKeys.ifUnique(b::completionTokenKeys);
         return b.build();
     }
 }

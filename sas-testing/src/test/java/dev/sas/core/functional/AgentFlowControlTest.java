@@ -154,7 +154,7 @@ class AgentFlowControlTest {
             assertThat(sas.client().events(waiting.taskId())).extracting(TaskEvent::type)
                     .containsSubsequence(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.WAITING);
             assertThat(sas.metrics().heldBack()).isEqualTo(3);
-            assertThat(sas.client().agents()).singleElement().satisfies(a -> {
+            assertThat(sas.client().operations().agents()).singleElement().satisfies(a -> {
                 assertThat(a.agent()).isEqualTo("payments");
                 assertThat(a.callsInFlight()).isEqualTo(2);
             });
@@ -235,11 +235,11 @@ class AgentFlowControlTest {
                 survivor.runSchedulerOnce();
                 assertThat(find(survivor, second).status()).as("held at %s", t).isIn(TaskStatus.WAITING,
                         TaskStatus.PENDING);
-                assertThat(survivor.client().agents().get(0).callsInFlight()).as("at %s", t).isEqualTo(1);
+                assertThat(survivor.client().operations().agents().get(0).callsInFlight()).as("at %s", t).isEqualTo(1);
             }
 
             clock.set(completeBy.plus(flow.permitLease())); // a lease past the first call's deadline
-            assertThat(survivor.client().agents().get(0).callsInFlight()).isZero();
+            assertThat(survivor.client().operations().agents().get(0).callsInFlight()).isZero();
             Instant due = find(survivor, second).nextAttemptAt();
             if (due.isAfter(clock.instant())) {
                 clock.set(due);
@@ -296,7 +296,7 @@ class AgentFlowControlTest {
             sas.runSchedulerOnce();
 
             assertThat(service.calls).as("3 failures open the breaker; the others are not called").hasSize(3);
-            AgentStatus open = sas.client().agents().get(0);
+            AgentStatus open = sas.client().operations().agents().get(0);
             assertThat(open.breaker()).isEqualTo(CircuitBreaker.State.OPEN);
             assertThat(open.openUntil()).isEqualTo(clock.instant().plusSeconds(10));
             assertThat(open.lastFailure()).contains("503 from default");
@@ -313,7 +313,7 @@ class AgentFlowControlTest {
                 sas.runSchedulerOnce();
             }
             assertThat(count(sas, TaskStatus.ERROR)).isZero();
-            assertThat(sas.client().agents().get(0).breaker()).isNotEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(sas.client().operations().agents().get(0).breaker()).isNotEqualTo(CircuitBreaker.State.CLOSED);
             int callsWhileDown = service.calls.size();
             assertThat(callsWhileDown).as("3, then one probe per cool-down").isLessThanOrEqualTo(3 + 3);
 
@@ -324,7 +324,7 @@ class AgentFlowControlTest {
             }
 
             assertThat(count(sas, TaskStatus.PROCESSED)).isEqualTo(6);
-            assertThat(sas.client().agents().get(0).breaker()).isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(sas.client().operations().agents().get(0).breaker()).isEqualTo(CircuitBreaker.State.CLOSED);
             assertThat(sas.metrics().breakersClosed()).isEqualTo(1);
             assertThat(service.calls).extracting(AgentRequest::attempt).as("at most the one attempt spent before it"
                     + " opened").allMatch(a -> a <= 2);
@@ -340,19 +340,19 @@ class AgentFlowControlTest {
             service.down.add("default");
             submit(sas, wf, 3);
             sas.runSchedulerOnce();
-            assertThat(sas.client().agents().get(0).breaker()).isEqualTo(CircuitBreaker.State.OPEN);
+            assertThat(sas.client().operations().agents().get(0).breaker()).isEqualTo(CircuitBreaker.State.OPEN);
             service.down.clear();
 
-            assertThat(sas.client().resetCircuitBreaker("payments")).isEqualTo(1);
+            assertThat(sas.client().operations().resetCircuitBreaker("payments")).isEqualTo(1);
 
-            AgentStatus reset = sas.client().agents().get(0);
+            AgentStatus reset = sas.client().operations().agents().get(0);
             assertThat(reset.breaker()).isEqualTo(CircuitBreaker.State.CLOSED);
             assertThat(reset.consecutiveFailures()).isZero();
             assertThat(reset.openUntil()).isNull();
             TaskId next = sas.client().submit(wf, "after-reset", "after-reset").id();
             sas.runSchedulerOnce();
             assertThat(find(sas, next).status()).isEqualTo(TaskStatus.PROCESSED);
-            assertThat(sas.client().resetCircuitBreaker("payments", "nope")).isFalse();
+            assertThat(sas.client().operations().resetCircuitBreaker("payments", "nope")).isFalse();
         }
 
         @Test
@@ -410,7 +410,7 @@ class AgentFlowControlTest {
                     .containsExactly("eu", "us", "us", "us", "us", "us");
             assertThat(service.calls).extracting(AgentRequest::attempt).containsOnly(1);
             Map<String, CircuitBreaker.State> states = new java.util.HashMap<>();
-            sas.client().agents().forEach(a -> states.put(a.endpoint(), a.breaker()));
+            sas.client().operations().agents().forEach(a -> states.put(a.endpoint(), a.breaker()));
             assertThat(states).containsEntry("eu", CircuitBreaker.State.OPEN).containsEntry("us",
                     CircuitBreaker.State.CLOSED);
 
@@ -425,7 +425,7 @@ class AgentFlowControlTest {
 
             assertThat(service.endpoints()).as("eu is probed, closes, and is preferred again")
                     .containsExactly("eu", "eu", "eu");
-            assertThat(sas.client().agents()).filteredOn(a -> a.endpoint().equals("eu")).singleElement()
+            assertThat(sas.client().operations().agents()).filteredOn(a -> a.endpoint().equals("eu")).singleElement()
                     .extracting(AgentStatus::breaker).isEqualTo(CircuitBreaker.State.CLOSED);
         }
 

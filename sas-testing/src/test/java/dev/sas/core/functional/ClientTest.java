@@ -278,12 +278,12 @@ class ClientTest {
                     .containsEntry(TaskStatus.ERROR, 7L).containsEntry(TaskStatus.PENDING, 0L);
 
             broken.set(false);
-            assertThat(client.resubmitAll("flaky")).isEqualTo(7);
+            assertThat(client.operations().resubmitAll("flaky")).isEqualTo(7);
             drain(runtime);
 
             assertThat(handles).allSatisfy(h -> assertThat(h.await(Duration.ZERO).isProcessed()).isTrue());
             assertThat(otherTask.await(Duration.ZERO).status()).isEqualTo(TaskStatus.ERROR);
-            assertThat(client.resubmitAll("flaky")).as("nothing left in ERROR").isZero();
+            assertThat(client.operations().resubmitAll("flaky")).as("nothing left in ERROR").isZero();
         }
     }
 }

@@ -127,8 +127,8 @@ class ApiValidationTest {
                 .hasMessageContaining("maxInFlight (10)");
         assertThatThrownBy(() -> SasRuntime.builder().workflow(simple("a")).workflow(simple("a")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already registered");
-        assertThatThrownBy(() -> SasRuntime.builder().replyChannel("bad channel", e -> { }))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reply channel name");
+        assertThatThrownBy(() -> SasRuntime.builder().statusChannel("bad channel", e -> { }))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status channel name");
         assertThatThrownBy(() -> SubmitOptions.builder().delay(Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("delay must not be negative");
         assertThatThrownBy(() -> TaskId.of(" ")).isInstanceOf(IllegalArgumentException.class);
@@ -146,12 +146,12 @@ class ApiValidationTest {
                 .hasMessage("options must not be null");
         assertThatThrownBy(() -> sas.client().find(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> sas.client().events(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().cancel(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().resubmit(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().operations().cancel(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> sas.client().operations().resubmit(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> TaskQuery.all().withStatus(null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> TaskQuery.all().withLimit(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> sas.client().list(null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> sas.client().cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
+        assertThatThrownBy(() -> sas.client().operations().cancel(unknown)).isInstanceOf(TaskNotFoundException.class)
                 .hasMessageContaining(unknown.value());
         assertThat(sas.client().find(unknown)).isEmpty();
         // The client submits any definition: an equal one built elsewhere, or a version only other nodes run.

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.SasException;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
@@ -26,11 +26,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The RabbitMQ reply channel against the broker of {@code SAS_TEST_RABBITMQ_URI}: one confirmed,
+ * The RabbitMQ status channel against the broker of {@code SAS_TEST_RABBITMQ_URI}: one confirmed,
  * persistent message per status with its ids and headers; a message the broker cannot route stays in
  * the outbox and is published again, same id, once it can; a broken connection is replaced.
  */
-class RabbitReplyChannelTest {
+class RabbitStatusChannelTest {
 
     private final InMemoryStateStore store = new InMemoryStateStore();
     private final ManualClock clock = new ManualClock();
@@ -71,22 +71,22 @@ class RabbitReplyChannelTest {
         return out;
     }
 
-    private SasRuntime runtime(ReplyChannel channel) {
-        return SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).replyChannel(channel).build();
+    private SasRuntime runtime(StatusChannel channel) {
+        return SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).statusChannel(channel).build();
     }
 
     @Test
     void each_status_becomes_one_confirmed_persistent_message_carrying_the_task_and_delivery_ids() throws Exception {
         // tag::rabbit[]
-        ReplyChannel replies = RabbitReplyChannel.builder("orders-replies", rabbit)
+        StatusChannel replies = RabbitStatusChannel.builder("orders-replies", rabbit)
                 .routingKey(queue)              // default exchange: the durable queue of this name, declared if missing
                 .build();
         SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
-                .replyChannel(replies)          // this node publishes the channel's messages
+                .statusChannel(replies)          // this node publishes the channel's messages
                 .build();
         // end::rabbit[]
         TaskId id = runtime.client().submit(wf, "order-1", "ann",
-                SubmitOptions.builder().replyTo("orders-replies").build()).id();
+                SubmitOptions.builder().statusChannel("orders-replies").build()).id();
         Drain.untilIdle(runtime);
         while (runtime.runRepliesOnce() > 0) {
             // publish everything
@@ -95,11 +95,11 @@ class RabbitReplyChannelTest {
         List<GetResponse> got = drainQueue();
         List<TaskEvent> events = runtime.client().events(id);
         assertThat(got).hasSameSizeAs(events);
-        List<ReplyMessage> decoded = got.stream().map(r -> RabbitReplyChannel.decode(r.getBody())).toList();
-        assertThat(decoded).extracting(ReplyMessage::event).containsExactlyElementsOf(events);
-        assertThat(decoded).extracting(ReplyMessage::channel).containsOnly("orders-replies");
+        List<StatusUpdate> decoded = got.stream().map(r -> RabbitStatusChannel.decode(r.getBody())).toList();
+        assertThat(decoded).extracting(StatusUpdate::event).containsExactlyElementsOf(events);
+        assertThat(decoded).extracting(StatusUpdate::channel).containsOnly("orders-replies");
         GetResponse last = got.get(got.size() - 1);
-        ReplyMessage lastMessage = decoded.get(decoded.size() - 1);
+        StatusUpdate lastMessage = decoded.get(decoded.size() - 1);
         assertThat(last.getProps().getMessageId()).isEqualTo(Long.toString(lastMessage.deliveryId()));
         assertThat(last.getProps().getCorrelationId()).isEqualTo(id.value());
         assertThat(last.getProps().getType()).isEqualTo("PROCESSED");
@@ -116,15 +116,15 @@ class RabbitReplyChannelTest {
     void a_message_the_broker_cannot_route_stays_in_the_outbox_and_is_published_again_with_the_same_id()
             throws Exception {
         // no queue declared and none to route to: the broker returns the mandatory messages
-        SasRuntime runtime = runtime(RabbitReplyChannel.builder("orders-replies", rabbit).routingKey(queue)
+        SasRuntime runtime = runtime(RabbitStatusChannel.builder("orders-replies", rabbit).routingKey(queue)
                 .declareQueue(false).build());
         TaskId id = runtime.client().submit(wf, "order-1", "bob",
-                SubmitOptions.builder().replyTo("orders-replies").build()).id();
+                SubmitOptions.builder().statusChannel("orders-replies").build()).id();
 
         assertThatThrownBy(runtime::runRepliesOnce).isInstanceOf(SasException.class)
                 .hasMessageContaining("unroutable");
-        List<ReplyMessage> waiting = store.replyOutbox().orElseThrow().pending("orders-replies", 10);
-        assertThat(waiting).extracting(ReplyMessage::taskId).containsExactly(id);
+        List<StatusUpdate> waiting = store.replyOutbox().orElseThrow().pending("orders-replies", 10);
+        assertThat(waiting).extracting(StatusUpdate::taskId).containsExactly(id);
 
         try (Channel ch = rabbit.openChannel()) {
             ch.queueDeclare(queue, true, false, false, null);
@@ -138,13 +138,13 @@ class RabbitReplyChannelTest {
 
     @Test
     void a_broken_connection_is_replaced_on_the_next_batch() throws Exception {
-        SasRuntime runtime = runtime(RabbitReplyChannel.builder("orders-replies", rabbit).routingKey(queue).build());
-        runtime.client().submit(wf, "order-1", "cy", SubmitOptions.builder().replyTo("orders-replies").build());
+        SasRuntime runtime = runtime(RabbitStatusChannel.builder("orders-replies", rabbit).routingKey(queue).build());
+        runtime.client().submit(wf, "order-1", "cy", SubmitOptions.builder().statusChannel("orders-replies").build());
         assertThat(runtime.runRepliesOnce()).isEqualTo(1);
         rabbit.connection().abort();
         assertThat(rabbit.isOpen()).isFalse();
 
-        runtime.client().submit(wf, "order-2", "dee", SubmitOptions.builder().replyTo("orders-replies").build());
+        runtime.client().submit(wf, "order-2", "dee", SubmitOptions.builder().statusChannel("orders-replies").build());
         assertThat(runtime.runRepliesOnce()).as("a new connection and channel").isEqualTo(1);
 
         assertThat(drainQueue()).hasSize(2);

@@ -1,6 +1,6 @@
 package dev.sas.rabbitmq;
 
-import dev.sas.core.ReplyOutcome;
+import dev.sas.core.CompletionOutcome;
 import dev.sas.core.SasClient;
 import dev.sas.rabbitmq.internal.AgentMessages;
 import dev.sas.rabbitmq.internal.QueueConsumer;
@@ -20,12 +20,12 @@ import org.slf4j.MDC;
  * does not need the node that sent the request.
  *
  * <pre>{@code
- * RabbitReplyConsumer replies = RabbitReplyConsumer.builder(payments, runtime.client()).build().start();
+ * RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(payments, runtime.client()).build().start();
  * }</pre>
  *
  * <p>A reply is acknowledged once the store answered, whatever it answered: accepted, or
- * {@link ReplyOutcome#LATE late}, {@link ReplyOutcome#STALE stale}, {@link ReplyOutcome#ALREADY_COMPLETED a
- * duplicate}, {@link ReplyOutcome#NOT_FOUND not found} or {@link ReplyOutcome#INVALID_TOKEN with a token
+ * {@link CompletionOutcome#LATE late}, {@link CompletionOutcome#STALE stale}, {@link CompletionOutcome#ALREADY_COMPLETED a
+ * duplicate}, {@link CompletionOutcome#NOT_FOUND not found} or {@link CompletionOutcome#INVALID_TOKEN with a token
  * the client's keys did not sign}, which change nothing and are counted
  * ({@link #count}). When the store fails the reply goes back to the queue after a back-off (growing to
  * {@link Builder#maxBackoff}) and is tried again; a message that is not an SAS reply is rejected. After a
@@ -34,8 +34,8 @@ import org.slf4j.MDC;
  *
  * <p>Thread-safe. {@link #close()} stops consuming and waits for the replies being recorded.
  */
-public final class RabbitReplyConsumer implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(RabbitReplyConsumer.class);
+public final class RabbitAgentReplyConsumer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RabbitAgentReplyConsumer.class);
 
     /** Default number of replies recorded at once: 4. */
     public static final int DEFAULT_CONCURRENCY = 4;
@@ -50,18 +50,18 @@ public final class RabbitReplyConsumer implements AutoCloseable {
     private final Duration backoff;
     private final Duration maxBackoff;
     private final QueueConsumer consumer;
-    private final Map<ReplyOutcome, AtomicLong> outcomes = new EnumMap<>(ReplyOutcome.class);
+    private final Map<CompletionOutcome, AtomicLong> outcomes = new EnumMap<>(CompletionOutcome.class);
     private final AtomicLong storeFailures = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
     private final AtomicLong consecutiveFailures = new AtomicLong();
 
-    private RabbitReplyConsumer(Builder b) {
+    private RabbitAgentReplyConsumer(Builder b) {
         this.queue = b.queue;
         this.client = b.client;
         this.rabbit = b.rabbit;
         this.backoff = b.backoff;
         this.maxBackoff = b.maxBackoff;
-        for (ReplyOutcome o : ReplyOutcome.values()) {
+        for (CompletionOutcome o : CompletionOutcome.values()) {
             outcomes.put(o, new AtomicLong());
         }
         boolean declare = b.declareQueue;
@@ -96,7 +96,7 @@ public final class RabbitReplyConsumer implements AutoCloseable {
     }
 
     /** Starts consuming. Idempotent. Returns this consumer. */
-    public RabbitReplyConsumer start() {
+    public RabbitAgentReplyConsumer start() {
         consumer.start();
         return this;
     }
@@ -118,9 +118,9 @@ public final class RabbitReplyConsumer implements AutoCloseable {
             MDC.put("sas.taskId", taskId.toString());
         }
         try {
-            ReplyOutcome outcome = reply.ok()
-                    ? client.completeStepEncoded(reply.replyToken(), reply.text())
-                    : client.failStep(reply.replyToken(), reply.text(), reply.retryable());
+            CompletionOutcome outcome = reply.ok()
+                    ? client.stepCompletion().completeEncoded(reply.replyToken(), reply.text())
+                    : client.stepCompletion().fail(reply.replyToken(), reply.text(), reply.retryable());
             consecutiveFailures.set(0);
             outcomes.get(outcome).incrementAndGet();
             if (!outcome.accepted()) {
@@ -152,7 +152,7 @@ public final class RabbitReplyConsumer implements AutoCloseable {
     }
 
     /** How many replies had {@code outcome} so far. */
-    public long count(ReplyOutcome outcome) {
+    public long count(CompletionOutcome outcome) {
         return outcomes.get(Objects.requireNonNull(outcome, "outcome must not be null")).get();
     }
 
@@ -184,10 +184,10 @@ public final class RabbitReplyConsumer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RabbitReplyConsumer{" + queue + " on " + rabbit.address() + '}';
+        return "RabbitAgentReplyConsumer{" + queue + " on " + rabbit.address() + '}';
     }
 
-    /** Builds a {@link RabbitReplyConsumer}. Not thread-safe. */
+    /** Builds a {@link RabbitAgentReplyConsumer}. Not thread-safe. */
     public static final class Builder {
         private final String queue;
         private final RabbitConnection rabbit;
@@ -279,10 +279,10 @@ public final class RabbitReplyConsumer implements AutoCloseable {
          *     prefetch is below the concurrency, or the client has no reply token keys to check the
          *     replies' tokens with
          */
-        public RabbitReplyConsumer build() {
-            if (client.config().replyTokenKeys() == null) {
-                throw new IllegalStateException("the client has no replyTokenKeys, so it could check no reply's"
-                        + " token: build it with replyTokenKeys(...) (the same keys as the runtimes that send the"
+        public RabbitAgentReplyConsumer build() {
+            if (client.config().completionTokenKeys() == null) {
+                throw new IllegalStateException("the client has no completionTokenKeys, so it could check no reply's"
+                        + " token: build it with completionTokenKeys(...) (the same keys as the runtimes that send the"
                         + " requests), or pass a runtime's client");
             }
             if (backoff.compareTo(maxBackoff) > 0) {
@@ -293,7 +293,7 @@ public final class RabbitReplyConsumer implements AutoCloseable {
                 throw new IllegalStateException("prefetch (" + prefetch + ") must be at least concurrency ("
                         + concurrency + ")");
             }
-            return new RabbitReplyConsumer(this);
+            return new RabbitAgentReplyConsumer(this);
         }
     }
 }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyConsumer;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusConsumer;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.SubmitOptions;
@@ -20,15 +20,15 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
-/** The samples of docs/reply-channels.md: a web tier that hears the statuses of tasks a worker tier runs. */
-class ReplyChannelDocsTest {
+/** The samples of docs/status-updates.md: a web tier that hears the statuses of tasks a worker tier runs. */
+class StatusChannelDocsTest {
 
     /** What the web tier shows its users: each order's latest status. */
     static final class StatusBoard {
         private final Map<String, TaskEvent.Type> latest = new ConcurrentHashMap<>();
         private final Set<Long> seen = ConcurrentHashMap.newKeySet();
 
-        void update(ReplyMessage m) {
+        void update(StatusUpdate m) {
             latest.put(m.event().businessKey(), m.status());
         }
 
@@ -52,19 +52,19 @@ class ReplyChannelDocsTest {
              JdbcStateStore workerStore = JdbcStateStore.builder().url(url).build();
              SasRuntime worker = SasRuntime.builder().stateStore(workerStore).workflow(orders).build().start()) {
             // tag::web-tier[]
-            ReplyChannel replies = ReplyChannel.builder("web-replies")
+            StatusChannel replies = StatusChannel.builder("web-replies")
                     .handler(messages -> messages.forEach(m -> {
                         if (board.firstTime(m.deliveryId())) { // at least once: drop repeats by delivery id
                             board.update(m);
                         }
                     }))
                     .build();
-            ReplyConsumer consumer = ReplyConsumer.builder().stateStore(webStore).channel(replies)
+            StatusConsumer consumer = StatusConsumer.builder().stateStore(webStore).channel(replies)
                     .consumerId("web-1").build().start();   // registers "web-replies" in the store
 
             SasClient client = SasClient.builder().stateStore(webStore).build();
             TaskHandle order = client.submit(orders, "order-42", "42",
-                    SubmitOptions.builder().replyTo("web-replies").build());
+                    SubmitOptions.builder().statusChannel("web-replies").build());
             // RECEIVED, STEP_STARTED, STEP_COMPLETED, PROCESSED reach the board, in order
             // end::web-tier[]
             try (consumer) {
@@ -84,9 +84,9 @@ class ReplyChannelDocsTest {
         try (JdbcStateStore store = JdbcStateStore.builder().url(url).build()) {
             // tag::runtime[]
             SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders)
-                    .replyChannel("shop", event -> latest.put(event.businessKey(), event.type()))
+                    .statusChannel("shop", event -> latest.put(event.businessKey(), event.type()))
                     .build().start();
-            runtime.client().submit(orders, "order-7", "7", SubmitOptions.builder().replyTo("shop").build());
+            runtime.client().submit(orders, "order-7", "7", SubmitOptions.builder().statusChannel("shop").build());
             // end::runtime[]
             try (runtime) {
                 await().atMost(Duration.ofSeconds(20)).until(() -> latest.get("order-7") == TaskEvent.Type.PROCESSED);

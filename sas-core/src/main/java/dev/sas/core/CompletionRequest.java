@@ -2,9 +2,9 @@ package dev.sas.core;
 
 /**
  * Sends the request of a step that completes later, when its reply arrives through
- * {@link SasClient#completeStep(String, Object)} (or {@link SasClient#failStep(String, String)}),
- * from any node or process. Set on a step with {@link StepBuilder#awaitReply(ReplyRequest)} or
- * {@link TypedStepBuilder#awaitReply(ReplyRequest)}. No thread waits for the reply: once the
+ * {@link StepCompletionClient#complete(String, Object)} (or {@link StepCompletionClient#fail(String, String)}),
+ * from any node or process. Set on a step with {@link StepBuilder#awaitCompletion(CompletionRequest)} or
+ * {@link TypedStepBuilder#awaitCompletion(CompletionRequest)}. No thread waits for the reply: once the
  * request is sent, the task rests {@link TaskStatus#AWAITING_REPLY} in the store until the reply
  * arrives or the step's deadline ({@link AbstractStepBuilder#completeWithin}) passes.
  *
@@ -13,7 +13,7 @@ package dev.sas.core;
  * @param <I> the workflow's input type
  */
 @FunctionalInterface
-public interface ReplyRequest<I> {
+public interface CompletionRequest<I> {
 
     /**
      * Sends the request (publish to a queue, e-mail an approval link, call a webhook-based API). The

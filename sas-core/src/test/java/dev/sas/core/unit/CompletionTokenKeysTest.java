@@ -3,11 +3,11 @@ package dev.sas.core.unit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sas.core.ReplyTokenKeys;
+import dev.sas.core.CompletionTokenKeys;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-class ReplyTokenKeysTest {
+class CompletionTokenKeysTest {
 
     private static byte[] random(int length, int seed) {
         byte[] key = new byte[length];
@@ -19,35 +19,35 @@ class ReplyTokenKeysTest {
 
     @Test
     void keys_shorter_than_32_bytes_or_without_variety_are_refused_naming_the_setting() {
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().currentKey("k1", random(31, 1)))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().currentKey("k1", random(31, 1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("currentKey 'k1'")
                 .hasMessageContaining("at least 32 bytes, was 31");
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().previousKey("k0", new byte[16]))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().previousKey("k0", new byte[16]))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("previousKey 'k0'");
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().currentKey("k1", new byte[32]))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().currentKey("k1", new byte[32]))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("one byte repeated");
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().currentKey("k1", null))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().currentKey("k1", null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("currentKey secret");
     }
 
     @Test
     void key_ids_must_be_short_and_plain() {
         for (String bad : new String[] {"", "a:b", "a b", "x".repeat(33), "k\u00e9"}) {
-            assertThatThrownBy(() -> ReplyTokenKeys.builder().currentKey(bad, random(32, 1)))
+            assertThatThrownBy(() -> CompletionTokenKeys.builder().currentKey(bad, random(32, 1)))
                     .as(bad).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("currentKey id");
         }
-        assertThat(ReplyTokenKeys.builder().currentKey("2026-11_a.b", random(32, 1)).build().currentKeyId())
+        assertThat(CompletionTokenKeys.builder().currentKey("2026-11_a.b", random(32, 1)).build().currentKeyId())
                 .isEqualTo("2026-11_a.b");
     }
 
     @Test
     void a_current_key_is_required_and_ids_name_one_key_each() {
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().previousKey("k0", random(32, 1)).build())
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().previousKey("k0", random(32, 1)).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("current key is required");
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().currentKey("k1", random(32, 1))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().currentKey("k1", random(32, 1))
                 .previousKey("k1", random(32, 2)).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("previousKey 'k1'");
-        assertThatThrownBy(() -> ReplyTokenKeys.builder().previousKey("k0", random(32, 1))
+        assertThatThrownBy(() -> CompletionTokenKeys.builder().previousKey("k0", random(32, 1))
                 .previousKey("k0", random(32, 2)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already given");
     }
@@ -55,9 +55,9 @@ class ReplyTokenKeysTest {
     @Test
     void built_keys_are_copies_and_never_printed() {
         byte[] secret = random(32, 5);
-        ReplyTokenKeys.Builder builder = ReplyTokenKeys.builder().currentKey("k2", secret).previousKey("k1",
+        CompletionTokenKeys.Builder builder = CompletionTokenKeys.builder().currentKey("k2", secret).previousKey("k1",
                 random(40, 6));
-        ReplyTokenKeys keys = builder.build();
+        CompletionTokenKeys keys = builder.build();
         Arrays.fill(secret, (byte) 0);
         builder.previousKey("k0", random(32, 7));
 

@@ -10,18 +10,18 @@ import java.util.regex.Pattern;
 
 /**
  * The secret keys that sign the reply tokens of steps that await a reply
- * ({@link StepBuilder#awaitReply(ReplyRequest)}): every token carries an HMAC-SHA256 over its fields
+ * ({@link StepBuilder#awaitCompletion(CompletionRequest)}): every token carries an HMAC-SHA256 over its fields
  * (version, key id, step, lease, task id), so a token cannot be forged or altered without the key.
  * New tokens are signed with the {@linkplain Builder#currentKey current key}; tokens signed with a
  * {@linkplain Builder#previousKey previous key} are still accepted, which is how a key is rotated
  * without refusing replies to requests already sent.
  *
- * <p>Give the same keys to every runtime ({@link RuntimeBuilder#replyTokenKeys}) and every client
- * that completes steps ({@link SasClient.Builder#replyTokenKeys}): a token issued on one node is
+ * <p>Give the same keys to every runtime ({@link RuntimeBuilder#completionTokenKeys}) and every client
+ * that completes steps ({@link SasClient.Builder#completionTokenKeys}): a token issued on one node is
  * checked on another.
  *
  * <pre>{@code
- * ReplyTokenKeys keys = ReplyTokenKeys.builder()
+ * CompletionTokenKeys keys = CompletionTokenKeys.builder()
  *         .currentKey("2026-11", Base64.getDecoder().decode(System.getenv("SAS_REPLY_KEY_2026_11")))
  *         .previousKey("2026-05", Base64.getDecoder().decode(System.getenv("SAS_REPLY_KEY_2026_05")))
  *         .build();
@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  *
  * <p>Immutable and thread-safe; holds copies of the keys, and {@link #toString()} never shows them.
  */
-public final class ReplyTokenKeys {
+public final class CompletionTokenKeys {
 
     /** Shortest key accepted, in bytes (the HMAC-SHA256 output length). */
     public static final int MIN_KEY_BYTES = 32;
@@ -42,7 +42,7 @@ public final class ReplyTokenKeys {
     private final Map<String, byte[]> keys;
     private final boolean acceptUnsigned;
 
-    private ReplyTokenKeys(String currentKeyId, Map<String, byte[]> keys, boolean acceptUnsigned) {
+    private CompletionTokenKeys(String currentKeyId, Map<String, byte[]> keys, boolean acceptUnsigned) {
         this.currentKeyId = currentKeyId;
         this.keys = keys;
         this.acceptUnsigned = acceptUnsigned;
@@ -72,18 +72,18 @@ public final class ReplyTokenKeys {
     }
 
     /** The token codec of {@code keys}; {@link ReplyTokens#NONE} for null. */
-    static ReplyTokens tokens(ReplyTokenKeys keys) {
+    static ReplyTokens tokens(CompletionTokenKeys keys) {
         return keys == null ? ReplyTokens.NONE : new ReplyTokens(keys.currentKeyId, keys.keys, keys.acceptUnsigned);
     }
 
     @Override
     public String toString() {
-        return "ReplyTokenKeys{current=" + currentKeyId + ", accepted=" + keys.keySet()
+        return "CompletionTokenKeys{current=" + currentKeyId + ", accepted=" + keys.keySet()
                 + (acceptUnsigned ? ", acceptsUnsignedTokens" : "") + '}';
     }
 
     /**
-     * Builds {@link ReplyTokenKeys}. Not thread-safe; {@link #build()} copies the keys, so changing a
+     * Builds {@link CompletionTokenKeys}. Not thread-safe; {@link #build()} copies the keys, so changing a
      * key array or reusing the builder afterwards never changes keys already built.
      */
     public static final class Builder {
@@ -97,15 +97,15 @@ public final class ReplyTokenKeys {
 
         /**
          * The key that signs new tokens, and is accepted. Required. Keep it secret, at least
-         * {@value ReplyTokenKeys#MIN_KEY_BYTES} random bytes (e.g. {@code openssl rand -base64 32}),
+         * {@value CompletionTokenKeys#MIN_KEY_BYTES} random bytes (e.g. {@code openssl rand -base64 32}),
          * the same on every node.
          *
          * @param id names the key inside each token (so a rotated key's tokens find their key): 1 to
-         *     {@value ReplyTokenKeys#MAX_KEY_ID_LENGTH} letters, digits, '.', '_' or '-'; not secret
+         *     {@value CompletionTokenKeys#MAX_KEY_ID_LENGTH} letters, digits, '.', '_' or '-'; not secret
          * @param secret the key's bytes; copied
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the id is not of that form or the key is shorter than
-         *     {@value ReplyTokenKeys#MIN_KEY_BYTES} bytes
+         *     {@value CompletionTokenKeys#MIN_KEY_BYTES} bytes
          */
         public Builder currentKey(String id, byte[] secret) {
             this.currentKeyId = checkId(id, "currentKey");
@@ -149,7 +149,7 @@ public final class ReplyTokenKeys {
          * @throws IllegalStateException if no current key was given, or a previous key has the
          *     current key's id
          */
-        public ReplyTokenKeys build() {
+        public CompletionTokenKeys build() {
             if (currentKeyId == null) {
                 throw new IllegalStateException("a current key is required: call currentKey(id, secret) before"
                         + " build()");
@@ -161,7 +161,7 @@ public final class ReplyTokenKeys {
             Map<String, byte[]> all = new LinkedHashMap<>();
             all.put(currentKeyId, currentKey.clone());
             previous.forEach((id, key) -> all.put(id, key.clone()));
-            return new ReplyTokenKeys(currentKeyId, Collections.unmodifiableMap(all), acceptUnsigned);
+            return new CompletionTokenKeys(currentKeyId, Collections.unmodifiableMap(all), acceptUnsigned);
         }
 
         private static String checkId(String id, String setting) {

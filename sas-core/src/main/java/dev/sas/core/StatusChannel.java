@@ -5,12 +5,12 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A named reply channel and what delivers its messages. Tasks submitted with
- * {@link SubmitOptions.Builder#replyTo(String) replyTo(name)} write their status messages (every
+ * A named status channel and what delivers its messages. Tasks submitted with
+ * {@link SubmitOptions.Builder#statusChannel(String) statusChannel(name)} write their status messages (every
  * {@link TaskEvent}) to the store's outbox in the transaction of each transition, whichever node
- * makes it; the node that registered the channel ({@link RuntimeBuilder#replyChannel(ReplyChannel)}
- * or {@link ReplyConsumer}) reads them from the store and hands them to the channel's
- * {@link ReplyHandler}, in order per task, at least once, with a delivery id. Its position is kept
+ * makes it; the node that registered the channel ({@link RuntimeBuilder#statusChannel(StatusChannel)}
+ * or {@link StatusConsumer}) reads them from the store and hands them to the channel's
+ * {@link StatusHandler}, in order per task, at least once, with a delivery id. Its position is kept
  * in the store, so a node that restarts goes on where it stopped and nothing is lost while no node
  * consumes the channel.
  *
@@ -20,26 +20,26 @@ import java.util.Objects;
  * name of its own.
  *
  * <pre>{@code
- * ReplyChannel replies = ReplyChannel.builder("web-replies")
+ * StatusChannel replies = StatusChannel.builder("web-replies")
  *         .handler(messages -> messages.forEach(m -> statusBoard.update(m.event())))
  *         .build();
  * }</pre>
  *
  * <p>Immutable and thread-safe; the builder is not thread-safe.
  */
-public final class ReplyChannel {
+public final class StatusChannel {
     /** Default most messages handed to the handler at once: 100. */
     public static final int DEFAULT_BATCH_SIZE = 100;
     /** Default consumer lease: 10 s (a node that dies holding it is replaced within this time). */
     public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(10);
 
     private final String name;
-    private final ReplyHandler handler;
+    private final StatusHandler handler;
     private final boolean redeliverOnFailure;
     private final int batchSize;
     private final Duration leaseTime;
 
-    private ReplyChannel(Builder b) {
+    private StatusChannel(Builder b) {
         this.name = b.name;
         this.handler = b.handler;
         this.redeliverOnFailure = b.redeliverOnFailure;
@@ -53,7 +53,7 @@ public final class ReplyChannel {
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code name} is not a valid name (see {@link Workflow#NAME_PATTERN})
      */
-    public static ReplyChannel of(String name, ReplyHandler handler) {
+    public static StatusChannel of(String name, StatusHandler handler) {
         return builder(name).handler(handler).build();
     }
 
@@ -67,13 +67,13 @@ public final class ReplyChannel {
         return new Builder(name);
     }
 
-    /** The channel's name, as tasks name it in {@code replyTo}. */
+    /** The channel's name, as tasks name it in {@code SubmitOptions.Builder.statusChannel}. */
     public String name() {
         return name;
     }
 
     /** What delivers the messages. */
-    public ReplyHandler handler() {
+    public StatusHandler handler() {
         return handler;
     }
 
@@ -98,19 +98,19 @@ public final class ReplyChannel {
 
     @Override
     public String toString() {
-        return "ReplyChannel{" + name + ", batchSize=" + batchSize + ", leaseTime=" + leaseTime + '}';
+        return "StatusChannel{" + name + ", batchSize=" + batchSize + ", leaseTime=" + leaseTime + '}';
     }
 
-    /** Builds a {@link ReplyChannel}. Not thread-safe. */
+    /** Builds a {@link StatusChannel}. Not thread-safe. */
     public static final class Builder {
         private final String name;
-        private ReplyHandler handler;
+        private StatusHandler handler;
         private boolean redeliverOnFailure = true;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Duration leaseTime = DEFAULT_LEASE_TIME;
 
         private Builder(String name) {
-            Workflow.checkName("reply channel name", name);
+            Workflow.checkName("status channel name", name);
             this.name = name;
         }
 
@@ -120,7 +120,7 @@ public final class ReplyChannel {
          *
          * @throws NullPointerException if null
          */
-        public Builder handler(ReplyHandler handler) {
+        public Builder handler(StatusHandler handler) {
             this.handler = Objects.requireNonNull(handler, "handler must not be null");
             this.redeliverOnFailure = true;
             return this;
@@ -141,7 +141,7 @@ public final class ReplyChannel {
         }
 
         /**
-         * Most messages handed to the handler at once. Default {@value ReplyChannel#DEFAULT_BATCH_SIZE}.
+         * Most messages handed to the handler at once. Default {@value StatusChannel#DEFAULT_BATCH_SIZE}.
          *
          * @throws IllegalArgumentException if less than 1 or more than 1,000
          */
@@ -175,19 +175,19 @@ public final class ReplyChannel {
          *
          * @throws IllegalStateException if neither a handler nor a listener was given
          */
-        public ReplyChannel build() {
+        public StatusChannel build() {
             if (handler == null) {
-                throw new IllegalStateException("reply channel '" + name + "' needs a handler(...) or a listener(...)");
+                throw new IllegalStateException("status channel '" + name + "' needs a handler(...) or a listener(...)");
             }
-            return new ReplyChannel(this);
+            return new StatusChannel(this);
         }
     }
 
     /** A listener as a handler: told each event; what it throws is counted, not repeated. */
-    record ListenerHandler(TaskListener listener) implements ReplyHandler {
+    record ListenerHandler(TaskListener listener) implements StatusHandler {
         @Override
-        public void deliver(List<ReplyMessage> messages) {
-            for (ReplyMessage m : messages) {
+        public void deliver(List<StatusUpdate> messages) {
+            for (StatusUpdate m : messages) {
                 listener.onEvent(m.event());
             }
         }

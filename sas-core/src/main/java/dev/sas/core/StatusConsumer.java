@@ -21,17 +21,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Consumes reply channels on a node that runs no {@link SasRuntime}: a web tier that submits with a
+ * Consumes status channels on a node that runs no {@link SasRuntime}: a web tier that submits with a
  * {@link SasClient} and wants its tasks' status messages, whichever node runs them. Each channel gets
  * a thread ({@code sas-reply-<name>}) that delivers its messages from the store's outbox, in order
- * per task, at least once, with delivery ids (see {@link ReplyChannel}).
+ * per task, at least once, with delivery ids (see {@link StatusChannel}).
  *
  * <pre>{@code
- * try (ReplyConsumer replies = ReplyConsumer.builder().stateStore(store)
- *         .channel(ReplyChannel.of("web-replies", messages -> board.update(messages)))
+ * try (StatusConsumer replies = StatusConsumer.builder().stateStore(store)
+ *         .channel(StatusChannel.of("web-replies", messages -> board.update(messages)))
  *         .consumerId("web-1")
  *         .build().start()) {
- *     client.submit(orders, "order-42", order, SubmitOptions.builder().replyTo("web-replies").build());
+ *     client.submit(orders, "order-42", order, SubmitOptions.builder().statusChannel("web-replies").build());
  * }
  * }</pre>
  *
@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * channels back at once; with another id it waits until the old lease expires. Thread-safe;
  * {@link #start()} and {@link #close()} are idempotent.
  */
-public final class ReplyConsumer implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(ReplyConsumer.class);
+public final class StatusConsumer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(StatusConsumer.class);
 
     private final String consumerId;
     private final StoreSignals signals;
@@ -52,13 +52,13 @@ public final class ReplyConsumer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Duration closeWait;
 
-    private ReplyConsumer(Builder b, ReplyOutbox outbox) {
+    private StatusConsumer(Builder b, ReplyOutbox outbox) {
         this.consumerId = b.consumerId != null ? b.consumerId : defaultConsumerId();
         this.signals = b.store.signals().orElse(null);
         this.closeWait = b.closeWait;
-        DatabaseClock clock = DatabaseClock.of(b.clock, b.store, b.databaseClock, "reply consumer " + consumerId,
+        DatabaseClock clock = DatabaseClock.of(b.clock, b.store, b.databaseClock, "status consumer " + consumerId,
                 metrics::clockSkew);
-        for (ReplyChannel c : b.channels.values()) {
+        for (StatusChannel c : b.channels.values()) {
             AdaptivePoll poll = new AdaptivePoll(b.pollInterval, b.busyPollInterval,
                     () -> signals != null && signals.connected());
             pumps.put(c.name(), new ReplyPump(c, outbox, clock, consumerId, metrics, poll));
@@ -86,9 +86,9 @@ public final class ReplyConsumer implements AutoCloseable {
      *
      * @throws IllegalStateException if the consumer was closed
      */
-    public ReplyConsumer start() {
+    public StatusConsumer start() {
         if (closed.get()) {
-            throw new IllegalStateException("reply consumer " + consumerId + " is closed; build a new one");
+            throw new IllegalStateException("status consumer " + consumerId + " is closed; build a new one");
         }
         if (!started.compareAndSet(false, true)) {
             return this;
@@ -98,7 +98,7 @@ public final class ReplyConsumer implements AutoCloseable {
                 pump.register();
             } catch (RuntimeException e) {
                 metrics.storeFailure();
-                log.warn("reply consumer {}: cannot register channel {} yet ({})", consumerId, pump.channel(),
+                log.warn("status consumer {}: cannot register channel {} yet ({})", consumerId, pump.channel(),
                         e.getMessage());
             }
             pump.start();
@@ -115,7 +115,7 @@ public final class ReplyConsumer implements AutoCloseable {
                 }
             }));
         }
-        log.info("SAS reply consumer {} started: channels {}", consumerId, pumps.keySet());
+        log.info("SAS status consumer {} started: channels {}", consumerId, pumps.keySet());
         return this;
     }
 
@@ -129,7 +129,7 @@ public final class ReplyConsumer implements AutoCloseable {
      */
     public int runOnce() {
         if (started.get() || closed.get()) {
-            throw new IllegalStateException("runOnce drives a reply consumer that was not started; " + consumerId
+            throw new IllegalStateException("runOnce drives a status consumer that was not started; " + consumerId
                     + " is " + (closed.get() ? "closed" : "started"));
         }
         return ReplyPump.runEachOnce(pumps.values());
@@ -159,7 +159,7 @@ public final class ReplyConsumer implements AutoCloseable {
                 interrupted = true;
             }
         }
-        log.info("SAS reply consumer {} stopped: {} messages delivered", consumerId, metrics.snapshot().repliesDelivered());
+        log.info("SAS status consumer {} stopped: {} messages delivered", consumerId, metrics.snapshot().statusUpdatesDelivered());
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -167,7 +167,7 @@ public final class ReplyConsumer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ReplyConsumer{" + consumerId + ", channels=" + pumps.keySet() + '}';
+        return "StatusConsumer{" + consumerId + ", channels=" + pumps.keySet() + '}';
     }
 
     private static String defaultConsumerId() {
@@ -177,12 +177,12 @@ public final class ReplyConsumer implements AutoCloseable {
     }
 
     /**
-     * Builds a {@link ReplyConsumer}. Not thread-safe; {@link #build()} copies, so reusing the builder
+     * Builds a {@link StatusConsumer}. Not thread-safe; {@link #build()} copies, so reusing the builder
      * never changes a consumer already built.
      */
     public static final class Builder {
         private StateStore store;
-        private final Map<String, ReplyChannel> channels = new LinkedHashMap<>();
+        private final Map<String, StatusChannel> channels = new LinkedHashMap<>();
         private String consumerId;
         private Clock clock = Clock.systemUTC();
         private boolean databaseClock = true;
@@ -209,23 +209,23 @@ public final class ReplyConsumer implements AutoCloseable {
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if a channel of the same name was added
          */
-        public Builder channel(ReplyChannel channel) {
+        public Builder channel(StatusChannel channel) {
             Objects.requireNonNull(channel, "channel must not be null");
             if (channels.putIfAbsent(channel.name(), channel) != null) {
-                throw new IllegalArgumentException("reply channel '" + channel.name() + "' is already added");
+                throw new IllegalArgumentException("status channel '" + channel.name() + "' is already added");
             }
             return this;
         }
 
         /**
          * A channel whose messages go to {@code listener}, one event at a time (see
-         * {@link ReplyChannel.Builder#listener}).
+         * {@link StatusChannel.Builder#listener}).
          *
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the name is invalid or was added
          */
         public Builder channel(String name, TaskListener listener) {
-            return channel(ReplyChannel.builder(name).listener(listener).build());
+            return channel(StatusChannel.builder(name).listener(listener).build());
         }
 
         /**
@@ -287,7 +287,7 @@ public final class ReplyConsumer implements AutoCloseable {
         }
 
         /**
-         * How long {@link ReplyConsumer#close()} waits for a delivery in progress. Default 5 s.
+         * How long {@link StatusConsumer#close()} waits for a delivery in progress. Default 5 s.
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if negative
@@ -315,7 +315,7 @@ public final class ReplyConsumer implements AutoCloseable {
          * @throws IllegalStateException if no store or no channel was given, the store keeps no reply
          *     channels, or busyPollInterval exceeds pollInterval
          */
-        public ReplyConsumer build() {
+        public StatusConsumer build() {
             if (store == null) {
                 throw new IllegalStateException("stateStore is required: call stateStore(...) before build()");
             }
@@ -327,8 +327,8 @@ public final class ReplyConsumer implements AutoCloseable {
                         + " pollInterval (" + pollInterval + ")");
             }
             ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalStateException("the store " + store
-                    + " keeps no reply channels; use a store that does (JdbcStateStore, InMemoryStateStore)"));
-            return new ReplyConsumer(this, outbox);
+                    + " keeps no status channels; use a store that does (JdbcStateStore, InMemoryStateStore)"));
+            return new StatusConsumer(this, outbox);
         }
     }
 }

@@ -3,7 +3,7 @@ package dev.sas.core;
 import java.util.List;
 
 /**
- * Delivers the status messages of one reply channel to where the application listens: a message
+ * Delivers the status messages of one status channel to where the application listens: a message
  * broker, a queue, a callback. Called by the node that holds the channel's consumer lease, on the
  * channel's own thread ({@code sas-reply-<channel>}), with a batch of messages read from the
  * store's outbox in order (each task's messages in the order of its events).
@@ -15,12 +15,12 @@ import java.util.List;
  * not be thread-safe: one thread calls them.
  */
 @FunctionalInterface
-public interface ReplyHandler {
+public interface StatusHandler {
 
     /**
      * Delivers {@code messages}, oldest first.
      *
      * @throws Exception if any of them may not have been delivered; all of them are delivered again
      */
-    void deliver(List<ReplyMessage> messages) throws Exception;
+    void deliver(List<StatusUpdate> messages) throws Exception;
 }

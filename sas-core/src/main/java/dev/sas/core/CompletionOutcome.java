@@ -1,10 +1,10 @@
 package dev.sas.core;
 
 /**
- * What became of a reply handed to {@link SasClient#completeStep(String, Object)} or
- * {@link SasClient#failStep(String, String)}.
+ * What became of a reply handed to {@link StepCompletionClient#complete(String, Object)} or
+ * {@link StepCompletionClient#fail(String, String)}.
  */
-public enum ReplyOutcome {
+public enum CompletionOutcome {
     /**
      * Accepted: the step completed with this reply (or the reply is kept and applied as soon as the
      * request's send commits).
@@ -27,9 +27,9 @@ public enum ReplyOutcome {
     /** The token was signed and valid, but its task no longer exists (purged): nothing changed. */
     NOT_FOUND,
     /**
-     * The token is not one the configured {@link ReplyTokenKeys} signed: forged, altered, truncated,
+     * The token is not one the configured {@link CompletionTokenKeys} signed: forged, altered, truncated,
      * malformed, signed with a key no longer accepted, or unsigned. Refused, nothing changed; logged
-     * at WARN (never the token) and counted ({@link SasMetrics#invalidReplyTokens()}).
+     * at WARN (never the token) and counted ({@link SasMetrics#invalidCompletionTokens()}).
      */
     INVALID_TOKEN;
 

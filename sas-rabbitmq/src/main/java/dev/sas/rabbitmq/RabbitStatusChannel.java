@@ -1,14 +1,14 @@
 package dev.sas.rabbitmq;
 
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusUpdate;
 import dev.sas.rabbitmq.internal.RabbitPublisher;
 import dev.sas.rabbitmq.internal.ReplyJson;
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A reply channel whose status messages go to RabbitMQ: the node consuming the channel publishes one
+ * A status channel whose status messages go to RabbitMQ: the node consuming the channel publishes one
  * persistent message per status (task id, business key, workflow, step, status) with publisher
  * confirms, and the store forgets a message only once the broker confirmed it. While the broker is
  * down (or a message is unroutable) the messages wait in the store's outbox and are published again,
@@ -17,7 +17,7 @@ import java.util.Objects;
  * <pre>{@code
  * RabbitConnection rabbit = RabbitConnection.builder().uri("amqp://guest:guest@127.0.0.1:5672").build();
  * SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(orders)
- *         .replyChannel(RabbitReplyChannel.builder("orders-replies", rabbit).build())   // queue "orders-replies"
+ *         .statusChannel(RabbitStatusChannel.builder("orders-replies", rabbit).build())   // queue "orders-replies"
  *         .build().start();
  * }</pre>
  *
@@ -27,15 +27,15 @@ import java.util.Objects;
  * {@code sas-step}, {@code sas-step-index}, {@code sas-status}, {@code sas-delivery-id},
  * {@code sas-channel}.
  */
-public final class RabbitReplyChannel {
+public final class RabbitStatusChannel {
     /** Default longest wait for the broker to confirm a batch: 10 s. */
     public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
 
-    private RabbitReplyChannel() {
+    private RabbitStatusChannel() {
     }
 
     /**
-     * A builder for the reply channel {@code name}, publishing on {@code rabbit}. Not thread-safe.
+     * A builder for the status channel {@code name}, publishing on {@code rabbit}. Not thread-safe.
      *
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code name} is not a valid channel name
@@ -50,13 +50,13 @@ public final class RabbitReplyChannel {
      * @throws NullPointerException if {@code body} is null
      * @throws IllegalArgumentException if it is not such a message
      */
-    public static ReplyMessage decode(byte[] body) {
+    public static StatusUpdate decode(byte[] body) {
         return ReplyJson.read(Objects.requireNonNull(body, "body must not be null"));
     }
 
-    /** Builds a {@link ReplyChannel} publishing to RabbitMQ. Not thread-safe. */
+    /** Builds a {@link StatusChannel} publishing to RabbitMQ. Not thread-safe. */
     public static final class Builder {
-        private final ReplyChannel.Builder channel;
+        private final StatusChannel.Builder channel;
         private final String name;
         private final RabbitConnection rabbit;
         private String exchange = "";
@@ -65,7 +65,7 @@ public final class RabbitReplyChannel {
         private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
 
         private Builder(String name, RabbitConnection rabbit) {
-            this.channel = ReplyChannel.builder(name);
+            this.channel = StatusChannel.builder(name);
             this.name = name;
             this.rabbit = Objects.requireNonNull(rabbit, "rabbit must not be null");
         }
@@ -122,7 +122,7 @@ public final class RabbitReplyChannel {
         }
 
         /**
-         * Most messages published per confirm (see {@link ReplyChannel.Builder#batchSize}).
+         * Most messages published per confirm (see {@link StatusChannel.Builder#batchSize}).
          *
          * @throws IllegalArgumentException if less than 1 or more than 1,000
          */
@@ -132,7 +132,7 @@ public final class RabbitReplyChannel {
         }
 
         /**
-         * The consuming node's lease (see {@link ReplyChannel.Builder#leaseTime}).
+         * The consuming node's lease (see {@link StatusChannel.Builder#leaseTime}).
          *
          * @throws NullPointerException if null
          * @throws IllegalArgumentException if shorter than 1 s
@@ -142,8 +142,8 @@ public final class RabbitReplyChannel {
             return this;
         }
 
-        /** The reply channel, to register with {@code RuntimeBuilder.replyChannel} or a {@code ReplyConsumer}. */
-        public ReplyChannel build() {
+        /** The status channel, to register with {@code RuntimeBuilder.statusChannel} or a {@code StatusConsumer}. */
+        public StatusChannel build() {
             String key = routingKey != null ? routingKey : name;
             boolean declare = declareQueue != null ? declareQueue : exchange.isEmpty();
             return channel.handler(new RabbitPublisher(rabbit, exchange, key, declare, confirmTimeout)).build();

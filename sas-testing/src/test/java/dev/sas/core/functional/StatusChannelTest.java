@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
-import dev.sas.core.ReplyChannel;
-import dev.sas.core.ReplyConsumer;
-import dev.sas.core.ReplyMessage;
+import dev.sas.core.StatusChannel;
+import dev.sas.core.StatusConsumer;
+import dev.sas.core.StatusUpdate;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasException;
 import dev.sas.core.SasRuntime;
@@ -31,12 +31,12 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * Reply channels as the application sees them: status messages reach the node that registered the
+ * Status channels as the application sees them: status messages reach the node that registered the
  * channel whichever node made the transition, exactly as the store recorded them, at least once
  * with delivery ids, across a consumer's restart and a failing handler; unknown channels are refused
  * at submit or counted. Driven by hand on a manual clock.
  */
-class ReplyChannelTest {
+class StatusChannelTest {
 
     private final InMemoryStateStore store = new InMemoryStateStore();
     private final ManualClock clock = new ManualClock();
@@ -49,15 +49,15 @@ class ReplyChannelTest {
         return SasRuntime.builder().stateStore(store).clock(clock).instanceId("worker").workflow(wf).build();
     }
 
-    private ReplyConsumer consumer(String id, ReplyChannel channel) {
-        return ReplyConsumer.builder().stateStore(store).clock(clock).consumerId(id).channel(channel).build();
+    private StatusConsumer consumer(String id, StatusChannel channel) {
+        return StatusConsumer.builder().stateStore(store).clock(clock).consumerId(id).channel(channel).build();
     }
 
-    private static SubmitOptions replyTo(String channel) {
-        return SubmitOptions.builder().replyTo(channel).build();
+    private static SubmitOptions statusChannel(String channel) {
+        return SubmitOptions.builder().statusChannel(channel).build();
     }
 
-    private static int drainReplies(ReplyConsumer consumer) {
+    private static int drainReplies(StatusConsumer consumer) {
         int total = 0;
         for (int n = consumer.runOnce(); n > 0; n = consumer.runOnce()) {
             total += n;
@@ -70,32 +70,32 @@ class ReplyChannelTest {
 
         @Test
         void a_node_that_only_submits_hears_every_event_of_a_task_another_node_ran_exactly_as_recorded() {
-            List<ReplyMessage> heard = new CopyOnWriteArrayList<>();
-            ReplyConsumer web = consumer("web-1", ReplyChannel.of("web-replies", heard::addAll));
+            List<StatusUpdate> heard = new CopyOnWriteArrayList<>();
+            StatusConsumer web = consumer("web-1", StatusChannel.of("web-replies", heard::addAll));
             web.runOnce(); // registers the channel in the store
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             SasRuntime worker = worker();
 
-            TaskId id = client.submit(wf, "g-1", "ann", replyTo("web-replies")).id();
+            TaskId id = client.submit(wf, "g-1", "ann", statusChannel("web-replies")).id();
             Drain.untilIdle(worker);
             drainReplies(web);
 
-            assertThat(heard).extracting(ReplyMessage::event).containsExactlyElementsOf(client.events(id));
-            assertThat(heard).extracting(ReplyMessage::status).startsWith(TaskEvent.Type.RECEIVED)
+            assertThat(heard).extracting(StatusUpdate::event).containsExactlyElementsOf(client.events(id));
+            assertThat(heard).extracting(StatusUpdate::status).startsWith(TaskEvent.Type.RECEIVED)
                     .endsWith(TaskEvent.Type.PROCESSED);
-            assertThat(heard).extracting(ReplyMessage::deliveryId).isSorted().doesNotHaveDuplicates();
+            assertThat(heard).extracting(StatusUpdate::deliveryId).isSorted().doesNotHaveDuplicates();
             assertThat(heard).allMatch(m -> m.channel().equals("web-replies"));
-            assertThat(worker.metrics().replyChannelUnknown()).isZero();
-            assertThat(web.metrics().repliesDelivered()).isEqualTo(heard.size());
+            assertThat(worker.metrics().statusChannelUnknown()).isZero();
+            assertThat(web.metrics().statusUpdatesDelivered()).isEqualTo(heard.size());
         }
 
         @Test
         void the_node_that_records_the_transitions_delivers_each_message_once_from_the_outbox_only() {
             List<TaskEvent> heard = new ArrayList<>();
             SasRuntime runtime = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
-                    .replyChannel("mine", heard::add).build();
+                    .statusChannel("mine", heard::add).build();
 
-            TaskId id = runtime.client().submit(wf, "g-1", "bob", replyTo("mine")).id();
+            TaskId id = runtime.client().submit(wf, "g-1", "bob", statusChannel("mine")).id();
             Drain.untilIdle(runtime);
             assertThat(heard).as("nothing is delivered on the transition's own path").isEmpty();
             while (runtime.runRepliesOnce() > 0) {
@@ -110,9 +110,9 @@ class ReplyChannelTest {
         void a_handler_that_fails_gets_the_same_messages_again_with_the_same_delivery_ids() {
             List<List<Long>> attempts = new ArrayList<>();
             AtomicInteger failuresLeft = new AtomicInteger(2);
-            List<ReplyMessage> delivered = new ArrayList<>();
-            ReplyConsumer web = consumer("web-1", ReplyChannel.of("web-replies", batch -> {
-                attempts.add(batch.stream().map(ReplyMessage::deliveryId).toList());
+            List<StatusUpdate> delivered = new ArrayList<>();
+            StatusConsumer web = consumer("web-1", StatusChannel.of("web-replies", batch -> {
+                attempts.add(batch.stream().map(StatusUpdate::deliveryId).toList());
                 if (failuresLeft.getAndDecrement() > 0) {
                     throw new java.io.IOException("broker unreachable");
                 }
@@ -120,7 +120,7 @@ class ReplyChannelTest {
             }));
             web.runOnce();
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
-            TaskId id = client.submit(wf, "g-1", "cy", replyTo("web-replies")).id();
+            TaskId id = client.submit(wf, "g-1", "cy", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
 
             assertThatThrownBy(web::runOnce).isInstanceOf(SasException.class).hasMessageContaining("web-replies")
@@ -131,13 +131,13 @@ class ReplyChannelTest {
             assertThat(attempts).hasSizeGreaterThanOrEqualTo(3);
             assertThat(attempts.get(1)).isEqualTo(attempts.get(0));
             assertThat(attempts.get(2)).isEqualTo(attempts.get(0));
-            assertThat(delivered).extracting(ReplyMessage::event).containsExactlyElementsOf(client.events(id));
+            assertThat(delivered).extracting(StatusUpdate::event).containsExactlyElementsOf(client.events(id));
         }
 
         @Test
         void a_listener_that_throws_is_counted_and_its_message_is_not_repeated() {
             List<TaskEvent> heard = new ArrayList<>();
-            ReplyConsumer web = ReplyConsumer.builder().stateStore(store).clock(clock).consumerId("web-1")
+            StatusConsumer web = StatusConsumer.builder().stateStore(store).clock(clock).consumerId("web-1")
                     .channel("web-replies", e -> {
                         heard.add(e);
                         if (e.type() == TaskEvent.Type.RECEIVED) {
@@ -146,7 +146,7 @@ class ReplyChannelTest {
                     }).build();
             web.runOnce();
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
-            TaskId id = client.submit(wf, "g-1", "dee", replyTo("web-replies")).id();
+            TaskId id = client.submit(wf, "g-1", "dee", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
 
             drainReplies(web);
@@ -157,42 +157,42 @@ class ReplyChannelTest {
 
         @Test
         void a_consumer_restarted_with_the_same_id_goes_on_where_it_stopped_and_loses_nothing() {
-            List<ReplyMessage> first = new ArrayList<>();
-            ReplyChannel.Builder channel = ReplyChannel.builder("web-replies").batchSize(2);
-            ReplyConsumer before = consumer("web-1", channel.handler(first::addAll).build());
+            List<StatusUpdate> first = new ArrayList<>();
+            StatusChannel.Builder channel = StatusChannel.builder("web-replies").batchSize(2);
+            StatusConsumer before = consumer("web-1", channel.handler(first::addAll).build());
             before.runOnce();
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
-            TaskId id = client.submit(wf, "g-1", "eve", replyTo("web-replies")).id();
+            TaskId id = client.submit(wf, "g-1", "eve", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
             assertThat(before.runOnce()).isEqualTo(2);
             // the node dies without closing: its lease is still held, under the same id
 
-            List<ReplyMessage> second = new ArrayList<>();
-            ReplyConsumer after = consumer("web-1", channel.handler(second::addAll).build());
+            List<StatusUpdate> second = new ArrayList<>();
+            StatusConsumer after = consumer("web-1", channel.handler(second::addAll).build());
             drainReplies(after);
 
-            List<ReplyMessage> all = new ArrayList<>(first);
+            List<StatusUpdate> all = new ArrayList<>(first);
             all.addAll(second);
-            assertThat(all).extracting(ReplyMessage::event).containsExactlyElementsOf(client.events(id));
-            assertThat(second).extracting(ReplyMessage::deliveryId).doesNotContainAnyElementsOf(
-                    first.stream().map(ReplyMessage::deliveryId).toList());
+            assertThat(all).extracting(StatusUpdate::event).containsExactlyElementsOf(client.events(id));
+            assertThat(second).extracting(StatusUpdate::deliveryId).doesNotContainAnyElementsOf(
+                    first.stream().map(StatusUpdate::deliveryId).toList());
         }
 
         @Test
         void another_node_takes_over_a_channel_once_the_lease_of_its_dead_consumer_expired() {
-            List<ReplyMessage> heardByB = new ArrayList<>();
-            ReplyChannel.Builder channel = ReplyChannel.builder("shared").leaseTime(Duration.ofSeconds(5));
-            ReplyConsumer a = consumer("node-a", channel.handler(batch -> { }).build());
-            ReplyConsumer b = consumer("node-b", channel.handler(heardByB::addAll).build());
+            List<StatusUpdate> heardByB = new ArrayList<>();
+            StatusChannel.Builder channel = StatusChannel.builder("shared").leaseTime(Duration.ofSeconds(5));
+            StatusConsumer a = consumer("node-a", channel.handler(batch -> { }).build());
+            StatusConsumer b = consumer("node-b", channel.handler(heardByB::addAll).build());
             a.runOnce();
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
-            client.submit(wf, "g-1", "fay", replyTo("shared"));
+            client.submit(wf, "g-1", "fay", statusChannel("shared"));
             // node-a dies holding the lease
 
             assertThat(b.runOnce()).as("node-a's lease holds").isZero();
             clock.tick(Duration.ofSeconds(6));
             assertThat(drainReplies(b)).isEqualTo(1);
-            assertThat(heardByB).extracting(ReplyMessage::status).containsExactly(TaskEvent.Type.RECEIVED);
+            assertThat(heardByB).extracting(StatusUpdate::status).containsExactly(TaskEvent.Type.RECEIVED);
         }
     }
 
@@ -203,24 +203,24 @@ class ReplyChannelTest {
         void a_submit_naming_a_channel_no_node_registered_is_refused_with_a_clear_error() {
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
 
-            assertThatThrownBy(() -> client.submit(wf, "g-1", "gus", replyTo("nobody-listens")))
+            assertThatThrownBy(() -> client.submit(wf, "g-1", "gus", statusChannel("nobody-listens")))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("reply channel 'nobody-listens' is not registered")
-                    .hasMessageContaining("ReplyConsumer");
-            assertThatThrownBy(() -> client.submitAll(wf, java.util.Map.of("g-2", "x"), replyTo("nobody-listens")))
+                    .hasMessageContaining("status channel 'nobody-listens' is not registered")
+                    .hasMessageContaining("StatusConsumer");
+            assertThatThrownBy(() -> client.submitAll(wf, java.util.Map.of("g-2", "x"), statusChannel("nobody-listens")))
                     .isInstanceOf(IllegalArgumentException.class);
             assertThat(client.find("greet", "g-1")).as("nothing was written").isEmpty();
         }
 
         @Test
         void a_channel_registered_by_another_node_or_by_this_runtime_is_accepted() {
-            consumer("web-1", ReplyChannel.of("web-replies", batch -> { })).runOnce();
+            consumer("web-1", StatusChannel.of("web-replies", batch -> { })).runOnce();
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
-            assertThat(client.submit(wf, "g-1", "hal", replyTo("web-replies")).created()).isTrue();
+            assertThat(client.submit(wf, "g-1", "hal", statusChannel("web-replies")).created()).isTrue();
 
             SasRuntime notStarted = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf)
-                    .replyChannel("own", e -> { }).build();
-            assertThat(notStarted.client().submit(wf, "g-2", "ida", replyTo("own")).created())
+                    .statusChannel("own", e -> { }).build();
+            assertThat(notStarted.client().submit(wf, "g-2", "ida", statusChannel("own")).created())
                     .as("its own channel, before it registered it in the store").isTrue();
         }
 
@@ -235,11 +235,11 @@ class ReplyChannelTest {
             Drain.untilIdle(worker);
             int recordedByWorker = store.events(id).size() - 1;
 
-            assertThat(worker.metrics().replyChannelUnknown()).isEqualTo(recordedByWorker);
+            assertThat(worker.metrics().statusChannelUnknown()).isEqualTo(recordedByWorker);
 
-            List<ReplyMessage> heard = new ArrayList<>();
-            drainReplies(consumer("late", ReplyChannel.of("ghost", heard::addAll)));
-            assertThat(heard).extracting(ReplyMessage::event).containsExactlyElementsOf(store.events(id));
+            List<StatusUpdate> heard = new ArrayList<>();
+            drainReplies(consumer("late", StatusChannel.of("ghost", heard::addAll)));
+            assertThat(heard).extracting(StatusUpdate::event).containsExactlyElementsOf(store.events(id));
         }
 
         @Test
@@ -252,12 +252,12 @@ class ReplyChannelTest {
                     });
             SasClient client = SasClient.builder().stateStore(plain).clock(clock).build();
 
-            assertThatThrownBy(() -> client.submit(wf, "g-1", "kim", replyTo("web-replies")))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keeps no reply channels");
-            assertThatThrownBy(() -> SasRuntime.builder().stateStore(plain).workflow(wf).replyChannel("x", e -> { })
-                    .build()).isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no reply channels");
-            assertThatThrownBy(() -> ReplyConsumer.builder().stateStore(plain).channel("x", e -> { }).build())
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no reply channels");
+            assertThatThrownBy(() -> client.submit(wf, "g-1", "kim", statusChannel("web-replies")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keeps no status channels");
+            assertThatThrownBy(() -> SasRuntime.builder().stateStore(plain).workflow(wf).statusChannel("x", e -> { })
+                    .build()).isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no status channels");
+            assertThatThrownBy(() -> StatusConsumer.builder().stateStore(plain).channel("x", e -> { }).build())
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no status channels");
             assertThat(store.replyOutbox()).get().isInstanceOf(ReplyOutbox.class);
         }
     }
