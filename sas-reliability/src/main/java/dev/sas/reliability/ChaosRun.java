@@ -433,15 +433,19 @@ public final class ChaosRun implements AutoCloseable {
                     noteIfSupervisor(p.pid());
                 }
                 if (action.equals("kill")) {
-                    p.destroyForcibly();
-                    p.onExit().get(10, TimeUnit.SECONDS);
-                    killsDone.incrementAndGet();
-                    if (open != 0) {
-                        killsWithWork.incrementAndGet();
+                    // under the lock restartCrashed takes, so it never sees this worker dead and restarts
+                    // it as a crash before this kill restarts it
+                    synchronized (this) {
+                        p.destroyForcibly();
+                        p.onExit().get(10, TimeUnit.SECONDS);
+                        killsDone.incrementAndGet();
+                        if (open != 0) {
+                            killsWithWork.incrementAndGet();
+                        }
+                        log("SIGKILL #" + killsDone.get() + ": worker " + slot + " pid " + p.pid() + " (exit "
+                                + p.exitValue() + "), " + open + " tasks not terminal");
+                        startWorker(slot);
                     }
-                    log("SIGKILL #" + killsDone.get() + ": worker " + slot + " pid " + p.pid() + " (exit "
-                            + p.exitValue() + "), " + open + " tasks not terminal");
-                    startWorker(slot);
                 } else if (action.equals("partition")) {
                     partition(slot, p.pid());
                 } else {

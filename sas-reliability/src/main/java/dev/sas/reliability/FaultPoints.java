@@ -20,8 +20,8 @@ import javax.sql.DataSource;
  * probability, the node is killed ({@code Runtime.halt}) or frozen (SIGSTOP of its own process by
  * a helper shell that sends SIGCONT after {@code freezeMs}). Each fault is recorded in
  * {@code <prefix>chaos_fault} (database clock) before it strikes, so a run can show it fired.
- * A worker JVM fires at most one fault (a killed one is restarted by the coordinator, which stops
- * passing the faults on once its budget is spent).
+ * A worker JVM fires at most once per point (a killed one is restarted by the coordinator, which
+ * stops passing the faults on once its budget is spent).
  *
  * <p>Spec: {@code point:action:perMille}, comma-separated, e.g.
  * {@code after-effect:freeze:50,claim-start:kill:20}. Thread-safe.
@@ -73,7 +73,7 @@ final class FaultPoints {
     }
 
     private final Map<Point, Spec> specs = new EnumMap<>(Point.class);
-    private final AtomicBoolean fired = new AtomicBoolean();
+    private final Map<Point, AtomicBoolean> fired = new EnumMap<>(Point.class);
     private final DataSource harness;
     private final String prefix;
     private final String node;
@@ -82,6 +82,9 @@ final class FaultPoints {
 
     FaultPoints(List<Spec> specs, DataSource harness, ChaosDb db, String prefix, String node, long freezeMs) {
         specs.forEach(s -> this.specs.put(s.point(), s));
+        for (Point p : Point.values()) {
+            fired.put(p, new AtomicBoolean());
+        }
         this.harness = harness;
         this.prefix = prefix;
         this.node = node;
@@ -120,11 +123,11 @@ final class FaultPoints {
         return String.join(",", specs.stream().map(Spec::toString).toList());
     }
 
-    /** Strikes if {@code point} is configured, its dice say so, and this JVM has not fired yet. */
+    /** Strikes if {@code point} is configured, its dice say so, and this JVM has not fired at it yet. */
     void at(Point point, TaskId task, String step) {
         Spec spec = specs.get(point);
         if (spec == null || ThreadLocalRandom.current().nextInt(1000) >= spec.perMille()
-                || !fired.compareAndSet(false, true)) {
+                || !fired.get(point).compareAndSet(false, true)) {
             return;
         }
         long ms = spec.action() == Action.FREEZE ? freezeMs : 0;
