@@ -30,7 +30,7 @@ final class SchedulesCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** The JSON document of one schedule (also used by the console's schedules page). */
+    /** The JSON document of one schedule (the console's schedules page writes the same fields). */
     static Map<String, Object> json(ScheduleInfo s) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", s.name());
