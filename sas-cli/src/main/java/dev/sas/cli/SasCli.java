@@ -26,7 +26,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "sas", mixinStandardHelpOptions = true, versionProvider = SasCli.Version.class,
         description = "Look at and act on SAS tasks in their database.",
-        subcommands = {TasksCommand.class, StatsCommand.class, AgentsCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {TasksCommand.class, StatsCommand.class, AgentsCommand.class, SchedulesCommand.class,
+            CommandLine.HelpCommand.class},
         footer = {"", "Exit status: 0 done, 1 a task was not found or an action refused, 2 bad usage,"
                 + " 3 the database failed.",
             "The JDBC URL may come from SAS_JDBC_URL and the password from SAS_JDBC_PASSWORD."})

@@ -368,6 +368,46 @@ abstract class CliContract {
     }
 
     @Nested
+    class Schedules {
+
+        @Test
+        void lists_pauses_triggers_and_resumes_a_schedule_and_refuses_an_unknown_one() throws Exception {
+            runtime.client().schedules().register(dev.sas.core.Schedule.named("nightly")
+                    .cron("0 2 * * *", java.time.ZoneId.of("Europe/Berlin")).submits(refunds, "all").build());
+            try {
+                Run list = sas("schedules", "list");
+                assertThat(list.exit()).as(list.err()).isZero();
+                assertThat(list.out().lines().toList().get(0)).startsWith("NAME").contains("FIRES", "NEXT FIRE");
+                assertThat(list.out()).contains("nightly").contains("cron:0 2 * * * Europe/Berlin")
+                        .contains("refunds v1").contains("ACTIVE").contains("1 schedule");
+
+                Run pause = sas("schedules", "pause", "nightly");
+                assertThat(pause.exit()).as(pause.err()).isZero();
+                assertThat(pause.out()).contains("schedule nightly paused");
+                assertThat(sas("schedules", "list", "--json").json()).singleElement().satisfies(j -> {
+                    assertThat(j.get("paused").asBoolean()).isTrue();
+                    assertThat(j.get("missedFires").asText()).isEqualTo("RUN_ONCE");
+                    assertThat(j.get("zone").asText()).isEqualTo("Europe/Berlin");
+                });
+
+                JsonNode trigger = sas("schedules", "trigger", "nightly", "--json").json();
+                assertThat(trigger.get("done").asText()).startsWith("schedule nightly triggered: task ");
+                assertThat(runtime.client().list(dev.sas.core.TaskQuery.all().withWorkflow("refunds")))
+                        .filteredOn(t -> t.businessKey().startsWith("nightly@triggered-")).hasSize(1);
+
+                assertThat(sas("schedules", "resume", "nightly").exit()).isZero();
+                assertThat(runtime.client().schedules().find("nightly").orElseThrow().paused()).isFalse();
+
+                Run missing = sas("schedules", "pause", "nope");
+                assertThat(missing.exit()).isEqualTo(SasCli.REFUSED);
+                assertThat(missing.err()).contains("schedule 'nope' is not registered");
+            } finally {
+                runtime.client().schedules().remove("nightly");
+            }
+        }
+    }
+
+    @Nested
     class Failures {
 
         @Test

@@ -61,6 +61,7 @@ public final class Api {
     private final String title;
     private final Function<ConsoleRequest, String> operator;
     private final Operations operations;
+    private final ConsoleSchedules schedules;
 
     /**
      * @param client where tasks are read and acted on
@@ -78,6 +79,7 @@ public final class Api {
         this.title = title;
         this.operator = operator;
         this.operations = new Operations(client);
+        this.schedules = new ConsoleSchedules(client);
     }
 
     /** Who acts when the host names no operator: {@value}. */
@@ -138,6 +140,11 @@ public final class Api {
         }
         if (p.size() == 1 && p.get(0).equals("agents")) {
             return read(method, operations::agents);
+        }
+        if (!p.isEmpty() && p.get(0).equals("schedules")) { // reads for anyone, actions past the guard
+            ActionGuard.Refusal refused = p.size() > 1 ? guard.check(request) : null;
+            return refused != null ? refusal(request, refused) : schedules.answer(method, p, () -> note(request,
+                    query(request.query())).operator());
         }
         if (p.size() == 1 && p.get(0).equals("bulk")) {
             return read(method, () -> operations.preview(query(request.query())));

@@ -391,6 +391,48 @@
     autoRefresh(fill);
   }
 
+  // ---------------------------------------------------------------- schedules
+
+  async function schedules() {
+    const view = document.getElementById('view');
+    const body = el('div', { id: 'schedules' });
+    view.replaceChildren(el('div', { class: 'title-row' }, el('h1', { text: 'Schedules' }), refreshState()),
+      el('p', { class: 'muted', text: 'Recurring schedules: each fire time submits one task, once across the cluster (business key name@fire time). Times in UTC.' }),
+      body);
+    let shown = null;
+    const fill = async (force) => {
+      const r = await api('schedules');
+      if (!r.ok) throw new Error(r.body.error || r.status);
+      if (!force && JSON.stringify(r.body) === shown) return; // unchanged: keep the elements
+      shown = JSON.stringify(r.body);
+      const s = r.body;
+      const parts = [];
+      if (!s.supported) parts.push(el('p', { class: 'flash error', text: 'This state store keeps no schedules.' }));
+      else if (!s.schedules.length) parts.push(el('p', { class: 'empty panel', text: 'No schedule is registered.' }));
+      else {
+        const button = (x, action, label) => el('button', { type: 'button', class: 'schedule-' + action, disabled: !info.actions || !token(),
+          title: info.actions ? (token() ? '' : 'Set the operator token first') : 'Read-only console',
+          onclick: () => act('schedules/' + encodeURIComponent(x.name) + '/' + action, '', () => fill(true)), text: label });
+        parts.push(el('div', { class: 'panel' }, el('table', { class: 'schedules' },
+          el('thead', {}, el('tr', {}, ['Name', 'Fires', 'Workflow', 'State', 'Last fire', 'Next fire', 'Missed fires', '']
+            .map((h) => el('th', { text: h })))),
+          el('tbody', {}, s.schedules.map((x) => el('tr', { class: 'schedule', data: { schedule: x.name, paused: x.paused } },
+            el('td', { class: 'mono', text: x.name }),
+            el('td', { class: 'mono', text: x.trigger.replace(/^(cron|every):/, '$1 ') + (x.zone ? ' · ' + x.zone : '') }),
+            el('td', { text: x.workflow + ' v' + x.workflowVersion }),
+            el('td', {}, pill(x.paused ? 'PAUSED' : 'ACTIVE', 'schedule-state')),
+            el('td', {}, time(x.lastFireTime)),
+            el('td', {}, x.paused || !x.nextFireTime ? el('span', { class: 'muted', text: '—' }) : time(x.nextFireTime)),
+            el('td', { text: x.missedFires }),
+            el('td', { class: 'actions' }, x.paused ? button(x, 'resume', 'Resume') : button(x, 'pause', 'Pause'), ' ',
+              button(x, 'trigger', 'Run now'))))))));
+      }
+      body.replaceChildren(...parts);
+    };
+    await fill();
+    autoRefresh(fill);
+  }
+
   // ---------------------------------------------------------------- one task
 
   async function task(id) {
@@ -480,12 +522,14 @@
     generation++;
     const r = route();
     document.getElementById('search-q').value = r.params.q || '';
-    document.querySelectorAll('nav.nav a').forEach((a) => a.classList.toggle('current', a.dataset.view === (r.path === '/agents' ? 'agents' : 'tasks')));
+    document.querySelectorAll('nav.nav a').forEach((a) => a.classList.toggle('current', a.dataset.view === (r.path === '/agents' ? 'agents' : r.path === '/schedules' ? 'schedules' : 'tasks')));
     try {
       if (r.path.startsWith('/task/')) {
         await task(decodeURIComponent(r.path.substring('/task/'.length)));
       } else if (r.path === '/agents') {
         await agents();
+      } else if (r.path === '/schedules') {
+        await schedules();
       } else {
         await overview(r.params);
       }

@@ -11,6 +11,7 @@ import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
 import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.spring.boot.internal.SasLifecycle;
+import dev.sas.spring.boot.internal.ScheduleRegistration;
 import dev.sas.spring.boot.internal.SpringTransactions;
 import dev.sas.spring.boot.internal.StartupCheck;
 import javax.sql.DataSource;
@@ -166,6 +167,21 @@ public class SasAutoConfiguration {
     @ConditionalOnBean(SasRuntime.class)
     SasLifecycle sasLifecycle(SasRuntime runtime) {
         return new SasLifecycle(runtime);
+    }
+
+    /**
+     * Registers every {@link dev.sas.core.Schedule} bean with the store at start (idempotent: every
+     * node does it); the node holding the supervisor lease fires them.
+     *
+     * @param client the client
+     * @param schedules the schedule beans
+     * @return the registration, run once every singleton exists
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    ScheduleRegistration sasScheduleRegistration(ObjectProvider<SasClient> client,
+            ObjectProvider<dev.sas.core.Schedule> schedules) {
+        return new ScheduleRegistration(client, schedules);
     }
 
     /**

@@ -54,6 +54,29 @@ class SasAutoConfigurationTest {
         }
     }
 
+    @Configuration(proxyBeanMethods = false)
+    static class Schedules {
+        @Bean
+        dev.sas.core.Schedule nightlyGreeting(Workflow<String> greet) {
+            return dev.sas.core.Schedule.named("nightly-greeting")
+                    .cron("0 2 * * *", java.time.ZoneId.of("Europe/Berlin")).submits(greet, "night").build();
+        }
+    }
+
+    @Test
+    void schedule_beans_are_registered_at_start_and_a_second_node_registers_them_again_without_a_change() {
+        runner.withUserConfiguration(Workflows.class, Schedules.class).run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            SasClient client = ctx.getBean(SasClient.class);
+            var registered = client.schedules().find("nightly-greeting").orElseThrow();
+            assertThat(registered.trigger()).isEqualTo("cron:0 2 * * *");
+            assertThat(registered.workflow()).isEqualTo("greet");
+            ctx.getBean(dev.sas.spring.boot.internal.ScheduleRegistration.class).afterSingletonsInstantiated();
+            assertThat(client.schedules().list()).singleElement()
+                    .satisfies(s -> assertThat(s.updatedAt()).isEqualTo(registered.updatedAt()));
+        });
+    }
+
     @Test
     void a_context_with_a_data_source_and_a_workflow_gets_a_started_runtime_that_runs_it() {
         runner.withUserConfiguration(Workflows.class)
