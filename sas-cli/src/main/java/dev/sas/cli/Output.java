@@ -3,14 +3,11 @@ package dev.sas.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskInfo;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -98,64 +95,5 @@ final class Output {
             }
         }
         out.println(sb.toString().stripTrailing());
-    }
-
-    /** A task as listed (no steps), for JSON. */
-    static Map<String, Object> summary(TaskInfo t) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", t.taskId().value());
-        m.put("workflow", t.workflow());
-        m.put("version", t.workflowVersion());
-        m.put("businessKey", t.businessKey());
-        m.put("status", t.status().name());
-        m.put("currentStep", t.currentStep());
-        m.put("failureCount", t.failureCount());
-        m.put("createdAt", iso(t.createdAt()));
-        m.put("updatedAt", iso(t.updatedAt()));
-        m.put("lastError", t.lastError());
-        m.put("cancelRequested", t.cancelRequested());
-        return m;
-    }
-
-    /** A task with its steps and events, for JSON; step outputs only with {@code payloads}. */
-    static Map<String, Object> detail(TaskInfo t, List<TaskEvent> events, boolean payloads) {
-        Map<String, Object> m = summary(t);
-        m.put("priority", t.priority());
-        m.put("lockedBy", t.lockedBy());
-        m.put("lease", t.lease());
-        m.put("completeBy", iso(t.completeBy()));
-        m.put("nextAttemptAt", iso(t.nextAttemptAt()));
-        List<Object> steps = new ArrayList<>();
-        for (TaskInfo.StepInfo s : t.steps()) {
-            Map<String, Object> step = new LinkedHashMap<>();
-            step.put("index", s.index());
-            step.put("name", s.name());
-            step.put("status", s.status().name());
-            step.put("attempts", s.attempts());
-            step.put("startedAt", iso(s.startedAt()));
-            step.put("finishedAt", iso(s.finishedAt()));
-            step.put("compensation", s.compensationStatus() == null ? null : s.compensationStatus().name());
-            step.put("error", s.error());
-            if (payloads) {
-                step.put("output", s.output());
-            } else {
-                step.put("outputHidden", s.output() != null);
-            }
-            steps.add(step);
-        }
-        m.put("steps", steps);
-        List<Object> evs = new ArrayList<>();
-        for (TaskEvent e : events) {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("at", iso(e.at()));
-            ev.put("type", e.type().name());
-            ev.put("step", e.stepName());
-            ev.put("stepIndex", e.stepIndex());
-            ev.put("attempt", e.attempt());
-            ev.put("message", e.message());
-            evs.add(ev);
-        }
-        m.put("events", evs);
-        return m;
     }
 }

@@ -1,5 +1,6 @@
 package dev.sas.cli;
 
+import dev.sas.core.TaskDocument;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -66,7 +67,7 @@ final class TasksCommand implements Runnable {
                 boolean more = found.size() > limit;
                 List<TaskInfo> tasks = found.subList(0, Math.min(limit, found.size()));
                 if (store.json) {
-                    Output.json(out, tasks.stream().map(Output::summary).toList());
+                    Output.json(out, tasks.stream().map(TaskDocument::summary).toList());
                     return 0;
                 }
                 List<List<String>> rows = new ArrayList<>();
@@ -124,7 +125,7 @@ final class TasksCommand implements Runnable {
                 TaskInfo t = found.get();
                 List<TaskEvent> events = s.client().events(t.taskId());
                 if (store.json) {
-                    Output.json(out, Output.detail(t, events, payloads));
+                    Output.json(out, TaskDocument.detail(t, events, payloads));
                     return 0;
                 }
                 print(out, t, events);

@@ -8,6 +8,10 @@ import dev.sas.core.Agent;
 import dev.sas.core.Codec;
 import dev.sas.core.FlowControl;
 import dev.sas.core.NonRetryableException;
+import dev.sas.console.ConsoleRequest;
+import dev.sas.console.ConsoleResponse;
+import dev.sas.console.SasConsole;
+import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskHandle;
@@ -23,6 +27,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -129,6 +134,48 @@ abstract class CliContract {
         int exit = SasCli.commandLine(new PrintWriter(out, true), new PrintWriter(err, true))
                 .execute(all.toArray(String[]::new));
         return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Nested
+    class Same_json_as_the_console {
+
+        private JsonNode console(boolean payloads, String path) throws Exception {
+            return console(payloads, path, null);
+        }
+
+        private JsonNode console(boolean payloads, String path, String query) throws Exception {
+            SasClient client = SasClient.builder().stateStore(store).build(); // what the CLI holds too
+            SasConsole console = SasConsole.builder().client(client).actionToken("t0ken-for-the-json-parity-test-0123")
+                    .showPayloads(payloads).build();
+            ConsoleResponse r = console.handle(ConsoleRequest.of("GET", path, query, Map.of("Host", "127.0.0.1")));
+            assertThat(r.status()).as(path).isEqualTo(200);
+            return JSON.readTree(r.body());
+        }
+
+        @Test
+        void a_task_shown_by_the_cli_and_by_the_console_is_the_same_json_document() throws Exception {
+            failed.cancel(); // an operator's event without a note in the timeline
+            runtime.client().operations().resubmit(failed2.id(), dev.sas.core.OperatorNote.of("alice", "fixed"));
+            for (TaskHandle t : List.of(failed, failed2, done.get(0), done.get(done.size() - 1))) {
+                String id = t.id().value();
+                assertThat(sas("tasks", "show", id, "--json").json()).as("task %s", id)
+                        .isEqualTo(console(false, "/api/tasks/" + id));
+                assertThat(sas("tasks", "show", id, "--json", "--payloads").json()).as("task %s with payloads", id)
+                        .isEqualTo(console(true, "/api/tasks/" + id));
+            }
+            JsonNode shown = console(false, "/api/tasks/" + failed2.id().value());
+            assertThat(shown.get("events").findValuesAsText("operator")).contains("alice");
+            JsonNode finished = console(false, "/api/tasks/" + done.get(0).id().value());
+            assertThat(finished.get("steps").get(1).get("outputHidden").asBoolean()).as("ship's output").isTrue();
+        }
+
+        @Test
+        void tasks_listed_by_the_cli_and_by_the_console_are_the_same_json_documents() throws Exception {
+            JsonNode cli = sas("tasks", "list", "--workflow", "orders", "--json").json();
+            JsonNode web = console(false, "/api/tasks", "workflow=orders").get("tasks");
+            assertThat(cli).hasSize(5);
+            assertThat(web).containsExactlyInAnyOrderElementsOf(cli);
+        }
     }
 
     @Nested

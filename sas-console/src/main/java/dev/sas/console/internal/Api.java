@@ -4,6 +4,7 @@ import dev.sas.console.ConsoleRequest;
 import dev.sas.core.OperatorNote;
 import dev.sas.core.SasClient;
 import dev.sas.core.StateStoreException;
+import dev.sas.core.TaskDocument;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -254,7 +255,7 @@ public final class Api {
         List<TaskInfo> found = client.list(query);
         List<Object> tasks = new ArrayList<>();
         for (TaskInfo t : found.subList(0, Math.min(limit, found.size()))) {
-            tasks.add(TaskJson.summary(t));
+            tasks.add(TaskDocument.summary(t));
         }
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("tasks", tasks);
@@ -283,14 +284,14 @@ public final class Api {
         for (String w : workflows) {
             client.find(w, text).ifPresent(t -> {
                 if (seen.add(t.taskId().value())) {
-                    tasks.add(TaskJson.summary(t));
+                    tasks.add(TaskDocument.summary(t));
                 }
             });
         }
         if (text.length() <= TaskId.MAX_LENGTH) {
             client.find(TaskId.of(text)).ifPresent(t -> {
                 if ((workflow == null || workflow.equals(t.workflow())) && seen.add(t.taskId().value())) {
-                    tasks.add(TaskJson.summary(t));
+                    tasks.add(TaskDocument.summary(t));
                 }
             });
         }
@@ -303,7 +304,14 @@ public final class Api {
     private Object task(TaskId id) {
         TaskInfo info = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));
         List<TaskEvent> events = client.events(id);
-        return TaskJson.detail(info, events, payloads, guard.enabled());
+        Map<String, Object> m = TaskDocument.detail(info, events, payloads);
+        if (!guard.enabled()) {
+            Map<String, Object> none = new LinkedHashMap<>();
+            none.put("resubmit", false);
+            none.put("cancel", false);
+            m.put("can", none); // this console takes no actions, whatever the task's state allows
+        }
+        return m;
     }
 
     private Answer resubmit(TaskId id, OperatorNote note, ConsoleRequest request) {

@@ -3,6 +3,7 @@ package dev.sas.console.internal;
 import dev.sas.core.AgentStatus;
 import dev.sas.core.OperatorNote;
 import dev.sas.core.SasClient;
+import dev.sas.core.TaskDocument;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskNotFoundException;
@@ -88,7 +89,7 @@ final class Operations {
             m.put("name", name);
             m.put("endpoints", eps);
             m.put("waiting", held.size());
-            m.put("waitingTasks", held.stream().limit(SAMPLE).map(TaskJson::summary).toList());
+            m.put("waitingTasks", held.stream().limit(SAMPLE).map(TaskDocument::summary).toList());
             agents.add(m);
         });
         Map<String, Object> m = new LinkedHashMap<>();
@@ -133,7 +134,7 @@ final class Operations {
         TaskSearch.Page page = filter.page(client, limit, afterCreatedAt,
                 afterCreatedAt == null ? null : TaskId.of(afterId), TaskFilter.SCAN_LIMIT);
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("tasks", page.tasks().stream().map(TaskJson::summary).toList());
+        m.put("tasks", page.tasks().stream().map(TaskDocument::summary).toList());
         m.put("filter", filter.describe());
         m.put("scanned", page.scanned());
         if (page.next() == null) {
@@ -162,7 +163,7 @@ final class Operations {
         m.put("matching", tooMany ? null : found.size());
         m.put("count", tooMany ? null : found.size());
         m.put("confirm", tooMany || found.isEmpty() ? null : bulk.confirmation(found));
-        m.put("sample", found.stream().limit(SAMPLE).map(TaskJson::summary).toList());
+        m.put("sample", found.stream().limit(SAMPLE).map(TaskDocument::summary).toList());
         m.put("message", tooMany ? "more than " + bulk.max + " tasks match " + bulk.filter.describe()
                 + "; narrow the filters" : found.size() + " task" + (found.size() == 1 ? "" : "s") + " match "
                 + bulk.filter.describe());

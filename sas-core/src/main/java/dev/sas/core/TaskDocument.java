@@ -1,0 +1,154 @@
+package dev.sas.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The one JSON shape of a task: what the operator console's API answers and what the {@code sas}
+ * command line prints with {@code --json}, field for field ({@code docs/operations.md}, "A task as
+ * JSON", lists every field). Each method returns an ordered map of JSON-ready values only: strings
+ * (instants in ISO-8601, states by name), numbers, booleans, null, lists and maps, so any JSON writer
+ * prints it the same way.
+ *
+ * <pre>{@code
+ * Map<String, Object> json = TaskDocument.detail(task, client.events(task.taskId()), false);
+ * }</pre>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class TaskDocument {
+
+    /** States a resubmit accepts. */
+    public static final Set<TaskStatus> RESUBMITTABLE = EnumSet.of(TaskStatus.ERROR, TaskStatus.COMPENSATION_FAILED);
+    /** States a cancel may be accepted in (see {@link OperationsClient#cancel(TaskId)}). */
+    public static final Set<TaskStatus> CANCELLABLE = EnumSet.of(TaskStatus.PENDING, TaskStatus.PARKED,
+            TaskStatus.PROCESSING, TaskStatus.COMPENSATING, TaskStatus.ERROR);
+
+    private TaskDocument() {
+    }
+
+    /**
+     * A task as listed, without steps and events: {@code id, workflow, version, businessKey, status,
+     * currentStep, failureCount, createdAt, updatedAt, lastError, cancelRequested}.
+     *
+     * @throws NullPointerException if {@code task} is null
+     */
+    public static Map<String, Object> summary(TaskInfo task) {
+        Objects.requireNonNull(task, "task must not be null");
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", task.taskId().value());
+        m.put("workflow", task.workflow());
+        m.put("version", task.workflowVersion());
+        m.put("businessKey", task.businessKey());
+        m.put("status", task.status().name());
+        m.put("currentStep", task.currentStep());
+        m.put("failureCount", task.failureCount());
+        m.put("createdAt", iso(task.createdAt()));
+        m.put("updatedAt", iso(task.updatedAt()));
+        m.put("lastError", task.lastError());
+        m.put("cancelRequested", task.cancelRequested());
+        return m;
+    }
+
+    /**
+     * A task in full: the {@link #summary} fields, then {@code priority, lockedBy, lease, completeBy,
+     * nextAttemptAt, terminal, final, can} (what its state lets an operator do: {@code resubmit},
+     * {@code cancel}), {@code steps} and {@code events} (oldest first, each with the party that
+     * recorded it, {@code by}, and for an operator's event the {@code operator} and {@code reason}
+     * of its {@link OperatorNote}).
+     *
+     * @param payloads whether step outputs are shown ({@code output}); else only whether there is one
+     *     ({@code outputHidden})
+     * @throws NullPointerException if {@code task} or {@code events} is null
+     */
+    public static Map<String, Object> detail(TaskInfo task, List<TaskEvent> events, boolean payloads) {
+        Objects.requireNonNull(events, "events must not be null");
+        Map<String, Object> m = summary(task);
+        m.put("priority", task.priority());
+        m.put("lockedBy", task.lockedBy());
+        m.put("lease", task.lease());
+        m.put("completeBy", iso(task.completeBy()));
+        m.put("nextAttemptAt", iso(task.nextAttemptAt()));
+        m.put("terminal", task.status().isTerminal());
+        m.put("final", task.status().isFinal());
+        Map<String, Object> can = new LinkedHashMap<>();
+        can.put("resubmit", RESUBMITTABLE.contains(task.status()));
+        can.put("cancel", CANCELLABLE.contains(task.status())
+                && (!task.cancelRequested() || task.status() == TaskStatus.ERROR));
+        m.put("can", can);
+        List<Object> steps = new ArrayList<>();
+        for (TaskInfo.StepInfo s : task.steps()) {
+            steps.add(step(s, payloads));
+        }
+        m.put("steps", steps);
+        List<Object> timeline = new ArrayList<>();
+        for (TaskEvent e : events) {
+            timeline.add(event(e));
+        }
+        m.put("events", timeline);
+        return m;
+    }
+
+    private static Map<String, Object> step(TaskInfo.StepInfo s, boolean payloads) {
+        Map<String, Object> step = new LinkedHashMap<>();
+        step.put("index", s.index());
+        step.put("name", s.name());
+        step.put("status", s.status().name());
+        step.put("attempts", s.attempts());
+        step.put("startedAt", iso(s.startedAt()));
+        step.put("finishedAt", iso(s.finishedAt()));
+        step.put("compensation", s.compensationStatus() == null ? null : s.compensationStatus().name());
+        step.put("error", s.error());
+        if (payloads) {
+            step.put("output", s.output());
+        } else {
+            step.put("outputHidden", s.output() != null);
+        }
+        return step;
+    }
+
+    private static Map<String, Object> event(TaskEvent e) {
+        Map<String, Object> ev = new LinkedHashMap<>();
+        ev.put("at", iso(e.at()));
+        ev.put("type", e.type().name());
+        String by = actor(e.type());
+        ev.put("by", by);
+        ev.put("step", e.stepName());
+        ev.put("stepIndex", e.stepIndex());
+        ev.put("attempt", e.attempt());
+        ev.put("message", e.message());
+        if (by.equals("operator") && e.message() != null && e.message().startsWith("by ")) {
+            // OperatorNote.describe(): "by <operator>" or "by <operator>: <reason>"
+            String rest = e.message().substring(3);
+            int colon = rest.indexOf(": ");
+            ev.put("operator", colon < 0 ? rest : rest.substring(0, colon));
+            ev.put("reason", colon < 0 ? null : rest.substring(colon + 2));
+        }
+        return ev;
+    }
+
+    /**
+     * Which party records an event of this type: {@code client} (the submitter, or whoever completed
+     * an awaiting step), {@code operator}, {@code supervisor}, or {@code runtime} (a scheduler).
+     *
+     * @throws NullPointerException if {@code type} is null
+     */
+    public static String actor(TaskEvent.Type type) {
+        return switch (type) {
+            case RECEIVED, REPLY_RECEIVED -> "client";
+            case RESUBMITTED, CANCEL_REQUESTED -> "operator";
+            case STEP_TIMED_OUT, PARKED, UNPARKED -> "supervisor";
+            default -> "runtime";
+        };
+    }
+
+    private static String iso(Instant t) {
+        return t == null ? null : t.toString();
+    }
+}
