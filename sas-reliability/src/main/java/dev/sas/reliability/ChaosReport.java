@@ -75,6 +75,9 @@ public final class ChaosReport {
     public int faultKills;
     /** Partitions between a worker and the database made and healed. */
     public int partitionsDone;
+    /** Windows in which no worker could run steps (all killed, booting, frozen or cut off), and their total length. */
+    public int noNodeWindows;
+    public long noNodeMs;
     /** Accepted cancels recorded while a forward call of their task was running at the service. */
     public int cancelsOnRunningStep;
     /** Events and ledger rows of the task with the longest stall. */
@@ -201,6 +204,10 @@ public final class ChaosReport {
             row(sb, "faults at chosen points, clock jumps, partitions (point:action count)", faults.toString());
             row(sb, "workers killed at a fault point (restarted) / partitions healed", faultKills + " / "
                     + partitionsDone);
+        }
+        if (noNodeWindows > 0) {
+            row(sb, "windows with no worker able to run steps (held the tasks, like an outage)", noNodeWindows + " ("
+                    + noNodeMs + " ms in all)");
         }
         row(sb, "worker JVMs started", workerProcesses);
         row(sb, "database disruption", dbDisruption);

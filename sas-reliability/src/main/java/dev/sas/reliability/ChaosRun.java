@@ -68,6 +68,10 @@ public final class ChaosRun implements AutoCloseable {
     private final AtomicInteger partitionsDone = new AtomicInteger();
     /** One proxy per worker slot in front of the store's database, when the run makes partitions. */
     private final List<DbProxy> proxies = new ArrayList<>();
+    /** When each worker could not run steps; the windows in which none could are outages for the stall check. */
+    private final NodeDowntime downtime;
+    /** Per slot, the incarnation whose first report ends its downtime (0: none awaited). */
+    private final int[] awaitedIncarnation;
     /** Cancels scheduled but not yet sent. */
     private final AtomicInteger pendingCancels = new AtomicInteger();
     /** Poison tasks to resubmit once they are in ERROR; removed when resubmitted. */
@@ -113,6 +117,8 @@ public final class ChaosRun implements AutoCloseable {
         this.logDir = settings.logDir.resolve(prefix + System.currentTimeMillis());
         this.slots = new Process[settings.workers];
         this.incarnations = new int[settings.workers];
+        this.downtime = new NodeDowntime(settings.workers);
+        this.awaitedIncarnation = new int[settings.workers];
         this.shutdownHook = new Thread(this::killAll, "chaos-kill-workers");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
@@ -379,6 +385,7 @@ public final class ChaosRun implements AutoCloseable {
     /** Starts killing workers in the background; {@link #chaosDone()} tells when it is over. */
     public void startChaos() {
         operator.scheduleWithFixedDelay(this::resubmitErrors, 200, 200, TimeUnit.MILLISECONDS);
+        operator.scheduleWithFixedDelay(this::noteRestartsReady, 200, 200, TimeUnit.MILLISECONDS);
         if (!s.faultPoints.isEmpty()) {
             operator.scheduleWithFixedDelay(() -> {
                 try {
@@ -436,6 +443,7 @@ public final class ChaosRun implements AutoCloseable {
                     // under the lock restartCrashed takes, so it never sees this worker dead and restarts
                     // it as a crash before this kill restarts it
                     synchronized (this) {
+                        downtime.down(slot, dbNow());
                         p.destroyForcibly();
                         p.onExit().get(10, TimeUnit.SECONDS);
                         killsDone.incrementAndGet();
@@ -445,16 +453,19 @@ public final class ChaosRun implements AutoCloseable {
                         log("SIGKILL #" + killsDone.get() + ": worker " + slot + " pid " + p.pid() + " (exit "
                                 + p.exitValue() + "), " + open + " tasks not terminal");
                         startWorker(slot);
+                        awaitedIncarnation[slot] = incarnations[slot];
                     }
                 } else if (action.equals("partition")) {
                     partition(slot, p.pid());
                 } else {
                     long ms = s.completeWithin.toMillis() + 2_000;
+                    downtime.down(slot, dbNow());
                     signal("STOP", p.pid());
                     log("SIGSTOP: worker " + slot + " pid " + p.pid() + " frozen for " + ms + " ms, " + open
                             + " tasks not terminal");
                     pause(ms);
                     signal("CONT", p.pid());
+                    downtime.up(slot, dbNow());
                     pausesDone.incrementAndGet();
                     log("SIGCONT: worker " + slot + " pid " + p.pid() + " resumed");
                 }
@@ -491,6 +502,7 @@ public final class ChaosRun implements AutoCloseable {
         for (int i = 0; i < slots.length; i++) {
             Process p = slots[i];
             if (p != null && !p.isAlive() && !closing) {
+                downtime.down(i, dbNow() - 250); // it died at most one poll ago
                 if (p.exitValue() == FaultPoints.KILLED_AT_POINT) {
                     faultKills.incrementAndGet();
                     noteIfSupervisor(p.pid());
@@ -501,7 +513,42 @@ public final class ChaosRun implements AutoCloseable {
                             + logDir.resolve("worker-" + i + ".log") + "; restarting it");
                 }
                 startWorker(i);
+                awaitedIncarnation[i] = incarnations[i];
             }
+        }
+    }
+
+    /** Now on the database clock (this process's clock corrected by the offset measured at start). */
+    private long dbNow() {
+        return System.currentTimeMillis() + dbOffsetMs;
+    }
+
+    /** Ends the downtime of each restarted worker whose new incarnation has reported (it runs steps). */
+    private void noteRestartsReady() {
+        boolean any = false;
+        synchronized (this) {
+            for (int a : awaitedIncarnation) {
+                any |= a > 0;
+            }
+        }
+        if (!any) {
+            return;
+        }
+        try (Connection c = DriverManager.getConnection(harnessUrl); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT slot, MAX(incarnation) FROM " + prefix
+                        + "chaos_worker GROUP BY slot")) {
+            long now = dbNow();
+            synchronized (this) {
+                while (rs.next()) {
+                    int slot = rs.getInt(1);
+                    if (slot < slots.length && awaitedIncarnation[slot] > 0 && rs.getInt(2) >= awaitedIncarnation[slot]) {
+                        awaitedIncarnation[slot] = 0;
+                        downtime.up(slot, now);
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            // the database is restarting; the next round sees it
         }
     }
 
@@ -514,6 +561,7 @@ public final class ChaosRun implements AutoCloseable {
         DbProxy.Cut cut = s.partitionCuts.get(partitionsDone.get() % s.partitionCuts.size());
         long ms = s.freezeMs();
         boolean supervisor = holdsSupervisor(pid);
+        downtime.down(slot, dbNow());
         proxies.get(slot).cut(cut);
         try (Connection c = DriverManager.getConnection(harnessUrl)) {
             FaultLog.record(c, db, prefix, "w" + slot, "partition", cut.label(), supervisor, ms);
@@ -522,6 +570,7 @@ public final class ChaosRun implements AutoCloseable {
                 + " ms" + (supervisor ? " (it holds the supervisor lease)" : ""));
         pause(ms);
         proxies.get(slot).heal();
+        downtime.up(slot, dbNow());
         partitionsDone.incrementAndGet();
         log("partition healed: worker " + slot);
     }
@@ -881,8 +930,14 @@ public final class ChaosRun implements AutoCloseable {
             r.faults.putAll(faults.counts);
             List<ChaosChecks.Outage> supervisorLost = new ArrayList<>(supervisorLosses);
             supervisorLost.addAll(faults.supervisorLosses);
+            faults.freezes.forEach(f -> downtime.downFor((int) f[0], f[1], f[2]));
+            List<ChaosChecks.Outage> noNode = downtime.allDown(dbNow());
+            r.noNodeWindows = noNode.size();
+            r.noNodeMs = noNode.stream().mapToLong(ChaosChecks.Outage::length).sum();
+            List<ChaosChecks.Outage> held = new ArrayList<>(outages);
+            held.addAll(noNode);
             ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
-                    List.copyOf(outages)).supervisorLost(supervisorLost);
+                    List.copyOf(held)).supervisorLost(supervisorLost);
             checks.check(r);
             r.history = HistoryInput.check(c, h, prefix, ids.stream().map(TaskId::value).toList(), s.stallBoundMs());
             Set<String> suspects = new TreeSet<>(checks.suspects);

@@ -20,6 +20,8 @@ final class FaultLog {
     final Map<String, Integer> counts = new TreeMap<>();
     /** From each fault of the supervisor lease's holder to when another node must have taken over. */
     final List<ChaosChecks.Outage> supervisorLosses = new ArrayList<>();
+    /** Freezes a worker made itself at a fault point: {@code [slot, from, to]}. */
+    final List<long[]> freezes = new ArrayList<>();
 
     private FaultLog() {
     }
@@ -32,9 +34,13 @@ final class FaultLog {
     static FaultLog read(Connection harness, String prefix, long leaseMs) throws SQLException {
         FaultLog log = new FaultLog();
         try (Statement st = harness.createStatement(); ResultSet rs = st.executeQuery(
-                "SELECT point, action, supervisor, ms, at FROM " + prefix + "chaos_fault")) {
+                "SELECT point, action, supervisor, ms, at, node FROM " + prefix + "chaos_fault")) {
             while (rs.next()) {
                 String point = rs.getString(1);
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("^w(\\d+)-").matcher(rs.getString(6));
+                if (rs.getString(2).equals("freeze") && m.find()) {
+                    freezes(log, Integer.parseInt(m.group(1)), rs.getLong(5), rs.getLong(4));
+                }
                 log.counts.merge(point + ":" + rs.getString(2), 1, Integer::sum);
                 if (rs.getInt(3) == 1 && !point.equals("clock-jump")) {
                     long at = rs.getLong(5);
@@ -43,6 +49,10 @@ final class FaultLog {
             }
         }
         return log;
+    }
+
+    private static void freezes(FaultLog log, int slot, long at, long ms) {
+        log.freezes.add(new long[] {slot, at, at + ms});
     }
 
     /** How many faults of {@code point} fired, whatever their action. */
