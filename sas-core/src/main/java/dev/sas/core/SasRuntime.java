@@ -520,7 +520,9 @@ public final class SasRuntime implements AutoCloseable {
     }
 
     /**
-     * Runs one supervisor pass on the calling thread. For tests and manual driving.
+     * Runs one supervisor pass on the calling thread: if this runtime takes or holds the supervisor
+     * lease, recovers expired claims and fires the store's due recurring schedules ({@link Schedule}).
+     * For tests and manual driving.
      *
      * @return how many expired claims were recovered (0 if another instance holds the supervisor lease)
      * @throws IllegalStateException if the runtime was started or closed

@@ -104,8 +104,12 @@ public final class OrderRun {
      * supervisor so hung calls are recovered within seconds.
      */
     static SasRuntime runtime(JdbcStateStore store, Workflow<Order> workflow, String instanceId, OrderStatusBoard board,
-            AlertSink alerts) {
-        return SasRuntime.builder()
+            AlertSink alerts, Workflow<?>... more) {
+        var b = SasRuntime.builder();
+        for (Workflow<?> w : more) {
+            b.workflow(w);
+        }
+        return b
                 .stateStore(store)
                 .workflow(workflow)
                 .instanceId(instanceId)
@@ -159,8 +163,10 @@ public final class OrderRun {
                 out.println("  payments:  charged through " + payments.describe());
             }
 
-            SasRuntime sas = runtime(store, workflow, "shop-" + tag, board, operator);
-            Progress progress = new Progress(sas, orders.size());
+            Workflow<String> reconcile = Reconciliation.workflow(db);
+            SasRuntime sas = runtime(store, workflow, "shop-" + tag, board, operator, reconcile);
+            sas.client().schedules().register(Reconciliation.nightly(reconcile, tag + "-"));
+            Progress progress = new Progress(sas, workflow.name(), orders.size());
             ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "progress");
                 t.setDaemon(true);
@@ -303,6 +309,7 @@ public final class OrderRun {
                             + " of failing", config.outage().toMillis() / 1000.0, shop.payment().outage(),
                             sas.metrics().breakersOpened(), breakerAtEnd, sas.metrics().heldBack());
                 }
+                String nightly = runNightlyReconciliation(sas, orders.size());
                 sas.close();
                 SasMetrics m = sas.metrics();
                 if (payments != null) {
@@ -331,6 +338,11 @@ public final class OrderRun {
                     }
                     checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 }
+                List<String> passed = new ArrayList<>(checks.passed());
+                List<String> failures = new ArrayList<>(checks.failures());
+                (nightly == null ? passed : failures).add(nightly == null ? "the nightly reconciliation schedule is"
+                        + " registered once and its run, triggered by the operator, counted every order row" : nightly);
+                checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
                 long error = count(statuses, TaskStatus.ERROR);
@@ -363,6 +375,33 @@ public final class OrderRun {
                 }
             }
         }
+    }
+
+    /**
+     * The operator runs the nightly reconciliation now (its schedule fires at 02:00 in the shop's
+     * time zone) and waits for it.
+     *
+     * @return null if the schedule is registered once, due at 02:00 Berlin time, and the run counted
+     *     every order row; else what went wrong
+     */
+    private String runNightlyReconciliation(SasRuntime sas, int orders) {
+        var schedules = sas.client().schedules();
+        var info = schedules.find(Reconciliation.SCHEDULE).orElse(null);
+        if (info == null || info.nextFireTime() == null
+                || info.nextFireTime().atZone(Reconciliation.SHOP_ZONE).getHour() != 2) {
+            return "the nightly reconciliation schedule is missing or not due at 02:00 Berlin time: " + info;
+        }
+        var run = schedules.trigger(Reconciliation.SCHEDULE);
+        out.println("  operator: runs the nightly reconciliation now (next by itself at "
+                + info.nextFireTime().atZone(Reconciliation.SHOP_ZONE).toLocalDateTime() + " Berlin time)");
+        var result = run.await(Duration.ofSeconds(30));
+        String counted = result.output("count-order-rows", dev.sas.core.Codec.string()).orElse("");
+        out.println("  reconciliation: " + counted);
+        if (result.status() != TaskStatus.PROCESSED || !counted.startsWith(orders + " order rows")) {
+            return "the nightly reconciliation ended " + result.status() + " with '" + counted + "', expected "
+                    + orders + " order rows";
+        }
+        return null;
     }
 
     /**
@@ -500,6 +539,7 @@ public final class OrderRun {
      */
     private static final class Progress {
         private final SasRuntime sas;
+        private final String workflow;
         private final int orders;
         private final Map<TaskStatus, Long> before;
         private volatile Snapshot last;
@@ -507,15 +547,26 @@ public final class OrderRun {
         record Snapshot(long processed, long compensated, long error, long terminal, long waiting) {
         }
 
-        Progress(SasRuntime sas, int orders) {
+        Progress(SasRuntime sas, String workflow, int orders) {
             this.sas = sas;
+            this.workflow = workflow;
             this.orders = orders;
-            this.before = sas.client().countByStatus();
+            this.before = counts();
             this.last = new Snapshot(0, 0, 0, 0, 0);
         }
 
+        /** The order tasks per state (a reconciliation's task is not an order). */
+        private Map<TaskStatus, Long> counts() {
+            Map<TaskStatus, Long> m = new java.util.EnumMap<>(TaskStatus.class);
+            for (TaskStatus s : TaskStatus.values()) {
+                m.put(s, 0L);
+            }
+            m.putAll(sas.client().countByWorkflow().getOrDefault(workflow, Map.of()));
+            return m;
+        }
+
         Snapshot refresh() {
-            Map<TaskStatus, Long> now = sas.client().countByStatus();
+            Map<TaskStatus, Long> now = counts();
             long terminal = 0;
             for (TaskStatus s : TaskStatus.values()) {
                 if (s.isTerminal()) {

@@ -40,11 +40,15 @@ class OrderProcessingEndToEndTest {
         assertThat(summary.alerts()).as("one alert per order that went to ERROR").isGreaterThanOrEqualTo(1);
         assertThat(summary.unavailable()).as("503s injected").isPositive();
         assertThat(summary.retries()).as("retries after the 503s").isPositive();
-        assertThat(summary.checks().passed()).as("5 ledger checks, the resubmitted order, the breaker")
+        assertThat(summary.checks().passed())
+                .as("5 ledger checks, the resubmitted order, the breaker, the nightly reconciliation")
                 .contains("no order failed for a passing reason (503s, hangs, the payment outage): every COMPENSATED"
                         + " or ERROR order met a permanent fault",
-                        "the payment breaker opened during the outage and closed once the service was back")
-                .hasSize(7);
+                        "the payment breaker opened during the outage and closed once the service was back",
+                        "the nightly reconciliation schedule is registered once and its run, triggered by the"
+                                + " operator, counted every order row")
+                .hasSize(8);
+        assertThat(output).contains("operator: runs the nightly reconciliation now").contains("reconciliation: 50 order rows");
         // the default run takes the payment service down for 3 s: its breaker opens, orders wait, none fails
         assertThat(output).contains("OUTAGE: the payment service is down").contains("payment circuit breaker OPEN");
         assertThat(summary.outage()).contains("is CLOSED at the end").contains("calls held back instead of failing");
