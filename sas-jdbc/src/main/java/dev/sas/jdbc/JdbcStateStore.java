@@ -1,30 +1,10 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.StateStoreException;
-import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskId;
-import dev.sas.core.TaskInfo;
-import dev.sas.core.TaskQuery;
-import dev.sas.core.TaskStatus;
-import dev.sas.core.spi.ClaimedTask;
-import dev.sas.core.spi.DueBacklog;
-import dev.sas.core.spi.ExpiredTask;
-import dev.sas.core.spi.GateChange;
-import dev.sas.core.spi.GateView;
-import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StoreSignals;
-import dev.sas.core.spi.StepKey;
-import dev.sas.core.spi.SubmitResult;
-import dev.sas.core.spi.Transition;
-import dev.sas.core.spi.WorkflowVersion;
-import dev.sas.core.spi.WriteOutcome;
 import dev.sas.jdbc.internal.ClassPath;
 import dev.sas.jdbc.internal.Dialect;
-import dev.sas.jdbc.internal.Dialects;
-import dev.sas.jdbc.internal.Isolation;
+import dev.sas.jdbc.internal.HandedInDataSources;
 import dev.sas.jdbc.internal.JdbcStore;
 import dev.sas.jdbc.internal.OwnedPool;
 import dev.sas.jdbc.internal.Pools;
@@ -34,14 +14,8 @@ import dev.sas.jdbc.internal.Timeouts;
 import dev.sas.jdbc.internal.Urls;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Collection;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -71,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. {@link #close()} closes the connection pool if this store created it (from
  * {@link Builder#url}), never a data source the host passed in.
  */
-public final class JdbcStateStore implements StateStore {
+public final class JdbcStateStore extends JdbcStore {
 
     /** Table prefix when none is set. */
     public static final String DEFAULT_TABLE_PREFIX = "sas_";
@@ -105,14 +79,14 @@ public final class JdbcStateStore implements StateStore {
     private static final Logger log = LoggerFactory.getLogger(JdbcStateStore.class);
     private static final AtomicInteger POOLS = new AtomicInteger();
 
-    private final JdbcStore store;
     private final OwnedPool ownedPool;
     private final String description;
     private final Supplier<?> hostTransaction;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcStateStore(JdbcStore store, OwnedPool ownedPool, String description, Supplier<?> hostTransaction) {
-        this.store = store;
+    private JdbcStateStore(Jdbi jdbi, Dialect dialect, Tables tables, Runnable onReadOnly, OwnedPool ownedPool,
+            String description, Supplier<?> hostTransaction) {
+        super(jdbi, dialect, tables, onReadOnly);
         this.ownedPool = ownedPool;
         this.description = description;
         this.hostTransaction = hostTransaction;
@@ -126,27 +100,6 @@ public final class JdbcStateStore implements StateStore {
     /**
      * {@inheritDoc}
      *
-     * <p>{@code transaction} may be null (the store commits on its own), a {@link java.sql.Connection}
-     * or an {@link org.jdbi.v3.core.Handle}: the task and its event are then written on that
-     * connection and commit or roll back with the host's transaction; the store neither commits
-     * nor closes it. A connection in auto-commit mode gets a short transaction of its own.
-     *
-     * <p>The store sets no limit on the input's size (the runtime's {@code maxPayloadBytes} does);
-     * an input the database's column cannot hold fails with a {@link StateStoreException} naming
-     * the task.
-     *
-     * @throws IllegalArgumentException if {@code transaction} is of another type, a text field is
-     *     longer than its column, or the task id exists
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
-        return store.submit(task, received, transaction);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
      * <p>What the {@link Builder#hostTransaction} supplier returns, or null without one.
      *
      * @throws IllegalArgumentException if the supplier returns something other than a
@@ -154,10 +107,7 @@ public final class JdbcStateStore implements StateStore {
      */
     @Override
     public Object hostTransaction() {
-        if (hostTransaction == null) {
-            return null;
-        }
-        Object t = hostTransaction.get();
+        Object t = hostTransaction == null ? null : hostTransaction.get();
         if (t != null && !(t instanceof java.sql.Connection) && !(t instanceof org.jdbi.v3.core.Handle)) {
             throw new IllegalArgumentException("the hostTransaction supplier returned a " + t.getClass().getName()
                     + "; it must return a java.sql.Connection, an org.jdbi.v3.core.Handle, or null");
@@ -165,351 +115,11 @@ public final class JdbcStateStore implements StateStore {
         return t;
     }
 
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Tasks are inserted up to 1,000 per statement (fewer when their inputs are large), in one
-     * transaction; {@code transaction} is joined as in {@link #submit}.
-     *
-     * @throws NullPointerException if a list or an element is null
-     * @throws IllegalArgumentException if the lists differ in size, {@code transaction} is of
-     *     another type, a text field is longer than its column, or a task id appears twice or exists
-     * @throws StateStoreException if the database fails; then no task of the batch was written
-     *     (in a host transaction: the host must roll back)
-     */
-    @Override
-    public List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
-        return store.submitAll(tasks, received, transaction);
-    }
-
-    /** True: {@link #submitClaimed} inserts a task already claimed, in the submit's one transaction. */
-    @Override
-    public boolean claimsAtSubmit() {
-        return store.claimsAtSubmit();
-    }
-
-    @Override
-    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
-        return store.submitClaimed(task, received, instanceId);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails; then nothing was claimed
-     */
-    @Override
-    public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
-        return store.claim(instanceId, limit, now, runnable);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>All transitions are written in one transaction with batched statements. If the database
-     * refuses a value with a data error (SQLState class 22), they are written again one per
-     * transaction, so only the transition holding it is {@linkplain WriteOutcome#refused refused}.
-     *
-     * @throws StateStoreException if the database fails; then none of them was written, except,
-     *     after a data error, those already written one by one (a retry finds them
-     *     {@code APPLIED_ALREADY})
-     */
-    @Override
-    public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
-        return store.write(transitions, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first.
-     */
-    @Override
-    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
-            Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
-        Objects.requireNonNull(awaiting, "awaiting must not be null");
-        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
-        return store.awaitReply(awaiting, ifReplied, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first; the reply is kept in the
-     * {@code <prefix>step_reply} table until the task is purged.
-     */
-    @Override
-    public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
-            Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
-        Objects.requireNonNull(reply, "reply must not be null");
-        Objects.requireNonNull(decide, "decide must not be null");
-        return store.acceptReply(reply, decide, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public List<dev.sas.core.spi.DeadlineRenewal.Outcome> renewDeadlines(
-            List<dev.sas.core.spi.DeadlineRenewal> renewals, Instant now) {
-        return store.renewDeadlines(renewals, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public List<ExpiredTask> findExpired(Instant now, int limit) {
-        return store.findExpired(now, limit);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl) {
-        return store.tryAcquireSupervisorLease(instanceId, now, ttl);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public void releaseSupervisorLease(String instanceId) {
-        store.releaseSupervisorLease(instanceId);
-    }
-
-    @Override
-    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
-        store.advertise(instanceId, runnable, now, ttl);
-    }
-
-    @Override
-    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
-        return store.runnableByLiveNodes(now);
-    }
-
-    @Override
-    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
-        return store.dueBacklog(dueBefore, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
-            int limit) {
-        return store.park(version, dueBefore, now, reason, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
-        return store.unpark(versions, now, message, limit);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public Optional<TaskInfo> find(TaskId taskId) {
-        return store.find(taskId);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
-        return store.findByBusinessKey(workflow, businessKey);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public List<TaskInfo> list(TaskQuery query) {
-        return store.list(query);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public Map<TaskStatus, Long> countByStatus() {
-        return store.countByStatus();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One grouped query ({@code GROUP BY workflow, state}).
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
-        return store.countByWorkflow();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public List<TaskEvent> events(TaskId taskId) {
-        return store.events(taskId);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
-        return store.resubmit(taskId, now, event);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
-        return store.requestCancel(taskId, now, event);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Deletes in transactions of at most 100 tasks, so a large purge never holds many locks.
-     *
-     * @throws StateStoreException if the database fails; chunks already deleted stay deleted
-     */
-    @Override
-    public int purge(Instant finishedBefore, int limit) {
-        return store.purge(finishedBefore, limit);
-    }
-
-    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
-    @Override
-    public boolean supportsFlowControl() {
-        return true;
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
-     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
-     * run again, {@code decide} included.
-     *
-     * @throws StateStoreException if the database fails; then nothing was written
-     */
-    @Override
-    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        return store.changeGate(gate, now, decide);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        return store.renewPermits(permitIds, now, expiresAt);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        return store.wakeWaiting(steps, now, limit);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * @throws StateStoreException if the database fails
-     */
-    @Override
-    public List<GateView> gates(Instant now) {
-        return store.gates(now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>The database's clock ({@code clock_timestamp()} on PostgreSQL, {@code SYSDATE(6)} on
-     * MariaDB, {@code CURRENT_TIMESTAMP} on H2, embedded or server): never empty. Embedded H2's
-     * clock is this JVM's system clock, not the {@code Clock} a runtime was given, so runtimes on
-     * one embedded database agree on time as runtimes on a server do. Tests that drive time with a
-     * manual clock against this store say so with {@code trustLocalClock()}.
-     */
-    @Override
-    public Optional<Instant> currentTime() {
-        return store.currentTime();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Tables {@code <prefix>reply_outbox} (messages not yet delivered) and
-     * {@code <prefix>reply_channel} (registered channels, their consumer's lease and position).
-     */
-    @Override
-    public Optional<ReplyOutbox> replyOutbox() {
-        return store.replyOutbox();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Table {@code <prefix>schedule} (schema V16): one row per schedule.
-     */
-    @Override
-    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
-        return store.schedules();
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>On PostgreSQL, {@code LISTEN/NOTIFY}: the schema's triggers send a hint with the commit of a
-     * submit, of a task made due again, of the end of a task some node awaits, and of new reply
-     * messages; from the first subscription on, the store holds one connection of its pool to listen
-     * (thread {@code sas-pg-listen}). Empty on H2 and MariaDB.
-     */
-    @Override
-    public Optional<StoreSignals> signals() {
-        return store.signals();
-    }
-
     /** Stops listening for hints, and closes the connection pool if this store created it. Idempotent; never throws. */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            store.close();
+            super.close();
             if (ownedPool != null) {
                 try {
                     ownedPool.close();
@@ -811,15 +421,12 @@ public final class JdbcStateStore implements StateStore {
             }
             try {
                 Jdbi jdbi = Jdbi.create(ds).installPlugin(JdbcStore.PLUGIN);
-                Connected facts = jdbi.withHandle(h -> Connected.of(h.getConnection()));
-                Dialect dialect = Dialects.detect(facts.product());
-                if (pool == null) {
-                    checkHandedIn(jdbi, facts, !Dialects.isInProcess(facts.url()), dialect);
-                }
+                Dialect dialect = HandedInDataSources.detect(jdbi, pool == null, DEFAULT_SOCKET_TIMEOUT);
+                SchemaManager schema = new SchemaManager(jdbi, dialect, tables);
                 if (createSchema) {
-                    new SchemaManager(jdbi, dialect, tables).apply();
+                    schema.apply();
                 } else {
-                    new SchemaManager(jdbi, dialect, tables).requireApplied();
+                    schema.requireApplied();
                 }
                 String description = dialect.name() + " at " + where + ", table prefix '" + tables.prefix() + "'";
                 log.info("SAS state store on {} (schema {}{}; time-outs {})", description,
@@ -827,67 +434,17 @@ public final class JdbcStateStore implements StateStore {
                         pool == null ? "" : ", pool " + pool.name() + " max " + pool.maxPoolSize(),
                         pool == null ? "of the given data source" : dialect.describe(timeouts));
                 Runnable onReadOnly = pool == null ? () -> { } : pool::dropConnections;
-                return new JdbcStateStore(new JdbcStore(jdbi, dialect, tables, onReadOnly), pool,
-                        description, hostTransaction);
+                return new JdbcStateStore(jdbi, dialect, tables, onReadOnly, pool, description, hostTransaction);
             } catch (JdbiException | java.sql.SQLException | IllegalStateException e) {
-                closeQuietly(pool, e);
+                HandedInDataSources.closeQuietly(pool, e);
                 if (e instanceof IllegalStateException ise) {
                     throw ise;
                 }
-                throw new StateStoreException("cannot set up the SAS store on " + where + ": " + rootMessage(e), e);
+                throw new StateStoreException("cannot set up the SAS store on " + where + ": " + HandedInDataSources.rootMessage(e), e);
             } catch (RuntimeException e) {
-                closeQuietly(pool, e);
+                HandedInDataSources.closeQuietly(pool, e);
                 throw e;
             }
-        }
-
-        private static void closeQuietly(OwnedPool pool, Throwable failure) {
-            if (pool != null) {
-                try {
-                    pool.close();
-                } catch (RuntimeException e) {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-
-        /** What {@link #build()} reads of the first connection. */
-        private record Connected(String product, String url, int isolation, int networkTimeoutMs) {
-            static Connected of(java.sql.Connection c) throws java.sql.SQLException {
-                return new Connected(c.getMetaData().getDatabaseProductName(), c.getMetaData().getURL(),
-                        c.getTransactionIsolation(), c.getNetworkTimeout());
-            }
-        }
-
-        /**
-         * Checks a data source the host handed in: connections not at READ COMMITTED are put there
-         * while SAS uses them; a missing socket time-out on a database server is reported.
-         */
-        private static void checkHandedIn(Jdbi jdbi, Connected facts, boolean server, Dialect dialect) {
-            if (facts.isolation() != java.sql.Connection.TRANSACTION_READ_COMMITTED) {
-                log.warn("the data source handed to SAS gives connections at {}; SAS puts each at READ COMMITTED"
-                        + " while it uses it and back afterwards (one extra statement each way). Configure the"
-                        + " pool at READ COMMITTED (HikariCP: transactionIsolation=TRANSACTION_READ_COMMITTED)"
-                        + " to save them; at REPEATABLE READ claims take gap locks and run 1.4-1.7x slower on"
-                        + " MariaDB", Isolation.isolationName(facts.isolation()));
-                jdbi.installPlugin(Isolation.readCommitted(facts.isolation()));
-            }
-            if (server && facts.networkTimeoutMs() == 0) {
-                log.warn("the data source handed to SAS (the application's pool) has no socket (network) time-out: if"
-                        + " the network loses a connection without closing it (a database failover, a NAT or firewall"
-                        + " dropping an idle flow), SAS's claim, recorder and supervisor threads, and the application's"
-                        + " own, wait on it for as long as TCP allows, often 15 minutes or more. {} Take a value above"
-                        + " your longest query; SAS's own pool uses {} s", dialect.socketTimeoutAdvice(),
-                        DEFAULT_SOCKET_TIMEOUT.toSeconds());
-            }
-        }
-
-        private static String rootMessage(Throwable e) {
-            Throwable c = e;
-            while (c.getCause() != null && c.getCause() != c) {
-                c = c.getCause();
-            }
-            return Urls.redact(String.valueOf(c.getMessage()));
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.sas.core.internal;
 import dev.sas.core.Alert;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
-import dev.sas.core.StepBuilder;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -23,7 +22,9 @@ import java.util.Objects;
  * The one place that decides what becomes of a task: given what the task looked like, its
  * workflow and what just happened, it returns the transition to write, the alerts to raise once
  * it is written, and what to decide instead if the store reports that an operator asked to cancel.
- * The Scheduler and the Supervisor only gather the facts and carry the decision out.
+ * The Scheduler and the Supervisor only gather the facts and carry the decision out. Its parts:
+ * {@link CompensationDecisions}, {@link WaitDecisions}, {@link TimeOutDecision}; the decisions a
+ * store carries out on its own are {@code dev.sas.core.spi.TaskDecisions}.
  *
  * <p>Pure: it reads no clock (time comes in as {@code now}), touches no store and keeps no state;
  * the only randomness is the retry policy's jitter. Thread-safe.
@@ -235,24 +236,24 @@ final class TaskStateMachine {
         } else if (outcome instanceof StepFailed o) {
             return stepFailed(s, o.error(), o.startedAt(), now);
         } else if (outcome instanceof CompensationCompleted o) {
-            return compensationCompleted(s, o, now);
+            return CompensationDecisions.completed(s, o, now);
         } else if (outcome instanceof CompensationFailed o) {
-            return compensationFailed(s, o.error(), o.startedAt(), now);
+            return CompensationDecisions.failed(s, o.error(), o.startedAt(), now);
         } else if (outcome instanceof TimedOut o) {
-            return timedOut(s, o, now);
+            return TimeOutDecision.decide(s, o, now);
         } else if (outcome instanceof CancelRequested o) {
             return abort(s, o.compensateFrom(), o.step(), o.lead(), o.reason(), true, now);
         } else if (outcome instanceof NotRunnable o) {
             return park(s, o.reason(), now);
         } else if (outcome instanceof HeldBack o) {
-            return heldBack(s, o, now);
+            return WaitDecisions.heldBack(s, o, now);
         } else if (outcome instanceof RequestSent) {
-            return requestSent(s, now);
+            return WaitDecisions.requestSent(s, now);
         } else if (outcome instanceof ReplyReceived o) {
-            return replyReceived(s, o, now);
+            return WaitDecisions.replyReceived(s, o, now);
         } else if (outcome instanceof ReplyLead o) {
             Decision d = decide(s, o.inner(), now);
-            return new Decision(withLeadingEvent(d.transition(), o.received()), d.alerts(), d.ifCancelRequested(),
+            return new Decision(WaitDecisions.withLeadingEvent(d.transition(), o.received()), d.alerts(), d.ifCancelRequested(),
                     d.retryAt());
         }
         throw new NullPointerException("outcome must not be null");
@@ -308,54 +309,11 @@ final class TaskStateMachine {
         return abort(s, from, failed, lead, message, s.cancelRequested(), now);
     }
 
-    private static Decision compensationCompleted(Snapshot s, CompensationCompleted o, Instant now) {
-        int i = s.currentStep();
-        StepUpdate undone = StepUpdate.compensated(i, s.step(i).name(), s.attempt(), o.startedAt(), now);
-        TaskEvent completed = event(s, TaskEvent.Type.COMPENSATION_COMPLETED, i, s.attempt(), now, null);
-        int next = TaskRun.lastCompensable(s.workflow(), i - 1);
-        if (next >= 0) {
-            Transition.Builder b = compensatingHolder(s, next).failureCount(0).recording(undone);
-            Transition t = s.shuttingDown()
-                    ? b.attempt(0).events(completed).release(TaskStatus.COMPENSATING, now)
-                    : b.attempt(1).events(completed, event(s, TaskEvent.Type.COMPENSATION_STARTED, next, 1, now, null))
-                            .keepHolding(TaskStatus.COMPENSATING);
-            return new Decision(t, List.of(), null, null);
-        }
-        TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.COMPENSATED;
-        TaskEvent.Type endEvent = end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.COMPENSATED;
-        // A cancel accepted while compensating after a failure makes the task end CANCELLED, as promised.
-        Transition t = holder(s, i).unlessCancelRequested(!s.cancelRequested()).attempt(s.attempt()).failureCount(0)
-                .recording(undone).events(completed, event(s, endEvent, -1, 0, now, null)).end(end);
-        CancelRequested ifCancelled = s.cancelRequested() ? null
-                : new CancelRequested(i - 1, undone, List.of(completed), CANCELLED_BY_OPERATOR);
-        return new Decision(t, List.of(), ifCancelled, null);
-    }
-
-    private static Decision compensationFailed(Snapshot s, Throwable error, Instant startedAt, Instant now) {
-        int i = s.currentStep();
-        String name = s.step(i).name();
-        RetryPolicy policy = s.step(i).retryPolicy(true);
-        String message = describe(error);
-        if (retries(policy, error, s.attempt())) {
-            Instant next = now.plus(policy.backoff(s.attempt()));
-            Transition t = compensatingHolder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).lastError(message)
-                    .events(event(s, TaskEvent.Type.STEP_RETRYING, i, s.attempt(), now,
-                            "compensation failed: " + message))
-                    .release(TaskStatus.COMPENSATING, next);
-            return new Decision(t, List.of(), null, next);
-        }
-        Transition t = holder(s, i).attempt(s.attempt()).failureCount(s.failureCount()).lastError(message)
-                .recording(StepUpdate.compensationFailed(i, name, s.attempt(), message, startedAt, now))
-                .events(event(s, TaskEvent.Type.COMPENSATION_FAILED, i, s.attempt(), now, message))
-                .end(TaskStatus.COMPENSATION_FAILED);
-        return new Decision(t, List.of(alert(s, TaskStatus.COMPENSATION_FAILED, name, message, now)), null, null);
-    }
-
     /**
      * Fails or cancels the task: compensates completed steps up to {@code from} (continuing in this
      * claim), or, with nothing to compensate, ends it CANCELLED or in ERROR.
      */
-    private static Decision abort(Snapshot s, int from, StepUpdate step, List<TaskEvent> lead, String reason,
+    static Decision abort(Snapshot s, int from, StepUpdate step, List<TaskEvent> lead, String reason,
             boolean forCancel, Instant now) {
         Workflow<?> wf = s.workflow();
         int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from) : -1;
@@ -401,61 +359,9 @@ final class TaskStateMachine {
         Transition t = Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep())
                 .at(s.currentStep(), def == null ? null : def.name(),
                         def == null ? UNKNOWN_STEP_TIMEOUT : def.completeWithin(s.status() == TaskStatus.COMPENSATING))
-                .attempt(Math.max(0, s.attempt() - 1))
-                .failureCount(s.failureCount())
+                .attempt(Math.max(0, s.attempt() - 1)).failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
         return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);
-    }
-
-    /**
-     * Releases a task whose agent call was held back, due again at {@code retryAt}: a step waits in
-     * WAITING, a compensation stays COMPENSATING. The claim's attempt is given back (the call was not
-     * made, or its failure is the endpoint's, which the breaker now stands for) and the time-outs are
-     * kept, so waiting spends no retry budget. A step's release yields to a cancel, which is then
-     * carried out in this claim.
-     */
-    private static Decision heldBack(Snapshot s, HeldBack o, Instant now) {
-        int i = s.currentStep();
-        int attempts = Math.max(0, s.attempt() - 1);
-        String reason = StorableText.replaceUnstorable(o.reason());
-        TaskEvent waiting = event(s, TaskEvent.Type.WAITING, i, s.attempt(), now, reason);
-        if (s.compensating()) {
-            Transition t = compensatingHolder(s, i).attempt(attempts).failureCount(s.failureCount()).lastError(reason)
-                    .events(waiting).release(TaskStatus.COMPENSATING, o.retryAt());
-            return new Decision(t, List.of(), null, null);
-        }
-        Transition t = holder(s, i).unlessCancelRequested(!s.cancelRequested()).attempt(attempts)
-                .failureCount(s.failureCount()).lastError(reason).events(waiting)
-                .release(TaskStatus.WAITING, o.retryAt());
-        // as at a claim: earlier attempts at this step may have applied its effect
-        CancelRequested ifCancelled = s.cancelRequested() ? null
-                : new CancelRequested(attempts >= 1 ? i : i - 1, null, List.of(), CANCELLED_BY_OPERATOR);
-        return new Decision(t, List.of(), ifCancelled, null);
-    }
-
-    /**
-     * The request of an awaiting step was sent: the task awaits its reply, no longer held by this
-     * scheduler; attempts, time-outs, lease and deadline are kept. Yields to a cancel, which then
-     * compensates the step too (its request went out).
-     */
-    private static Decision requestSent(Snapshot s, Instant now) {
-        int i = s.currentStep();
-        CancelRequested cancel = new CancelRequested(i, null, List.of(), CANCELLED_BY_OPERATOR);
-        if (s.cancelRequested()) {
-            return decide(s, cancel, now);
-        }
-        Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
-                .events(event(s, TaskEvent.Type.REPLY_AWAITED, i, s.attempt(), now, null)).awaitReply();
-        return new Decision(t, List.of(), cancel, null);
-    }
-
-    /** A reply decides like the step's own result would, recorded with a REPLY_RECEIVED event first. */
-    private static Decision replyReceived(Snapshot s, ReplyReceived o, Instant now) {
-        Decision d = decide(s, o.result(), now);
-        String what = o.result() instanceof StepCompleted ? "completed" : "failed";
-        TaskEvent received = event(s, TaskEvent.Type.REPLY_RECEIVED, s.currentStep(), s.attempt(), now, what);
-        return new Decision(withLeadingEvent(d.transition(), received), d.alerts(),
-                d.ifCancelRequested() == null ? null : new ReplyLead(d.ifCancelRequested(), received), d.retryAt());
     }
 
     /**
@@ -465,89 +371,7 @@ final class TaskStateMachine {
     record ReplyLead(Outcome inner, TaskEvent received) implements Outcome {
     }
 
-    private static Transition withLeadingEvent(Transition t, TaskEvent first) {
-        List<TaskEvent> events = new ArrayList<>(t.events().size() + 1);
-        events.add(first);
-        events.addAll(t.events());
-        return new Transition(t.taskId(), t.lease(), t.fromStatus(), t.fromStep(), t.guard(),
-                t.unlessCancelRequested(), t.status(), t.keepLock(), t.currentStep(), t.currentStepName(), t.attempt(),
-                t.failureCount(), t.stepTimeout(), t.nextAttemptAt(), t.lastError(), t.step(), events, t.id(),
-                t.replyTo());
-    }
-
-    // ------------------------------------------------------------------ supervisor outcome
-
-    /**
-     * Counts the time-out. While the step has time-outs ({@code maxTimeouts}) and attempts
-     * ({@code RetryPolicy.maxAttempts}, which counts every attempt however it ended) left, the
-     * task is released for a retry after a backoff; otherwise it fails (compensating when the
-     * workflow says so or a cancel is pending). A failure that would leave the task in ERROR
-     * yields to a cancel requested since the scan, and is decided again with it. The workflow may
-     * be unknown here: the default {@code maxTimeouts} applies and the attempts are not limited.
-     */
-    private static Decision timedOut(Snapshot s, TimedOut o, Instant now) {
-        Workflow<?> wf = s.workflow();
-        int i = s.currentStep();
-        StepDefinition<?> def = wf != null && i < wf.steps().size() ? wf.steps().get(i) : null;
-        boolean compensating = s.compensating();
-        int failures = s.failureCount() + 1;
-        int maxTimeouts = def != null ? def.maxTimeouts() : StepBuilder.DEFAULT_MAX_TIMEOUTS;
-        RetryPolicy policy = def != null ? def.retryPolicy(compensating) : RetryPolicy.defaults();
-        Duration timeout = def != null ? def.completeWithin(compensating) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
-        String name = def != null ? def.name() : null;
-        String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
-                + (s.status() == TaskStatus.AWAITING_REPLY ? " got no reply by its deadline " + o.completeBy()
-                        : " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy()) + " (time-out " + failures
-                + " of " + maxTimeouts + (def != null ? ", attempt " + s.attempt() + " of " + policy.maxAttempts() : "")
-                + ")";
-        List<TaskEvent> evs = new ArrayList<>();
-        evs.add(expiredEvent(s, TaskEvent.Type.STEP_TIMED_OUT, i, name, now, message));
-        Transition.Builder b = Transition.expired(s.taskId(), s.lease(), s.status(), i).lastError(message);
-        boolean attemptsLeft = def == null || s.attempt() < policy.maxAttempts();
-        if (failures < maxTimeouts && attemptsLeft) {
-            Instant next = now.plus(policy.backoff(failures));
-            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).events(evs)
-                    .release(compensating ? TaskStatus.COMPENSATING : TaskStatus.PENDING, next);
-            return new Decision(t, List.of(), null, next);
-        }
-        if (compensating) {
-            evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATION_FAILED, i, name, now, message));
-            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures)
-                    .recording(StepUpdate.compensationFailed(i, name, s.attempt(), message, null, now)).events(evs)
-                    .end(TaskStatus.COMPENSATION_FAILED);
-            return new Decision(t, List.of(alert(s, TaskStatus.COMPENSATION_FAILED, name, message, now)), null, null);
-        }
-        if (wf == null && s.cancelRequested()) {
-            // Only a node with the definition can compensate: hand the cancel to the next one that claims it.
-            Transition t = b.at(i, name, timeout).attempt(s.attempt()).failureCount(failures).events(evs)
-                    .release(TaskStatus.PENDING, now);
-            return new Decision(t, List.of(), null, null);
-        }
-        StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, null, now);
-        evs.add(expiredEvent(s, TaskEvent.Type.STEP_FAILED, i, name, now, message));
-        // A step that timed out may have applied its effect: compensate it too.
-        int j = wf != null && (wf.compensateOnFailure() || s.cancelRequested()) ? TaskRun.lastCompensable(wf, i) : -1;
-        if (j >= 0) {
-            // A scheduler compensates: the task is released as COMPENSATING at the last compensable step.
-            evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATING, -1, null, now, message));
-            StepDefinition<?> comp = wf.steps().get(j);
-            Transition t = b.at(j, comp.name(), comp.compensateWithin()).attempt(0).failureCount(0).recording(failed)
-                    .events(evs).release(TaskStatus.COMPENSATING, now);
-            return new Decision(t, List.of(), null, null);
-        }
-        TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;
-        evs.add(expiredEvent(s, end == TaskStatus.CANCELLED ? TaskEvent.Type.CANCELLED : TaskEvent.Type.ERROR, -1,
-                null, now, message));
-        // ERROR yields to a cancel requested after the scan read the task (the cancel is then honoured).
-        Transition t = b.unlessCancelRequested(!s.cancelRequested()).at(i, name, timeout).attempt(s.attempt())
-                .failureCount(failures).recording(failed).events(evs).end(end);
-        List<Alert> alerts = end == TaskStatus.ERROR ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
-        return new Decision(t, alerts, s.cancelRequested() ? null : o, null);
-    }
-
-    // ------------------------------------------------------------------ helpers
-
-    private static boolean retries(RetryPolicy policy, Throwable error, int attempt) {
+    static boolean retries(RetryPolicy policy, Throwable error, int attempt) {
         return !policy.isNonRetryable(error) && attempt < policy.maxAttempts();
     }
 
@@ -565,32 +389,32 @@ final class TaskStateMachine {
     }
 
     /** A scheduler's transition to {@code step}, named and timed from the workflow. */
-    private static Transition.Builder holder(Snapshot s, int step) {
+    static Transition.Builder holder(Snapshot s, int step) {
         StepDefinition<?> def = s.step(step);
         return Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep()).at(step, def.name(),
                 def.completeWithin());
     }
 
     /** A scheduler's transition to compensating {@code step}, timed by the step's compensation deadline. */
-    private static Transition.Builder compensatingHolder(Snapshot s, int step) {
+    static Transition.Builder compensatingHolder(Snapshot s, int step) {
         StepDefinition<?> def = s.step(step);
         return Transition.holder(s.taskId(), s.lease(), s.status(), s.currentStep()).at(step, def.name(),
                 def.compensateWithin());
     }
 
-    private static TaskEvent event(Snapshot s, TaskEvent.Type type, int step, int attempt, Instant at, String message) {
+    static TaskEvent event(Snapshot s, TaskEvent.Type type, int step, int attempt, Instant at, String message) {
         String name = step >= 0 ? s.step(step).name() : null;
         return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, name, attempt, at, message);
     }
 
     /** The supervisor's events all carry the attempt that timed out. */
-    private static TaskEvent expiredEvent(Snapshot s, TaskEvent.Type type, int step, String stepName, Instant at,
+    static TaskEvent expiredEvent(Snapshot s, TaskEvent.Type type, int step, String stepName, Instant at,
             String message) {
         return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, stepName, s.attempt(), at,
                 message);
     }
 
-    private static Alert alert(Snapshot s, TaskStatus status, String stepName, String message, Instant at) {
+    static Alert alert(Snapshot s, TaskStatus status, String stepName, String message, Instant at) {
         return new Alert(s.taskId(), s.businessKey(), s.workflowName(), status, stepName, message, at);
     }
 

@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -26,6 +27,7 @@ import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -34,14 +36,14 @@ import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
 
 /**
- * The SQL behind {@code JdbcStateStore}: the semantics of {@code InMemoryStateStore}, in SQL that
- * is the same on every database except where {@link Dialect} says otherwise. A facade over one
- * class per concern: {@link Submits} (with {@link HostTransactions}), {@link Claims},
+ * The store's one façade: {@code JdbcStateStore} is this class plus its configuration (builder,
+ * pool, host transactions). The semantics of {@code InMemoryStateStore}, in SQL that is the same
+ * on every database except where {@link Dialect} says otherwise, held in one class per concern: {@link Submits} (with {@link HostTransactions}), {@link Claims},
  * {@link TransitionWriter}, {@link SupervisorQueries}, {@link ReadQueries},
  * {@link OperatorActions}, {@link Retention}, {@link Parking} and {@link Gates}; {@link StoreContext} says which of them use
  * plain JDBC and why. Thread-safe. Not API.
  */
-public final class JdbcStore implements StateStore {
+public class JdbcStore implements StateStore {
 
     /** Configures a Jdbi the way the store's SQL expects (positional parameters, no templating). */
     public static final JdbiPlugin PLUGIN = new JdbiPlugin() {
@@ -101,11 +103,25 @@ public final class JdbcStore implements StateStore {
         this.signals = dialect.signals(db);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Tables {@code <prefix>reply_outbox} (messages not yet delivered) and
+     * {@code <prefix>reply_channel} (registered channels, their consumer's lease and position).
+     */
     @Override
     public Optional<ReplyOutbox> replyOutbox() {
         return Optional.of(replies);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On PostgreSQL, {@code LISTEN/NOTIFY}: the schema's triggers send a hint with the commit of a
+     * submit, of a task made due again, of the end of a task some node awaits, and of new reply
+     * messages; from the first subscription on, the store holds one connection of its pool to listen
+     * (thread {@code sas-pg-listen}). Empty on H2 and MariaDB.
+     */
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
@@ -130,9 +146,14 @@ public final class JdbcStore implements StateStore {
     }
 
     /**
-     * The database's clock, read in a statement of its own (never in a host's transaction): on every
-     * database, embedded H2 included (its engine's clock is this JVM's system clock, not a runtime's
-     * injected {@code Clock}), so that runtimes sharing the database agree on time.
+     * {@inheritDoc}
+     *
+     * <p>The database's clock ({@code clock_timestamp()} on PostgreSQL, {@code SYSDATE(6)} on
+     * MariaDB, {@code CURRENT_TIMESTAMP} on H2, embedded or server): never empty. Embedded H2's
+     * clock is this JVM's system clock, not the {@code Clock} a runtime was given, so runtimes on
+     * one embedded database agree on time as runtimes on a server do. Tests that drive time with a
+     * manual clock against this store say so with {@code trustLocalClock()}. Read in a statement of its
+     * own, never in a host's transaction.
      */
     @Override
     public Optional<Instant> currentTime() {
@@ -147,16 +168,45 @@ public final class JdbcStore implements StateStore {
         return Claims.isDeadlock(e);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code transaction} may be null (the store commits on its own), a {@link java.sql.Connection}
+     * or an {@link org.jdbi.v3.core.Handle}: the task and its event are then written on that
+     * connection and commit or roll back with the host's transaction; the store neither commits
+     * nor closes it. A connection in auto-commit mode gets a short transaction of its own.
+     *
+     * <p>The store sets no limit on the input's size (the runtime's {@code maxPayloadBytes} does);
+     * an input the database's column cannot hold fails with a {@link StateStoreException} naming
+     * the task.
+     *
+     * @throws IllegalArgumentException if {@code transaction} is of another type, a text field is
+     *     longer than its column, or the task id exists
+     * @throws StateStoreException if the database fails
+     */
     @Override
     public SubmitResult submit(NewTask task, TaskEvent received, Object transaction) {
         return submits.submit(task, received, transaction);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Tasks are inserted up to 1,000 per statement (fewer when their inputs are large), in one
+     * transaction; {@code transaction} is joined as in {@link #submit}.
+     *
+     * @throws NullPointerException if a list or an element is null
+     * @throws IllegalArgumentException if the lists differ in size, {@code transaction} is of
+     *     another type, a text field is longer than its column, or a task id appears twice or exists
+     * @throws StateStoreException if the database fails; then no task of the batch was written
+     *     (in a host transaction: the host must roll back)
+     */
     @Override
     public List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction) {
         return submits.submitAll(tasks, received, transaction);
     }
 
+    /** True: {@link #submitClaimed} inserts a task already claimed, in the submit's one transaction. */
     @Override
     public boolean claimsAtSubmit() {
         return true;
@@ -167,44 +217,79 @@ public final class JdbcStore implements StateStore {
         return submits.submitClaimed(task, received, instanceId);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws StateStoreException if the database fails; then nothing was claimed
+     */
     @Override
     public List<ClaimedTask> claim(String instanceId, int limit, Instant now, Set<WorkflowVersion> runnable) {
         return claims.claim(instanceId, limit, now, runnable);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public List<dev.sas.core.spi.DeadlineRenewal.Outcome> renewDeadlines(
             List<dev.sas.core.spi.DeadlineRenewal> renewals, Instant now) {
         return this.renewals.renew(renewals, now);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>All transitions are written in one transaction with batched statements. If the database
+     * refuses a value with a data error (SQLState class 22), they are written again one per
+     * transaction, so only the transition holding it is {@linkplain WriteOutcome#refused refused}.
+     *
+     * @throws StateStoreException if the database fails; then none of them was written, except,
+     *     after a data error, those already written one by one (a retry finds them
+     *     {@code APPLIED_ALREADY})
+     */
     @Override
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
         return writer.write(transitions, now);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction that locks the task's row first.
+     */
     @Override
     public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
             Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
+        Objects.requireNonNull(awaiting, "awaiting must not be null");
+        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
         return stepReplies.awaitReply(awaiting, ifReplied, now);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction that locks the task's row first; the reply is kept in the
+     * {@code <prefix>step_reply} table until the task is purged.
+     */
     @Override
     public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
             Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
+        Objects.requireNonNull(reply, "reply must not be null");
+        Objects.requireNonNull(decide, "decide must not be null");
         return stepReplies.acceptReply(reply, decide, now);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public List<ExpiredTask> findExpired(Instant now, int limit) {
         return supervisor.findExpired(now, limit);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public boolean tryAcquireSupervisorLease(String instanceId, Instant now, Duration ttl) {
         return supervisor.tryAcquireSupervisorLease(instanceId, now, ttl);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public void releaseSupervisorLease(String instanceId) {
         supervisor.releaseSupervisorLease(instanceId);
@@ -236,71 +321,105 @@ public final class JdbcStore implements StateStore {
         return parking.unpark(versions, now, message, limit);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public Optional<TaskInfo> find(TaskId taskId) {
         return reads.find(taskId);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {
         return reads.findByBusinessKey(workflow, businessKey);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public List<TaskInfo> list(TaskQuery query) {
         return reads.list(query);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public Map<TaskStatus, Long> countByStatus() {
         return reads.countByStatus();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One grouped query ({@code GROUP BY workflow, state}).
+     *
+     * @throws StateStoreException if the database fails
+     */
     @Override
     public Map<String, Map<TaskStatus, Long>> countByWorkflow() {
         return reads.countByWorkflow();
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public List<TaskEvent> events(TaskId taskId) {
         return reads.events(taskId);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public boolean resubmit(TaskId taskId, Instant now, TaskEvent event) {
         return operator.resubmit(taskId, now, event);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public boolean requestCancel(TaskId taskId, Instant now, TaskEvent event) {
         return operator.requestCancel(taskId, now, event);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Deletes in transactions of at most 100 tasks, so a large purge never holds many locks.
+     *
+     * @throws StateStoreException if the database fails; chunks already deleted stay deleted
+     */
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return retention.purge(finishedBefore, limit);
     }
 
+    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
     @Override
     public boolean supportsFlowControl() {
         return true;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
+     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
+     * run again, {@code decide} included.
+     *
+     * @throws StateStoreException if the database fails; then nothing was written
+     */
     @Override
     public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
         return gates.changeGate(gate, now, decide);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
         return gates.renewPermits(permitIds, now, expiresAt);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
         return gates.wakeWaiting(steps, now, limit);
     }
 
+    /** @throws StateStoreException if the database fails */
     @Override
     public List<GateView> gates(Instant now) {
         return gates.gates(now);
