@@ -25,7 +25,7 @@ class PostgresCliTest extends CliContract {
     void drop(String url, String prefix) {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             for (String table : new String[] {"event", "step", "task", "supervisor_lease", "runtime_workflow",
-                "schema_version", "reply_outbox", "reply_channel", "agent_gate", "agent_permit", "step_reply"}) {
+                "schema_version", "reply_outbox", "reply_channel", "agent_gate", "agent_permit", "step_reply", "schedule"}) {
                 s.execute("DROP TABLE IF EXISTS " + prefix + table);
             }
             for (String function : new String[] {"notify_submitted", "notify_due", "notify_done", "notify_replies"}) {

@@ -96,12 +96,15 @@ class SlowStepBacklogTest {
         Workflow<String> wf = Workflow.builder("slow-one", Codec.string())
                 .step("work", s -> s.execute(ctx -> slow()).completeWithin(COMPLETE_WITHIN))
                 .build();
-        try (JdbcStateStore store = TestDb.builder(url, TestDb.randomPrefix()).build();
+        String prefix = TestDb.randomPrefix();
+        try (JdbcStateStore store = TestDb.builder(url, prefix).build();
                 SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("node-1").build()) {
             runtime.start();
             List<TaskHandle> tasks = runtime.client().submitAll(wf, inputs(600));
             awaitProcessed(store, tasks.size());
             assertHealthy(db + " one runtime", store, tasks, 1);
+        } finally {
+            db.drop(url, prefix);
         }
     }
 
@@ -123,6 +126,8 @@ class SlowStepBacklogTest {
             assertHealthy(db + " two runtimes", storeA, tasks, 2);
             assertThat(a.metrics().claimed()).as("node-a took part").isPositive();
             assertThat(b.metrics().claimed()).as("node-b took part").isPositive();
+        } finally {
+            db.drop(url, prefix);
         }
     }
 

@@ -60,7 +60,7 @@ public enum ChaosDb {
     static String[] tables(String p) {
         return new String[] {p + "event", p + "step", p + "task", p + "supervisor_lease", p + "runtime_workflow",
             p + "schema_version", p + "reply_outbox", p + "reply_channel", p + "agent_gate", p + "agent_permit",
-            p + "step_reply", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker",
+            p + "step_reply", p + "schedule", p + "ledger_exec", p + "ledger_effect", p + "chaos_action", p + "chaos_worker",
             p + "chaos_fault"};
     }
 

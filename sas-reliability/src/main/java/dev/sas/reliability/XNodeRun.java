@@ -283,7 +283,7 @@ public final class XNodeRun implements AutoCloseable {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
              java.sql.Statement st = c.createStatement()) {
             for (String t : List.of("event", "step", "task", "supervisor_lease", "runtime_workflow", "reply_outbox",
-                    "reply_channel", "agent_gate", "agent_permit", "step_reply", "schema_version")) {
+                    "reply_channel", "agent_gate", "agent_permit", "step_reply", "schedule", "schema_version")) {
                 st.execute("DROP TABLE IF EXISTS " + prefix + t);
             }
             if (url.startsWith("jdbc:postgresql")) {

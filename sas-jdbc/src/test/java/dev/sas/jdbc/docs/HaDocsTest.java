@@ -39,7 +39,7 @@ class HaDocsTest {
         } finally {
             try (var c = java.sql.DriverManager.getConnection(url); var st = c.createStatement()) {
                 for (String t : new String[] {"event", "step", "task", "supervisor_lease", "runtime_workflow",
-                    "reply_outbox", "reply_channel", "agent_permit", "agent_gate", "step_reply", "schema_version"}) {
+                    "reply_outbox", "reply_channel", "agent_permit", "agent_gate", "step_reply", "schedule", "schema_version"}) {
                     st.execute("DROP TABLE IF EXISTS sas_ha_docs_" + t);
                 }
                 for (String f : new String[] {"notify_submitted", "notify_due", "notify_done", "notify_replies"}) {
