@@ -235,7 +235,9 @@ final class ChaosChecks {
                 r.orphanEffects++;
             }
         }
-        excuseLateRaces(applications, r);
+        Map<Long, Exec> byId = new HashMap<>();
+        execsByTask.values().forEach(l -> l.forEach(x -> byId.put(x.id(), x)));
+        r.lateDuplicates += LateRaces.excuse(effects, byId, applications);
         for (Effect e : effects) {
             if (applications.get(e.key()) > 1) {
                 suspects.add(e.task());
@@ -289,30 +291,6 @@ final class ChaosChecks {
             if (!ok) {
                 r.effectMismatches++;
                 suspects.add(t.id());
-            }
-        }
-    }
-
-    /**
-     * A late effect (the service ignored its deadline) applied although another execution of the
-     * key, started after that deadline, applied it too: the retry was right to start, and a
-     * cooperating service refuses the late effect. Not counted as applied twice; reported.
-     */
-    private void excuseLateRaces(Map<String, Integer> applications, ChaosReport r) {
-        Map<Long, Exec> byId = new HashMap<>();
-        execsByTask.values().forEach(l -> l.forEach(x -> byId.put(x.id(), x)));
-        Map<String, List<Effect>> byKey = new HashMap<>();
-        effects.forEach(e -> byKey.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e));
-        for (Map.Entry<String, List<Effect>> k : byKey.entrySet()) {
-            List<Effect> l = k.getValue();
-            for (Effect e : l) {
-                Exec x = byId.get(e.execId());
-                if (applications.get(k.getKey()) > 1 && e.late() && x != null && l.stream().anyMatch(f -> f != e
-                        && byId.containsKey(f.execId()) && byId.get(f.execId()).start() >= x.start() + Math.max(0,
-                        x.windowMs()))) {
-                    applications.merge(k.getKey(), -1, Integer::sum);
-                    r.lateDuplicates++;
-                }
             }
         }
     }

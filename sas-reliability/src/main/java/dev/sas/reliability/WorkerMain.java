@@ -8,6 +8,7 @@ import dev.sas.jdbc.JdbcStateStore;
 import dev.sas.reliability.ChaosWorkflow.LedgerAgent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,10 +124,16 @@ public final class WorkerMain {
         Ledger ledger = new Ledger(ledgerDs, db, prefix, instanceId, s.serviceEnforcesDeadline);
         JdbcStateStore store = openStore(s, prefix, appName);
         FaultPoints faults = new FaultPoints(s.faultPoints, ledgerDs, db, prefix, instanceId, s.freezeMs());
-        JumpingClock clock = new JumpingClock(clockOffset);
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock)
+        // without jumps or a claim-start fault, the runtime gets the plain clock and no tracing, as before
+        JumpingClock jumping = s.clockJump.isZero() ? null : new JumpingClock(clockOffset);
+        Clock clock = jumping != null ? jumping
+                : clockOffset.isZero() ? Clock.systemUTC() : Clock.offset(Clock.systemUTC(), clockOffset);
+        var rb = SasRuntime.builder().stateStore(store).clock(clock);
+        if (s.faultPoints.stream().anyMatch(f -> f.point() == FaultPoints.Point.CLAIM_START)) {
+            rb.tracing(faults.claimStartHook());
+        }
+        SasRuntime sas = rb
                 .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s, faults), ledger, s, faults))
-                .tracing(faults.claimStartHook())
                 .instanceId(instanceId)
                 .schedulerThreads(4)
                 .agentThreads(8)
@@ -185,8 +192,8 @@ public final class WorkerMain {
         sas.start();
         report.run();
         reporter.scheduleWithFixedDelay(report, 200, 200, TimeUnit.MILLISECONDS);
-        if (!s.clockJump.isZero() && slot < 2) {
-            scheduleClockJumps(reporter, clock, clockOffset, slot == 0 ? s.clockJump : s.clockJump.negated(),
+        if (jumping != null && slot < 2) {
+            scheduleClockJumps(reporter, jumping, clockOffset, slot == 0 ? s.clockJump : s.clockJump.negated(),
                     s.clockJumpEvery, faults);
         }
         System.out.println("READY " + instanceId + " clock offset " + clockOffset);
