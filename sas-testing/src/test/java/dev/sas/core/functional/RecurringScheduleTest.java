@@ -326,6 +326,30 @@ class RecurringScheduleTest {
         }
 
         @Test
+        void a_store_without_schedules_refuses_them_naming_the_store_and_its_runtimes_still_supervise() {
+            dev.sas.core.spi.StateStore plain = (dev.sas.core.spi.StateStore) java.lang.reflect.Proxy.newProxyInstance(
+                    dev.sas.core.spi.StateStore.class.getClassLoader(),
+                    new Class<?>[] {dev.sas.core.spi.StateStore.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("schedules")) {
+                            return java.util.Optional.empty();
+                        }
+                        try {
+                            return method.invoke(store, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            SasRuntime n = SasRuntime.builder().stateStore(plain).clock(clock).workflow(RECONCILE).build();
+            nodes.add(n);
+
+            assertThatThrownBy(() -> n.client().schedules().register(everySecond()))
+                    .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("keeps no recurring schedules");
+            clock.tick(Duration.ofSeconds(1));
+            assertThat(n.runSupervisorOnce()).isZero();
+            assertThat(n.status().supervisorLeader()).isTrue();
+        }
+
+        @Test
         void a_built_schedule_does_not_change_when_its_builder_is_reused() {
             Schedule.Builder b = Schedule.named("s").every(Duration.ofSeconds(5)).submits(RECONCILE, "x");
             Schedule first = b.build();
