@@ -843,6 +843,44 @@ public abstract class FailureModeContract extends StoreTestSupport {
     }
 
     @Test
+    void a_task_cancelled_while_it_waits_for_its_delay_or_retry_is_not_started_again() {
+        List<String> log = new CopyOnWriteArrayList<>();
+        ScriptedAgent payments = new ScriptedAgent("payments", THREE_TRIES)
+                .thenFail(new IllegalStateException("busy"));
+        Workflow<String> wf = Workflow.builder("cancel-no-start", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> "r").compensateWith(ctx -> log.add("release " + ctx.businessKey())))
+                .step("charge", s -> s.call(payments, ctx -> "42")
+                        .compensateWith(ctx -> log.add("refund " + ctx.businessKey())))
+                .build();
+        SasRuntime sas = runtime("node-a", wf);
+        TaskId retrying = sas.client().submit(wf, "retrying", "x").id();
+        TaskId delayed = sas.client().submit(wf, "delayed", "x",
+                dev.sas.core.SubmitOptions.builder().delay(Duration.ofHours(1)).build()).id();
+        drain(sas);
+        assertThat(status(sas, retrying).status()).as("waits for its retry").isEqualTo(TaskStatus.PENDING);
+        assertThat(status(sas, delayed).status()).as("waits for its delay").isEqualTo(TaskStatus.PENDING);
+
+        assertThat(sas.client().cancel(retrying)).isTrue();
+        assertThat(sas.client().cancel(delayed)).isTrue();
+        drain(sas); // the clock has not moved: neither the retry time nor the delay is over
+
+        for (TaskId id : List.of(retrying, delayed)) {
+            List<TaskEvent.Type> types = types(sas, id);
+            assertThat(status(sas, id).status()).as("%s", types).isEqualTo(TaskStatus.CANCELLED);
+            assertThat(types.subList(types.indexOf(TaskEvent.Type.CANCEL_REQUESTED), types.size()))
+                    .as("nothing started after the cancel request: %s", types)
+                    .doesNotContain(TaskEvent.Type.STEP_STARTED);
+        }
+        assertThat(delivered).as("listeners heard no start after a cancel request either")
+                .filteredOn(e -> e.taskId().equals(delayed)).extracting(TaskEvent::type)
+                .doesNotContain(TaskEvent.Type.STEP_STARTED);
+        assertThat(payments.calls()).as("the retry was not made").hasSize(1);
+        // the failed charge may have gone through: refunded before the stock is released; the delayed
+        // task ran nothing, so it has nothing to compensate
+        assertThat(log).containsExactly("refund retrying", "release retrying");
+    }
+
+    @Test
     void cancel_that_lands_between_the_supervisors_scan_and_its_write_is_honoured() {
         List<String> log = new CopyOnWriteArrayList<>();
         ScriptedAgent payments = new ScriptedAgent("payments", THREE_TRIES).thenHang();

@@ -259,9 +259,12 @@ public final class InMemoryStateStore implements StateStore {
                 r.status = TaskDecisions.claimed(r.status);
                 r.updatedAt = now;
                 boolean compensating = r.status == TaskStatus.COMPENSATING;
-                addEvents(r, List.of(new TaskEvent(r.taskId, r.businessKey, r.workflow,
-                        compensating ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED,
-                        r.currentStep, r.currentStepName, r.attempt, now, null)));
+                if (compensating || !r.cancelRequested) {
+                    // a task whose cancel was requested is not started: the scheduler cancels it at once
+                    addEvents(r, List.of(new TaskEvent(r.taskId, r.businessKey, r.workflow,
+                            compensating ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED,
+                            r.currentStep, r.currentStepName, r.attempt, now, null)));
+                }
                 List<String> outputs = new ArrayList<>();
                 for (StepRow s : r.steps.values()) {
                     if (s.status == StepStatus.COMPLETED) {

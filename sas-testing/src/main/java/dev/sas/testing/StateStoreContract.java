@@ -1177,15 +1177,17 @@ public abstract class StateStoreContract extends StoreTestSupport {
         Transition recovery = release(first, Transition.Guard.EXPIRED, TaskStatus.PENDING, 1, late, "timeout", late);
         assertThat(store.write(List.of(recovery), late)).containsExactly(WriteOutcome.APPLIED);
         ClaimedTask second = claim("b", 1, late).get(0);
-        TaskEvent restarted = new TaskEvent(id, "starts", "wf", TaskEvent.Type.STEP_STARTED, 0, "s0", 2, late, null);
+        assertThat(second.cancelRequested()).isTrue();
+        assertThat(second.attempt()).isEqualTo(2);
+        // the claim of a task whose cancel was requested starts no step: it records no start
         assertThat(store.events(id)).as("after a recovery and a second claim").containsExactly(received, started,
-                cancel, recovery.events().get(0), restarted);
+                cancel, recovery.events().get(0));
 
         Instant end = late.plusMillis(3);
         Transition finished = finish(second, null, end);
         assertThat(store.write(List.of(finished), end)).containsExactly(WriteOutcome.APPLIED);
         assertThat(store.events(id)).as("at the end").containsExactly(received, started, cancel,
-                recovery.events().get(0), restarted, finished.events().get(0), finished.events().get(1));
+                recovery.events().get(0), finished.events().get(0), finished.events().get(1));
     }
 
     @Test
@@ -1455,6 +1457,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(task(id).nextAttemptAt()).isEqualTo(now);
         assertThat(claim("a", 1, now)).as("claimed at once, to be cancelled").singleElement()
                 .satisfies(c -> assertThat(c.cancelRequested()).isTrue());
+        assertThat(eventTypes(id)).as("its claim starts no step").endsWith(TaskEvent.Type.CANCEL_REQUESTED);
     }
 
     @Test
@@ -1472,6 +1475,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
             assertThat(again.cancelRequested()).isTrue();
             assertThat(again.attempt()).as("the failed attempt is kept, then counted on").isEqualTo(2);
         });
+        assertThat(eventTypes(id)).as("its claim starts no step").endsWith(TaskEvent.Type.CANCEL_REQUESTED);
     }
 
     @Test

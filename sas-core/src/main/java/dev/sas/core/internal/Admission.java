@@ -134,15 +134,17 @@ final class Admission {
     /**
      * True if the claim loop may claim: fewer tasks wait than this node's threads start within
      * {@link #ROUND_TRIPS_AHEAD} claim round trips of {@code claimNanos} at the start rate seen so
-     * far (at least: none waits), so the threads have work while the next claim is under way. A
+     * far (at least: none waits), and never more than they start within {@link #START_HORIZON}, so
+     * the threads have work while the next claim is under way and {@link #capacity()} has room. A
      * task that waits longer than its tolerance still gets its deadline restarted when it starts.
      *
      * @param claimNanos how long a claim took lately (0: unknown)
      */
     boolean gateOpen(long claimNanos) {
         long gap = startGapNanos.get();
-        long ahead = gap <= 0 || claimNanos <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
-        int below = (int) Math.max(1, Math.min(maxBatch, ahead + 1));
+        // until an attempt has finished, how many the threads start soon is unknown: none may wait
+        long ahead = gap <= 0 || claimNanos <= 0 || runNanos.get() <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
+        int below = (int) Math.max(1, Math.min(Math.min(maxBatch, startable()), ahead + 1));
         openBelow = below;
         return waitingCount.get() < below;
     }
@@ -153,13 +155,19 @@ final class Admission {
      * tasks already waiting. Unbounded while nothing has run yet or the threads are unknown.
      */
     int capacity() {
+        long n = startable();
+        return n == Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) Math.max(0, n - waitingCount.get());
+    }
+
+    /** The tasks this node's threads start within {@link #START_HORIZON}; unbounded while unknown. */
+    private long startable() {
         long avg = runNanos.get();
         int t = threads;
         if (avg <= 0 || t <= 0) {
             return Integer.MAX_VALUE;
         }
         long perThread = 1 + START_HORIZON.toNanos() / avg;
-        return (int) Math.max(0, Math.min(Integer.MAX_VALUE, perThread * t) - waitingCount.get());
+        return Math.min(Integer.MAX_VALUE, perThread * t);
     }
 
     /** An attempt ran for {@code nanos} (from its start to its result). */

@@ -143,15 +143,16 @@ final class AttemptRunner {
         }
         TaskRun run = new TaskRun(c, wf, input);
         Instant now = clock.instant();
+        if (run.cancelRequested && !run.compensating()) {
+            // its claim started nothing (the store recorded no start): cancel or compensate at once
+            Snapshot s = snapshot(run);
+            carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
+            return;
+        }
         events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
                 ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, run.currentStep, run.stepName(),
                 run.attempt, now, null)), run.replyTo);
-        if (run.cancelRequested && !run.compensating()) {
-            Snapshot s = snapshot(run);
-            carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
-        } else {
-            dispatch(run);
-        }
+        dispatch(run);
     }
 
     /** Moves a task this runtime cannot run to ERROR, keeping everything, and alerts. */

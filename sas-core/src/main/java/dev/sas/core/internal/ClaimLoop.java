@@ -188,6 +188,11 @@ final class ClaimLoop {
                     if (gate != null) {
                         want = Math.min(want, gate.capacity());
                     }
+                    if (want <= 0) {
+                        // no room after all: wait for a start or the next look, never spin
+                        wake.tryAcquire(EXTEND_CHECK.toMillis(), TimeUnit.MILLISECONDS);
+                        continue;
+                    }
                     try {
                         got = claim(want);
                         backoffMs = 100;

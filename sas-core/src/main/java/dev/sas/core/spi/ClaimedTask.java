@@ -9,7 +9,9 @@ import java.util.List;
 /**
  * A task a scheduler now holds. The store has already incremented its lease and attempt,
  * stamped {@code lockedBy} and {@code completeBy}, and recorded a STEP_STARTED (or
- * COMPENSATION_STARTED) event, all in the claim's transaction.
+ * COMPENSATION_STARTED) event, all in the claim's transaction. A task whose cancel was requested
+ * and that is not compensating gets no STEP_STARTED: the scheduler does not start its step, it
+ * cancels it (or starts compensating it) at once.
  *
  * @param taskId the task
  * @param workflow workflow name

@@ -101,7 +101,8 @@ public interface StateStore extends AutoCloseable {
      * {@code COMPENSATING}, not locked, {@code nextAttemptAt <= now}), highest priority first, then
      * oldest due. Each is locked by {@code instanceId}, its lease and attempt incremented,
      * {@code completeBy} set to {@code now +} its step timeout, a {@code PENDING} or {@code WAITING}
-     * task moved to {@code PROCESSING}, and a start event recorded.
+     * task moved to {@code PROCESSING}, and a start event recorded (none for a task whose cancel
+     * was requested and that is not compensating: its step is not started).
      *
      * <p>Only tasks whose workflow and version are in {@code runnable} are claimed: a node never
      * takes a task it has no definition for, so during a rolling deploy the tasks of a new version

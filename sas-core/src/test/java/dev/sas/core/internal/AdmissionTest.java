@@ -174,6 +174,7 @@ class AdmissionTest {
         Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
         AtomicInteger woken = new AtomicInteger();
         a.start(4, woken::incrementAndGet);
+        a.ran(Duration.ofMillis(1).toNanos());
         long claim = Duration.ofMillis(2).toNanos();
         assertThat(a.gateOpen(claim)).as("nothing waits").isTrue();
         List<Admission.Ticket> tickets = new ArrayList<>();
@@ -196,5 +197,30 @@ class AdmissionTest {
         assertThat(a.gateOpen(claim)).as("4 wait").isTrue();
         assertThat(a.gateOpen(Duration.ofMillis(1).toNanos())).as("a faster claim: fewer than 3 may wait").isFalse();
         assertThat(calls).as("every start was prompt: no deadline written").isEmpty();
+
+        for (int i = 0; i < 10; i++) {
+            a.ran(Duration.ofSeconds(1).toNanos());
+        }
+        assertThat(a.gateOpen(Duration.ofSeconds(1).toNanos()))
+                .as("~1 s steps: no more wait than the 4 threads start within the horizon, however slow the claim")
+                .isFalse();
+    }
+
+    @Test
+    void until_an_attempt_has_finished_the_gate_opens_only_when_none_waits() {
+        AtomicLong nanos = new AtomicLong(1_000_000_000L);
+        Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
+        a.start(4, () -> { });
+        List<Admission.Ticket> tickets = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            tickets.add(a.enqueue(claimedNow()));
+        }
+        for (Admission.Ticket t : tickets.subList(0, 2)) {
+            nanos.addAndGet(Duration.ofMillis(1).toNanos());
+            assertThat(a.begin(t)).isTrue();
+        }
+        assertThat(a.gateOpen(Duration.ofMillis(50).toNanos())).as("1 waits, no attempt finished yet").isFalse();
+        assertThat(a.begin(tickets.get(2))).isTrue();
+        assertThat(a.gateOpen(Duration.ofMillis(50).toNanos())).as("none waits").isTrue();
     }
 }

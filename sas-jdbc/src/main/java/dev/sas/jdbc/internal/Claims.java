@@ -91,10 +91,12 @@ final class Claims {
         Map<TaskId, String> replyTo = new HashMap<>();
         for (ClaimRow r : rows) {
             TaskId id = TaskId.of(r.taskId());
-            TaskEvent start = EventRows.started(id, r.businessKey(), r.workflow(), r.status(), r.currentStep(),
-                    r.currentStepName(), r.attempt(), nowMs);
+            // a task whose cancel was requested is not started by its claim ({@link Dialect#claimedStart})
+            TaskEvent start = r.cancelRequested() && r.status() != TaskStatus.COMPENSATING ? null
+                    : EventRows.started(id, r.businessKey(), r.workflow(), r.status(), r.currentStep(),
+                            r.currentStepName(), r.attempt(), nowMs);
             pendingStarts.claimed(r.taskId(), r.lease(), start);
-            if (r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
+            if (start != null && r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
                 replyTo.put(id, r.replyTo());
                 replies.add(start);
             }

@@ -37,6 +37,16 @@ public interface Dialect {
         return "CASE WHEN " + column + " IN ('PENDING','WAITING') THEN 'PROCESSING' ELSE " + column + " END";
     }
 
+    /**
+     * The claim's {@code pending_start_at} (one {@code ?}: the claim's time): none for a task whose
+     * cancel was requested and that is not compensating, because its claim does not start the step
+     * (the scheduler cancels it, or starts compensating it, at once); {@code state} is the row's
+     * state before or after the claim (a claim keeps COMPENSATING).
+     */
+    static String claimedStart(String cancelColumn, String stateColumn) {
+        return "CASE WHEN " + cancelColumn + " = TRUE AND " + stateColumn + " <> 'COMPENSATING' THEN NULL ELSE ? END";
+    }
+
     /** Short name, also the schema resource folder: {@code h2}, {@code postgresql}, {@code mariadb}. */
     String name();
 

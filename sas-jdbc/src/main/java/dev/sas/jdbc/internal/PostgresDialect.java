@@ -113,14 +113,16 @@ final class PostgresDialect implements Dialect {
                 + " ORDER BY priority DESC, next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
-                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?, pending_start_at = ?"
+                + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?,"
+                + " pending_start_at = " + Dialect.claimedStart("t.cancel_requested", "t.state")
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
                 // the start events of tasks with a reply channel go to its outbox too
                 + " o AS (INSERT INTO " + t.replyOutbox() + " (channel, task_id, business_key, workflow, type,"
                 + " step_index, step_name, attempt, at, message)"
                 + " SELECT reply_to, task_id, business_key, workflow, CASE WHEN state = 'COMPENSATING'"
                 + " THEN 'COMPENSATION_STARTED' ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?,"
-                + " NULL FROM u WHERE reply_to IS NOT NULL ORDER BY priority DESC, next_attempt_at, task_id)"
+                + " NULL FROM u WHERE reply_to IS NOT NULL AND NOT (cancel_requested = TRUE AND state <> 'COMPENSATING')"
+                + " ORDER BY priority DESC, next_attempt_at, task_id)"
                 + " SELECT * FROM u";
     }
 
