@@ -12,9 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -45,12 +43,6 @@ final class Submits {
      */
     static final long CHARS_PER_STATEMENT = 2_000_000;
     /**
-     * Rows from which a chunk is inserted from arrays where the dialect can
-     * ({@link #insertFromArrays}: a plain INSERT in a savepoint first); smaller ones, single
-     * submits above all, would pay more for the savepoint's two round trips than they save.
-     */
-    static final int ARRAY_INSERT_FROM = 32;
-    /**
      * Most one "work is due" hint per this interval from one store (PostgreSQL). A {@code NOTIFY}
      * serialises the commits of the transactions that send one and wakes every listening node, and
      * at a thousand submits a second it cost about half of the submit path; a node woken by a hint
@@ -64,9 +56,7 @@ final class Submits {
     private final PendingStarts pendingStarts;
     private final HostTransactions host;
     private final String hintSql;
-    /** The dialect's insert from arrays, plain and skipping duplicates; null where it has none. */
-    private final String insertArraysSql;
-    private final String insertArraysSkippingSql;
+    private final TaskInserts inserts;
     /** When the last hint of a committed store transaction was sent ({@link System#nanoTime()}). */
     private final AtomicLong lastHintNanos = new AtomicLong(System.nanoTime() - HINT_INTERVAL_NANOS);
     private final PlannerStatistics statistics;
@@ -77,8 +67,7 @@ final class Submits {
         this.statistics = new PlannerStatistics(db);
         this.host = new HostTransactions(db);
         this.hintSql = db.dialect().submitHintSql(db.t());
-        this.insertArraysSql = db.dialect().insertTaskArraysSql(db.t(), false);
-        this.insertArraysSkippingSql = db.dialect().insertTaskArraysSql(db.t(), true);
+        this.inserts = new TaskInserts(db);
     }
 
     /** See {@code StateStore.submit}. */
@@ -92,16 +81,6 @@ final class Submits {
     }
 
     /**
-     * How the tasks of a submit are inserted claimed.
-     *
-     * @param instanceId the instance that holds them
-     * @param startImplied their RECEIVED events are read from the task rows, and so are their
-     *     STEP_STARTED events (schema V13: {@code started_step}); else both are written as events
-     */
-    private record Claim(String instanceId, boolean startImplied) {
-    }
-
-    /**
      * See {@code StateStore.submitClaimed}: a single submit whose row is inserted claimed. Its
      * start event is kept in the row like its RECEIVED event, so the submit writes one row, as an
      * unclaimed one does.
@@ -110,7 +89,8 @@ final class Submits {
         Objects.requireNonNull(instanceId, "instanceId must not be null");
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(received, "received must not be null");
-        Claim claim = new Claim(instanceId, EventRows.impliedByTaskRow(received, task.createdAt()));
+        TaskInserts.Claim claim = new TaskInserts.Claim(instanceId,
+                EventRows.impliedByTaskRow(received, task.createdAt()));
         SubmitResult result = submitAll(List.of(task), List.of(received), null, claim).get(0);
         if (result.created()) {
             // its start is kept in the row (started_step) or written as an event: none pending
@@ -121,7 +101,7 @@ final class Submits {
 
     /** @param claim how the created tasks are inserted claimed, or null to insert them due */
     private List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction,
-            Claim claim) {
+            TaskInserts.Claim claim) {
         Objects.requireNonNull(tasks, "tasks must not be null");
         Objects.requireNonNull(received, "received must not be null");
         if (tasks.size() != received.size()) {
@@ -170,7 +150,7 @@ final class Submits {
     }
 
     private List<SubmitResult> submitIn(Connection c, List<NewTask> tasks, List<TaskEvent> received,
-            Claim claim) throws SQLException {
+            TaskInserts.Claim claim) throws SQLException {
         int n = tasks.size();
         // the first task of a (workflow, business key) in the batch wins; later ones get its id
         Map<List<String>, Integer> firstOfKey = new HashMap<>();
@@ -193,7 +173,7 @@ final class Submits {
             for (int k = from; k < to; k++) {
                 chunk.add(tasks.get(leaders.get(k)));
             }
-            boolean[] inserted = insert(c, chunk, claim);
+            boolean[] inserted = inserts.insert(c, chunk, claim);
             List<NewTask> unresolved = new ArrayList<>();
             for (int k = 0; k < chunk.size(); k++) {
                 if (inserted[k]) {
@@ -282,124 +262,6 @@ final class Submits {
             to++;
         }
         return to;
-    }
-
-    /**
-     * Inserts the rows in one statement and says which were inserted. Where the dialect's insert
-     * fails on a duplicate rather than skipping it (H2, MariaDB: the statement is undone, the
-     * transaction goes on), the rows are inserted one at a time to find the duplicates.
-     */
-    private boolean[] insert(Connection c, List<NewTask> rows, Claim claim) throws SQLException {
-        if (rows.size() >= ARRAY_INSERT_FROM && claim == null && insertArraysSql != null) {
-            return insertFromArrays(c, rows);
-        }
-        boolean[] inserted = new boolean[rows.size()];
-        try (PreparedStatement ps = c.prepareStatement(db.dialect().insertTasksSql(db.t(), rows.size(),
-                claim != null))) {
-            bind(ps, rows, claim);
-            if (db.dialect().insertTasksReturnsIds()) {
-                return insertedOf(ps, rows);
-            }
-            int count = ps.executeUpdate();
-            if (count != rows.size()) {
-                throw new IllegalStateException("the insert of " + rows.size() + " task rows reported " + count
-                        + "; a dialect must insert all rows or fail on a duplicate");
-            }
-            Arrays.fill(inserted, true);
-            return inserted;
-        } catch (SQLException e) {
-            if (!db.dialect().isDuplicateKey(e)) {
-                throw e;
-            }
-            if (rows.size() > 1) {
-                for (int k = 0; k < rows.size(); k++) {
-                    inserted[k] = insert(c, List.of(rows.get(k)), claim)[0];
-                }
-            }
-            return inserted;
-        }
-    }
-
-    /**
-     * A large chunk where the database inserts from arrays (PostgreSQL). The plain INSERT first, in
-     * a savepoint, since {@code ON CONFLICT … RETURNING} cost the server a third more per row (a
-     * speculative insertion and a result row each); a duplicate rolls back to the savepoint and the
-     * INSERT that skips duplicates and returns the ids it inserted follows.
-     */
-    private boolean[] insertFromArrays(Connection c, List<NewTask> rows) throws SQLException {
-        boolean[] inserted = new boolean[rows.size()];
-        Savepoint before = c.setSavepoint();
-        try (PreparedStatement ps = c.prepareStatement(insertArraysSql)) {
-            bindArrays(c, ps, rows);
-            ps.executeUpdate();
-            c.releaseSavepoint(before);
-            Arrays.fill(inserted, true);
-            return inserted;
-        } catch (SQLException e) {
-            if (!db.dialect().isDuplicateKey(e)) {
-                throw e;
-            }
-            c.rollback(before);
-        }
-        try (PreparedStatement ps = c.prepareStatement(insertArraysSkippingSql)) {
-            bindArrays(c, ps, rows);
-            return insertedOf(ps, rows);
-        }
-    }
-
-    /** Runs an insert that returns the ids it inserted, and says which of {@code rows} it inserted. */
-    private static boolean[] insertedOf(PreparedStatement ps, List<NewTask> rows) throws SQLException {
-        Set<String> ids = new HashSet<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                ids.add(rs.getString(1));
-            }
-        }
-        boolean[] inserted = new boolean[rows.size()];
-        for (int k = 0; k < rows.size(); k++) {
-            inserted[k] = ids.contains(rows.get(k).taskId().value());
-        }
-        return inserted;
-    }
-
-    /** Binds {@code rows} for {@link Dialect#insertTaskArraysSql}: one array per column. */
-    private static void bindArrays(Connection c, PreparedStatement ps, List<NewTask> rows) throws SQLException {
-        ArrayColumns columns = new ArrayColumns(rows.size(), "varchar", "varchar", "int4", "varchar", "int4", "int8",
-                "varchar", "int8", "int8", "text", "varchar", "varchar");
-        for (int k = 0; k < rows.size(); k++) {
-            NewTask task = rows.get(k);
-            columns.setRow(k, new Object[] {task.taskId().value(), task.workflow(), task.workflowVersion(),
-                task.businessKey(), task.priority(), task.dueAt().toEpochMilli(), task.firstStepName(),
-                task.firstStepTimeout().toMillis(), task.createdAt().toEpochMilli(), task.input(), task.replyTo(),
-                task.traceContext()});
-        }
-        columns.bind(c, ps, 1);
-    }
-
-    /** Binds {@code rows} for {@link Dialect#insertTasksSql}, claimed as {@code claim} says unless it is null. */
-    private static void bind(PreparedStatement ps, List<NewTask> rows, Claim claim) throws SQLException {
-        int k = 1;
-        for (NewTask task : rows) {
-            ps.setString(k++, task.taskId().value());
-            ps.setString(k++, task.workflow());
-            ps.setInt(k++, task.workflowVersion());
-            ps.setString(k++, task.businessKey());
-            ps.setInt(k++, task.priority());
-            ps.setLong(k++, task.dueAt().toEpochMilli());
-            ps.setString(k++, task.firstStepName());
-            ps.setLong(k++, task.firstStepTimeout().toMillis());
-            ps.setLong(k++, task.createdAt().toEpochMilli());
-            ps.setLong(k++, task.createdAt().toEpochMilli());
-            ps.setString(k++, task.input());
-            setString(ps, k++, task.replyTo());
-            setString(ps, k++, task.traceContext());
-            if (claim != null) {
-                ps.setString(k++, claim.instanceId());
-                ps.setLong(k++, task.createdAt().plus(task.firstStepTimeout()).toEpochMilli());
-                // the STEP_STARTED event it stands for (see submitIn)
-                setString(ps, k++, claim.startImplied() ? task.firstStepName() : null);
-            }
-        }
     }
 
     /** The ids of the tasks now holding the (workflow, business key) of {@code tasks}, as the latest commit shows. */

@@ -95,13 +95,13 @@ final class TransitionWriter {
     private final String[] updateTypes;
     /** Many transitions' update from one array per slot, returning the ids it changed; null if the dialect has none. */
     private final String updateTasksFromArrays;
-    private final String upsertStepsFromArrays;
+    private final StepRows stepRows;
     private final String upsertCompensation;
 
     TransitionWriter(StoreContext db, PendingStarts known) {
         this.db = db;
         this.known = known;
-        this.upsertStepsFromArrays = db.dialect().upsertStepFromArraysSql(db.t());
+        this.stepRows = new StepRows(db);
         Matcher m = TOKEN.matcher(SET + " WHERE" + WHERE);
         StringBuilder row = new StringBuilder("UPDATE " + db.t().task());
         while (m.find()) {
@@ -199,8 +199,8 @@ final class TransitionWriter {
         Arrays.sort(order, (a, b) -> transitions.get(a).taskId().value().compareTo(transitions.get(b).taskId().value()));
 
         WriteOutcome[] outcomes = new WriteOutcome[n];
-        markBusyRecoveries(c, transitions, order, outcomes);
-        Map<String, TaskEvent> pendingStarts = pendingStarts(c, transitions, order, outcomes, true);
+        BusyRecoveries.mark(c, db, transitions, order, outcomes);
+        Map<String, TaskEvent> pendingStarts = known.of(c, db, transitions, order, outcomes, true);
         List<Integer> toUpdate = new ArrayList<>(n);
         for (int i : order) {
             if (outcomes[i] == null) {
@@ -214,7 +214,7 @@ final class TransitionWriter {
             // A cancel request writes a claim's pending start (and clears it) between the read above
             // and the update: those transitions go again with what the rows hold now. A cancel is
             // requested once per claim, and only a claim sets a pending start, so once is enough.
-            Map<String, TaskEvent> current = pendingStarts(c, transitions, notApplied.toArray(Integer[]::new),
+            Map<String, TaskEvent> current = known.of(c, db, transitions, notApplied.toArray(Integer[]::new),
                     new WriteOutcome[n], false);
             List<Integer> again = new ArrayList<>();
             for (int i : notApplied) {
@@ -267,7 +267,7 @@ final class TransitionWriter {
         } finally {
             Rows.closeQuietly(compensations);
         }
-        upsertSteps(c, steps);
+        stepRows.upsert(c, steps);
         EventRows.insertRows(c, db.t(), eventRows, db.dialect().bindsArrays());
         // a reply channel heard of the start at the claim
         Rows.insertOutbox(c, db.t(), events, replyTo);
@@ -282,103 +282,6 @@ final class TransitionWriter {
         return Arrays.asList(outcomes);
     }
 
-    /**
-     * The start events that claims left pending in the rows of the tasks {@code transitions} may
-     * change (schema V14, see {@link EventRows}), by task id: as this store's own claims left them
-     * ({@code useKnown}), else read, without a lock, before the update clears them. Each update is
-     * fenced by the value found here: only a claim sets one (and it moves the lease on), and only a
-     * transition or a cancel request clears it, so a value that changed meanwhile makes the update
-     * change nothing, and the writer looks again.
-     */
-    private Map<String, TaskEvent> pendingStarts(Connection c, List<Transition> transitions, Integer[] order,
-            WriteOutcome[] outcomes, boolean useKnown) throws SQLException {
-        List<String> ids = new ArrayList<>();
-        Map<String, TaskEvent> starts = new HashMap<>();
-        for (int i : order) {
-            Transition x = transitions.get(i);
-            // a task awaiting a reply was released by a transition, which wrote its start
-            if (outcomes[i] != null || x.fromStatus() == TaskStatus.AWAITING_REPLY) {
-                continue;
-            }
-            PendingStarts.Entry mine = useKnown ? known.get(x.taskId().value(), x.lease()) : null;
-            if (mine == null) {
-                ids.add(x.taskId().value());
-            } else if (mine.start() != null) {
-                starts.put(x.taskId().value(), mine.start());
-            }
-        }
-        ids = ids.stream().distinct().toList();
-        if (ids.isEmpty()) {
-            return starts;
-        }
-        boolean array = db.dialect().bindsArrays();
-        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, " + EventRows.PENDING_START_COLUMNS
-                + " FROM " + db.t().task() + " WHERE "
-                + (array ? "task_id = ANY(?::varchar[])" : "task_id IN (" + Dialect.placeholders(ids.size()) + ")")
-                + " AND pending_start_at IS NOT NULL")) {
-            if (array) {
-                ps.setArray(1, c.createArrayOf("varchar", ids.toArray()));
-            } else {
-                Rows.setStrings(ps, 1, ids);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String id = rs.getString(1);
-                    starts.put(id, EventRows.pendingStart(TaskId.of(id), rs, 2));
-                }
-            }
-        }
-        return starts;
-    }
-
-    /**
-     * A recovery of an expired claim must not wait for a row another transaction holds: that
-     * transaction may belong to a node frozen or cut off in the middle of a write, and waiting for
-     * it would hold up the recovery of every other expired claim until the server ends its session.
-     * Locks the recoveries' rows without waiting and answers {@link WriteOutcome#BUSY} for the held
-     * ones (a row that no longer exists is left to the update, which finds it stale).
-     */
-    private void markBusyRecoveries(Connection c, List<Transition> transitions, Integer[] order,
-            WriteOutcome[] outcomes) throws SQLException {
-        List<String> ids = new ArrayList<>();
-        for (int i : order) {
-            if (transitions.get(i).guard() == Transition.Guard.EXPIRED) {
-                ids.add(transitions.get(i).taskId().value());
-            }
-        }
-        ids = ids.stream().distinct().toList();
-        String lockSql = ids.isEmpty() ? null : db.dialect().lockUnlessLockedSql(db.t(), ids.size());
-        if (lockSql == null) {
-            return;
-        }
-        Set<String> held = new HashSet<>(ids);
-        held.removeAll(selectIds(c, lockSql, ids));
-        if (held.isEmpty()) {
-            return;
-        }
-        List<String> heldIds = List.copyOf(held);
-        Set<String> existing = new HashSet<>(selectIds(c, "SELECT task_id FROM " + db.t().task()
-                + " WHERE task_id IN (" + Dialect.placeholders(heldIds.size()) + ")", heldIds));
-        for (int i : order) {
-            Transition x = transitions.get(i);
-            if (x.guard() == Transition.Guard.EXPIRED && existing.contains(x.taskId().value())) {
-                outcomes[i] = WriteOutcome.BUSY;
-            }
-        }
-    }
-
-    private static List<String> selectIds(Connection c, String sql, List<String> ids) throws SQLException {
-        List<String> found = new ArrayList<>(ids.size());
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            Rows.setStrings(ps, 1, ids);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    found.add(rs.getString(1));
-                }
-            }
-        }
-        return found;
-    }
 
     /**
      * Runs the fenced update of {@code toUpdate} (in that order), each fenced by its task's pending
@@ -496,30 +399,6 @@ final class TransitionWriter {
             counts[k] = changed.contains(transitions.get(toUpdate.get(k)).taskId().value()) ? 1 : 0;
         }
         return counts;
-    }
-
-    /** Step rows of applied transitions: multi-row upserts, or one upsert from arrays where the dialect has it. */
-    private void upsertSteps(Connection c, List<Transition> rows) throws SQLException {
-        if (upsertStepsFromArrays != null && rows.size() >= 2) {
-            ArrayColumns columns = new ArrayColumns(rows.size(), Dialect.STEP_COLUMN_TYPES);
-            for (int k = 0; k < rows.size(); k++) {
-                columns.setRow(k, stepValues(rows.get(k)));
-            }
-            try (PreparedStatement ps = c.prepareStatement(upsertStepsFromArrays)) {
-                columns.bind(c, ps, 1);
-                ps.executeUpdate();
-            }
-            return;
-        }
-        Rows.insertRows(c, rows, n -> db.dialect().upsertStepSql(db.t(), n),
-                (ps, k, x) -> ArrayColumns.bindRow(ps, k, stepValues(x), Dialect.STEP_COLUMN_TYPES));
-    }
-
-    /** A transition's step row, in {@link Dialect#STEP_COLUMN_TYPES} order. */
-    private static Object[] stepValues(Transition x) {
-        StepUpdate u = x.step();
-        return new Object[] {x.taskId().value(), u.index(), u.name(), u.status() == null ? null : u.status().name(),
-            u.attempts(), u.output(), u.error(), millisOrNull(u.startedAt()), millisOrNull(u.finishedAt())};
     }
 
     /**
