@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What steps that await a reply ({@code awaitReply}) do on every store: the request is sent, the
  * task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a reply through
- * {@link SasClient#completeStep} or {@link SasClient#failStep} (here from a client with no runtime)
+ * {@link dev.sas.core.StepCompletionClient#complete} or {@link dev.sas.core.StepCompletionClient#fail} (here from a client with no runtime)
  * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
  * stale and duplicate replies change nothing. Driven by hand with a {@link ManualClock}. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
