@@ -387,7 +387,7 @@ class ConsoleOperationsTest {
             for (int i = 1; i <= 3; i++) {
                 node.client().submit(payouts, "payout-" + i, "p-" + i);
             }
-            node.runSchedulerOnce();
+            Drain.schedulerOnce(node);
 
             JsonNode a = json(get("/api/agents"));
 

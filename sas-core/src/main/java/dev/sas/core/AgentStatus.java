@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * The shared flow-control state of one endpoint of an agent, as stored: its circuit breaker and
- * the calls in flight across the cluster. What {@link SasClient#agents()} shows an operator.
+ * the calls in flight across the cluster. What {@link OperationsClient#agents()} shows an operator.
  * Immutable.
  *
  * @param agent the agent's name

@@ -1,8 +1,6 @@
 package dev.sas.core;
 
 import dev.sas.core.internal.AgentFlowControls;
-import dev.sas.core.spi.StateStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,8 +17,7 @@ import org.slf4j.LoggerFactory;
  * {@link #build()} checks the combinations and copies everything into an immutable
  * {@link RuntimeConfig}, so reusing the builder never changes a runtime already built.
  */
-public final class RuntimeBuilder {
-    private StateStore store;
+public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> {
     private final List<Workflow<?>> workflows = new ArrayList<>();
     private String instanceId;
     private int schedulerThreads = SasRuntime.DEFAULT_SCHEDULER_THREADS;
@@ -36,12 +33,7 @@ public final class RuntimeBuilder {
     private int retentionBatchSize = SasRuntime.DEFAULT_RETENTION_BATCH_SIZE;
     private int retentionMaxDeletesPerSecond = SasRuntime.DEFAULT_RETENTION_MAX_DELETES_PER_SECOND;
     private Duration retentionInterval = SasRuntime.DEFAULT_RETENTION_INTERVAL;
-    private int maxPayloadBytes = SasClient.DEFAULT_MAX_PAYLOAD_BYTES;
     private int eventQueueCapacity = SasRuntime.DEFAULT_EVENT_QUEUE_CAPACITY;
-    private Tracing tracing = Tracing.none();
-    private CompletionTokenKeys completionTokenKeys;
-    private Clock clock = Clock.systemUTC();
-    private boolean databaseClock = true;
     private Executor stepExecutor;
     private final Map<String, Executor> agentExecutors = new HashMap<>();
     private final List<TaskListener> listeners = new ArrayList<>();
@@ -54,16 +46,6 @@ public final class RuntimeBuilder {
     private boolean supervisorEnabled = true;
 
     RuntimeBuilder() {
-    }
-
-    /**
-     * Where tasks live. Required.
-     *
-     * @throws NullPointerException if null
-     */
-    public RuntimeBuilder stateStore(StateStore store) {
-        this.store = Objects.requireNonNull(store, "stateStore must not be null");
-        return this;
     }
 
     /**
@@ -260,16 +242,6 @@ public final class RuntimeBuilder {
     }
 
     /**
-     * Largest encoded input or step output, in UTF-8 bytes.
-     *
-     * @throws IllegalArgumentException if less than 1
-     */
-    public RuntimeBuilder maxPayloadBytes(int bytes) {
-        this.maxPayloadBytes = positive("maxPayloadBytes", bytes);
-        return this;
-    }
-
-    /**
      * Most events and alerts waiting for listeners, status channels and the alert sink. When a slow
      * listener lets this many pile up, newer ones are dropped for listeners (counted in
      * {@link SasMetrics#eventsDropped()}, logged at WARN at most every 10 s) instead of blocking
@@ -280,32 +252,6 @@ public final class RuntimeBuilder {
      */
     public RuntimeBuilder eventQueueCapacity(int capacity) {
         this.eventQueueCapacity = positive("eventQueueCapacity", capacity);
-        return this;
-    }
-
-    /**
-     * This node's clock. Default: the system UTC clock. It measures local durations; every time
-     * compared across nodes (due times, deadlines, leases, retry and delayed-submit times) is this
-     * clock moved by its measured offset to the store's clock ({@code StateStore.currentTime()}),
-     * so a node whose clock runs off neither steals claims nor starts tasks early. An offset of a
-     * second or more is logged at WARN and reported as {@link SasMetrics#clockSkewMillis()}. Stores
-     * without a clock of their own (in-process ones) leave this clock the authority.
-     *
-     * @throws NullPointerException if null
-     */
-    public RuntimeBuilder clock(Clock clock) {
-        this.clock = Objects.requireNonNull(clock, "clock must not be null");
-        return this;
-    }
-
-    /**
-     * Makes {@link #clock(Clock)} the authority: the store's clock is never read and times are
-     * compared as this node sees them. For tests that drive a manual clock against a database, and
-     * for deployments with exactly one node; with several nodes, a node whose clock runs ahead
-     * steals the others' claims and leases.
-     */
-    public RuntimeBuilder trustLocalClock() {
-        this.databaseClock = false;
         return this;
     }
 
@@ -380,31 +326,6 @@ public final class RuntimeBuilder {
         if (statusChannels.putIfAbsent(channel.name(), channel) != null) {
             throw new IllegalArgumentException("status channel '" + channel.name() + "' is already registered");
         }
-        return this;
-    }
-
-    /**
-     * The keys that sign the reply tokens of this runtime's steps that await a reply, and check the
-     * tokens its client receives ({@link StepCompletionClient#complete}). Required when a workflow has such
-     * a step; give the same keys to every runtime and client of the cluster
-     * ({@link SasClient.Builder#completionTokenKeys}).
-     *
-     * @throws NullPointerException if null
-     */
-    public RuntimeBuilder completionTokenKeys(CompletionTokenKeys keys) {
-        this.completionTokenKeys = Objects.requireNonNull(keys, "completionTokenKeys must not be null");
-        return this;
-    }
-
-    /**
-     * Carries each task's trace from its submission to its steps and agent calls (e.g.
-     * {@code OpenTelemetryTracing} from {@code sas-opentelemetry}); used by this runtime's client at
-     * submit and by its scheduler around every step attempt. Default {@link Tracing#none()}.
-     *
-     * @throws NullPointerException if null
-     */
-    public RuntimeBuilder tracing(Tracing tracing) {
-        this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
         return this;
     }
 

@@ -88,6 +88,16 @@ public final class SasClient {
         return new Builder();
     }
 
+    /**
+     * The shared settings this client was built with, to build a runtime or a status consumer
+     * with the same ones ({@link RuntimeBuilder#settings}, {@link StatusConsumer.Builder#settings}).
+     */
+    public SasSettings settings() {
+        Config c = core.config;
+        return new SasSettings(c.stateStore(), c.clock(), c.databaseClock(), c.maxPayloadBytes(), c.tracing(),
+                c.completionTokenKeys());
+    }
+
     /** The settings this client was built with. */
     public Config config() {
         return core.config;
@@ -295,74 +305,10 @@ public final class SasClient {
      * Builds a {@link SasClient}. Not thread-safe; {@link #build()} copies, so reusing the builder
      * never changes a client already built.
      */
-    public static final class Builder {
-        private StateStore store;
-        private Clock clock = Clock.systemUTC();
-        private boolean databaseClock = true;
-        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    public static final class Builder extends SharedSettingsBuilder<Builder> {
         private final List<Workflow<?>> workflows = new ArrayList<>();
-        private Tracing tracing = Tracing.none();
-        private CompletionTokenKeys completionTokenKeys;
 
         private Builder() {
-        }
-
-        /**
-         * The keys that check the tokens of replies to awaiting steps ({@link StepCompletionClient#complete},
-         * {@link StepCompletionClient#fail}): the same keys the runtimes that sent the requests sign with
-         * ({@link RuntimeBuilder#completionTokenKeys}). Required to complete steps; a client that does
-         * not complete steps needs none.
-         *
-         * @throws NullPointerException if null
-         */
-        public Builder completionTokenKeys(CompletionTokenKeys keys) {
-            this.completionTokenKeys = Objects.requireNonNull(keys, "completionTokenKeys must not be null");
-            return this;
-        }
-
-        /**
-         * Where tasks live. Required.
-         *
-         * @throws NullPointerException if null
-         */
-        public Builder stateStore(StateStore store) {
-            this.store = Objects.requireNonNull(store, "stateStore must not be null");
-            return this;
-        }
-
-        /**
-         * This node's clock. Default: the system UTC clock. Submission and due times are this clock
-         * moved by its measured offset to the store's clock, so a delayed task is due when the
-         * store's clock says so, whatever this node's clock shows (see
-         * {@link RuntimeBuilder#clock(Clock)}).
-         *
-         * @throws NullPointerException if null
-         */
-        public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock must not be null");
-            return this;
-        }
-
-        /**
-         * Makes {@link #clock(Clock)} the authority: the store's clock is never read. For tests with
-         * a manual clock; see {@link RuntimeBuilder#trustLocalClock()}.
-         */
-        public Builder trustLocalClock() {
-            this.databaseClock = false;
-            return this;
-        }
-
-        /**
-         * Largest encoded input, in UTF-8 bytes. Default {@value SasClient#DEFAULT_MAX_PAYLOAD_BYTES}.
-         *
-         * @throws IllegalArgumentException if less than 1
-         */
-        public Builder maxPayloadBytes(int bytes) {
-            if (bytes < 1) {
-                throw new IllegalArgumentException("maxPayloadBytes must be at least 1, was " + bytes);
-            }
-            this.maxPayloadBytes = bytes;
-            return this;
         }
 
         /**
@@ -373,18 +319,6 @@ public final class SasClient {
          */
         public Builder workflow(Workflow<?> workflow) {
             workflows.add(Objects.requireNonNull(workflow, "workflow must not be null"));
-            return this;
-        }
-
-        /**
-         * Stores each submitter's trace context with its task, so the steps continue its trace
-         * (e.g. {@code OpenTelemetryTracing} from {@code sas-opentelemetry}). Default
-         * {@link Tracing#none()}.
-         *
-         * @throws NullPointerException if null
-         */
-        public Builder tracing(Tracing tracing) {
-            this.tracing = Objects.requireNonNull(tracing, "tracing must not be null");
             return this;
         }
 

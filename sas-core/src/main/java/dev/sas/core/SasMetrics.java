@@ -39,7 +39,7 @@ package dev.sas.core;
  *     spending no attempt): the endpoints had no capacity, their rate limit was reached, or their
  *     circuit breaker was open ({@link FlowControl})
  * @param breakersOpened times the outcome of one of this runtime's calls opened an endpoint's
- *     circuit breaker (again, after a failed probe, included); {@link SasClient#agents()} shows the
+ *     circuit breaker (again, after a failed probe, included); {@link OperationsClient#agents()} shows the
  *     breakers' state across the cluster
  * @param breakersClosed times a successful probe of this runtime closed an endpoint's circuit breaker
  * @param lateCompletions replies to awaiting steps ({@link StepCompletionClient#complete(String, Object)},

@@ -9,6 +9,7 @@ import dev.sas.core.internal.NamedThreadFactory;
 import dev.sas.core.internal.Recorder;
 import dev.sas.core.internal.Registry;
 import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.RuntimeDriver;
 import dev.sas.core.internal.ReplyRouting;
 import dev.sas.core.internal.Retention;
 import dev.sas.core.internal.Scheduler;
@@ -49,9 +50,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Thread-safe. {@link #start()} and {@link #close()} are idempotent. Until {@code start()},
- * nothing runs in the background: {@link #runSchedulerOnce()} and {@link #runSupervisorOnce()}
- * drive the roles by hand on the calling thread, which with a manual clock makes tests
- * deterministic (see {@code dev.sas.testing.Drain} in {@code sas-testing}).
+ * nothing runs in the background: {@code dev.sas.testing.Drain} (in {@code sas-testing}) drives the
+ * roles by hand on the calling thread, which with a manual clock makes tests deterministic.
  */
 public final class SasRuntime implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SasRuntime.class);
@@ -81,11 +81,6 @@ public final class SasRuntime implements AutoCloseable {
     /** Longest {@link #close()} waits for listeners to catch up: 5 s (or the shutdown grace, if shorter). */
     private static final Duration MAX_EVENT_DRAIN = Duration.ofSeconds(5);
     private static final Duration MIN_EVENT_DRAIN = Duration.ofMillis(100);
-    /**
-     * After a "work is due" hint without a due time, when the claim loop looks again: a store may
-     * send one hint for the submits of a short interval (PostgreSQL: one per 2 ms per store).
-     */
-    private static final List<Duration> HINT_FOLLOW_UPS = List.of(Duration.ofMillis(5), Duration.ofMillis(25));
     /** Default time a task may be due while no live runtime can run it, before the supervisor parks it: 5 min. */
     public static final Duration DEFAULT_UNRUNNABLE_GRACE = Duration.ofMinutes(5);
     /** Default most final tasks deleted in one retention batch: 1,000. */
@@ -122,6 +117,10 @@ public final class SasRuntime implements AutoCloseable {
     private ScheduledExecutorService supervisorExecutor;
     private ScheduledExecutorService timer;
     private ExecutorService eventExecutor;
+
+    static {
+        RuntimeDriver.register(runtime -> ((SasRuntime) runtime).new ManualPasses());
+    }
 
     private SasRuntime(RuntimeConfig config) {
         this.config = config;
@@ -161,7 +160,7 @@ public final class SasRuntime implements AutoCloseable {
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
                 config.maxPayloadBytes(), config.tracing(), config.completionTokenKeys()), clock, config.workflows(),
-                new Hooks());
+                new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
         scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
     }
@@ -174,74 +173,6 @@ public final class SasRuntime implements AutoCloseable {
     /** A poll for one loop: short while recently busy, unless the store pushes wake-up hints. */
     private AdaptivePoll poll(RuntimeConfig c) {
         return new AdaptivePoll(c.pollInterval(), c.busyPollInterval(), () -> signals != null && signals.connected());
-    }
-
-    /** Hands what this runtime's own client does to its listeners and its scheduler. */
-    private final class Hooks implements ClientHooks {
-        @Override
-        public boolean consumesReplyChannel(String name) {
-            return replyPumps.containsKey(name);
-        }
-
-        @Override
-        public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
-            metrics.submitted(received.size());
-            if (!inHostTransaction) {
-                // Inside a host transaction the task may still roll back: its RECEIVED event is in
-                // the event log once committed, but listeners hear first of it at its claim.
-                events.publish(received, replyTo);
-            }
-            if (dueNow && inHostTransaction) {
-                scheduler.wakeUpAfterHostCommit();
-            } else if (dueNow) {
-                scheduler.wakeUp();
-            }
-        }
-
-        @Override
-        public String reserveStart(dev.sas.core.spi.NewTask task) {
-            boolean reserved = claimsAtSubmit && task.dueAt().equals(task.createdAt())
-                    && scheduler.reserve(new dev.sas.core.spi.WorkflowVersion(task.workflow(), task.workflowVersion()));
-            return reserved ? instanceId : null;
-        }
-
-        @Override
-        public void startReserved(dev.sas.core.spi.ClaimedTask claim) {
-            if (claim == null) {
-                scheduler.cancelReservation();
-            } else {
-                scheduler.startReserved(claim);
-            }
-        }
-
-        @Override
-        public void operatorAction(TaskEvent event) {
-            events.publish(List.of(event), null);
-            scheduler.wakeUp();
-        }
-
-        @Override
-        public void replied(dev.sas.core.spi.Transition written, List<Alert> alerts) {
-            if (written.status() == TaskStatus.PROCESSED) {
-                metrics.tasksProcessed();
-            }
-            events.publish(written.events(), written.replyTo());
-            alerts.forEach(events::alert);
-            if (written.nextAttemptAt() != null) {
-                scheduler.wakeUp();
-            }
-        }
-
-        @Override
-        public void replyRejected(CompletionOutcome outcome) {
-            if (outcome == CompletionOutcome.LATE) {
-                metrics.lateReply();
-            } else if (outcome == CompletionOutcome.STALE) {
-                metrics.staleReply();
-            } else if (outcome == CompletionOutcome.INVALID_TOKEN) {
-                metrics.invalidReplyToken();
-            }
-        }
     }
 
     /** A new builder. Not thread-safe. */
@@ -306,93 +237,23 @@ public final class SasRuntime implements AutoCloseable {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
-        startReplies();
+        RuntimeLoops.startSignals(replyPumps, signals, config.schedulerEnabled() ? scheduler : null, clock, metrics,
+                instanceId, subscriptions);
         long supervisorMs = config.supervisorInterval().toMillis();
         if (config.supervisorEnabled()) {
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-supervisor", false));
-            supervisorExecutor.scheduleWithFixedDelay(this::superviseQuietly, supervisorMs, supervisorMs,
+            supervisorExecutor.scheduleWithFixedDelay(() -> RuntimeLoops.quietly("supervisor pass", supervisor::runOnce, metrics, instanceId,
+                    config.supervisorInterval()), supervisorMs, supervisorMs,
                     TimeUnit.MILLISECONDS);
             retention.start();
         } else if (config.schedulerEnabled()) {
             // the active supervisor elsewhere parks the tasks of versions no live runtime advertises
             supervisorExecutor = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("sas-advertise", false));
-            supervisorExecutor.scheduleWithFixedDelay(this::advertiseQuietly, 0, supervisorMs, TimeUnit.MILLISECONDS);
+            supervisorExecutor.scheduleWithFixedDelay(() -> RuntimeLoops.quietly("advertising its workflow versions",
+                    supervisor::advertise, metrics, instanceId, config.supervisorInterval()), 0, supervisorMs, TimeUnit.MILLISECONDS);
         }
         log.info("SAS runtime {} started: store={}, {}, time={}", instanceId, store, config.summary(), clock);
         return this;
-    }
-
-    /** Registers and starts the status channels, and listens for the store's wake-up hints. */
-    private void startReplies() {
-        for (ReplyPump pump : replyPumps.values()) {
-            try {
-                pump.register();
-            } catch (RuntimeException e) {
-                metrics.storeFailure();
-                log.warn("instance {}: cannot register status channel {} yet ({}); it registers when it can reach"
-                        + " the store", instanceId, pump.channel(), e.getMessage());
-            }
-            pump.start();
-        }
-        if (signals == null) {
-            return;
-        }
-        if (config.schedulerEnabled()) {
-            subscriptions.add(signals.subscribe(StoreSignals.Topic.TASKS_DUE, due -> {
-                if (due == null || due.isEmpty()) {
-                    // A store may send one hint for several submits close together (PostgreSQL:
-                    // one per 2 ms): look again shortly, for those committed just after this one.
-                    java.time.Instant now = clock.instant();
-                    for (Duration again : HINT_FOLLOW_UPS) {
-                        scheduler.wakeUpAt(now.plus(again));
-                    }
-                } else {
-                    scheduler.wakeUpAt(java.time.Instant.ofEpochMilli(Long.parseLong(due)));
-                }
-            }));
-        }
-        if (!replyPumps.isEmpty()) {
-            subscriptions.add(signals.subscribe(StoreSignals.Topic.REPLIES, channel -> {
-                if (channel == null) {
-                    replyPumps.values().forEach(ReplyPump::wake);
-                } else {
-                    ReplyPump pump = replyPumps.get(channel);
-                    if (pump != null) {
-                        pump.wake();
-                    }
-                }
-            }));
-        }
-    }
-
-    private void superviseQuietly() {
-        try {
-            supervisor.runOnce();
-        } catch (StateStoreException e) {
-            metrics.storeFailure();
-            log.warn("instance {}: supervisor pass failed ({}); trying again in {}", instanceId, e.getMessage(),
-                    config.supervisorInterval());
-        } catch (Throwable e) {
-            // Contained, Errors too: a scheduled task that throws is never run again, which would end
-            // supervision on this node for good.
-            metrics.internalError();
-            log.error("instance {}: supervisor pass failed; trying again in {}", instanceId,
-                    config.supervisorInterval(), e);
-        }
-    }
-
-    private void advertiseQuietly() {
-        try {
-            supervisor.advertise();
-        } catch (StateStoreException e) {
-            metrics.storeFailure();
-            log.warn("instance {}: advertising its workflow versions failed ({}); trying again in {}", instanceId,
-                    e.getMessage(), config.supervisorInterval());
-        } catch (Throwable e) {
-            metrics.internalError();
-            log.error("instance {}: advertising its workflow versions failed; trying again in {}", instanceId,
-                    config.supervisorInterval(), e);
-        }
     }
 
     private Executor agentExecutor(String agentName) {
@@ -506,63 +367,37 @@ public final class SasRuntime implements AutoCloseable {
         scheduler.wakeUp();
     }
 
-    /**
-     * Claims one batch of due tasks and runs them on the calling thread, each as far as it goes
-     * (agent replies that are not ready continue on the thread that completes them). For tests and
-     * manual driving; the store and clock decide what is due.
-     *
-     * @return how many tasks were claimed
-     * @throws IllegalStateException if the runtime was started or closed
-     */
-    public int runSchedulerOnce() {
-        requireManual();
-        return scheduler.runOnce();
-    }
+    /** One pass of each part, for {@code Drain} in sas-testing: only on a runtime that was not started. */
+    private final class ManualPasses implements RuntimeDriver.Passes {
+        @Override
+        public int scheduler() {
+            requireManual();
+            return scheduler.runOnce();
+        }
 
-    /**
-     * Runs one supervisor pass on the calling thread: if this runtime takes or holds the supervisor
-     * lease, recovers expired claims and fires the store's due recurring schedules ({@link Schedule}).
-     * For tests and manual driving.
-     *
-     * @return how many expired claims were recovered (0 if another instance holds the supervisor lease)
-     * @throws IllegalStateException if the runtime was started or closed
-     */
-    public int runSupervisorOnce() {
-        requireManual();
-        return supervisor.runOnce();
-    }
+        @Override
+        public int supervisor() {
+            requireManual();
+            return supervisor.runOnce();
+        }
 
-    /**
-     * Runs one retention batch on the calling thread: if this runtime holds the supervisor lease
-     * (taken by {@link #runSupervisorOnce()}), deletes at most {@code retentionBatchSize} final
-     * tasks past retention. For tests and manual driving.
-     *
-     * @return how many tasks were deleted (0 if this runtime does not hold the supervisor lease)
-     * @throws IllegalStateException if the runtime was started or closed
-     */
-    public int runRetentionOnce() {
-        requireManual();
-        return retention.runOnce();
-    }
+        @Override
+        public int retention() {
+            requireManual();
+            return retention.runOnce();
+        }
 
-    /**
-     * Delivers one batch of each status channel of this runtime on the calling thread (taking the
-     * channel's lease if free). For tests and manual driving.
-     *
-     * @return how many messages were delivered
-     * @throws IllegalStateException if the runtime was started or closed
-     * @throws SasException if a channel's handler threw (its batch stays pending)
-     */
-    public int runRepliesOnce() {
-        requireManual();
-        return ReplyPump.runEachOnce(replyPumps.values());
-    }
+        @Override
+        public int statusUpdates() {
+            requireManual();
+            return ReplyPump.runEachOnce(replyPumps.values());
+        }
 
-    private void requireManual() {
-        if (started.get() || closed.get()) {
-            throw new IllegalStateException("runSchedulerOnce/runSupervisorOnce/runRetentionOnce/runRepliesOnce drive a"
-                    + " runtime that was not started;"
-                    + " runtime " + instanceId + " is " + (closed.get() ? "closed" : "started"));
+        private void requireManual() {
+            if (started.get() || closed.get()) {
+                throw new IllegalStateException("Drain drives a runtime that was not started; runtime " + instanceId
+                        + " is " + (closed.get() ? "closed" : "started"));
+            }
         }
     }
 

@@ -4,6 +4,7 @@ import dev.sas.core.internal.AdaptivePoll;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.RuntimeDriver;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StoreSignals;
@@ -51,6 +52,10 @@ public final class StatusConsumer implements AutoCloseable {
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Duration closeWait;
+
+    static {
+        RuntimeDriver.registerConsumer(consumer -> ((StatusConsumer) consumer)::runOnce);
+    }
 
     private StatusConsumer(Builder b, ReplyOutbox outbox) {
         this.consumerId = b.consumerId != null ? b.consumerId : defaultConsumerId();
@@ -119,17 +124,10 @@ public final class StatusConsumer implements AutoCloseable {
         return this;
     }
 
-    /**
-     * Delivers one batch of each channel on the calling thread (taking a channel's lease if free),
-     * after registering the channels. For tests and manual driving, on a consumer not started.
-     *
-     * @return how many messages were delivered
-     * @throws IllegalStateException if the consumer was started or closed
-     * @throws SasException if a channel's handler threw (its batch stays pending)
-     */
-    public int runOnce() {
+    /** One batch of each channel on the calling thread, for {@code Drain} in sas-testing: only when not started. */
+    private int runOnce() {
         if (started.get() || closed.get()) {
-            throw new IllegalStateException("runOnce drives a status consumer that was not started; " + consumerId
+            throw new IllegalStateException("Drain drives a status consumer that was not started; " + consumerId
                     + " is " + (closed.get() ? "closed" : "started"));
         }
         return ReplyPump.runEachOnce(pumps.values());
@@ -191,6 +189,20 @@ public final class StatusConsumer implements AutoCloseable {
         private Duration closeWait = Duration.ofSeconds(5);
 
         private Builder() {
+        }
+
+        /**
+         * Takes the store and the clock settings from {@code settings}, the same a client and a
+         * runtime can be given ({@code client.settings()} gives a client's).
+         *
+         * @throws NullPointerException if null
+         */
+        public Builder settings(SasSettings settings) {
+            Objects.requireNonNull(settings, "settings must not be null");
+            this.store = settings.stateStore();
+            this.clock = settings.clock();
+            this.databaseClock = settings.databaseClock();
+            return this;
         }
 
         /**

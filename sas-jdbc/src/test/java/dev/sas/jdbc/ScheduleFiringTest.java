@@ -59,7 +59,7 @@ class ScheduleFiringTest {
             }
             for (int second = 1; second <= 60; second++) {
                 clock.tick(Duration.ofSeconds(1));
-                live.forEach(SasRuntime::runSupervisorOnce);
+                live.forEach(Drain::supervisorOnce);
                 live.forEach(Drain::untilIdle);
                 if (second == 25) {
                     SasRuntime leader = live.stream().filter(n -> n.status().supervisorLeader()).findFirst()

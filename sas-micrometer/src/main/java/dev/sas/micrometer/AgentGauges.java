@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The shared flow-control state of agent endpoints ({@link SasClient#agents()}), read at most once
+ * The shared flow-control state of agent endpoints ({@link dev.sas.core.OperationsClient#agents()}), read at most once
  * per refresh interval on the thread that reads a gauge. An endpoint not written yet reads as a
  * closed breaker with nothing in flight; a failed read keeps the last values and is logged.
  * Thread-safe.

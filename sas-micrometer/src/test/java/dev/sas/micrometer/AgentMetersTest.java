@@ -9,6 +9,7 @@ import dev.sas.core.FlowControl;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -42,9 +43,9 @@ class AgentMetersTest {
         assertThat(gauge("sas.agent.breaker.state", "eu")).as("not written yet: closed").isZero();
 
         runtime.client().submit(payouts, "payout-1", "p-1");
-        runtime.runSchedulerOnce();                 // eu fails: its breaker opens
+        Drain.schedulerOnce(runtime);                 // eu fails: its breaker opens
         clock.tick(Duration.ofSeconds(2));
-        runtime.runSchedulerOnce();                 // the retry goes to us and stays in flight
+        Drain.schedulerOnce(runtime);                 // the retry goes to us and stays in flight
 
         assertThat(gauge("sas.agent.breaker.state", "eu")).as("open").isEqualTo(2);
         assertThat(gauge("sas.agent.failures.in.window", "eu")).isEqualTo(1);

@@ -88,7 +88,7 @@ class RabbitStatusChannelTest {
         TaskId id = runtime.client().submit(wf, "order-1", "ann",
                 SubmitOptions.builder().statusChannel("orders-replies").build()).id();
         Drain.untilIdle(runtime);
-        while (runtime.runRepliesOnce() > 0) {
+        while (Drain.statusUpdatesOnce(runtime) > 0) {
             // publish everything
         }
 
@@ -121,7 +121,7 @@ class RabbitStatusChannelTest {
         TaskId id = runtime.client().submit(wf, "order-1", "bob",
                 SubmitOptions.builder().statusChannel("orders-replies").build()).id();
 
-        assertThatThrownBy(runtime::runRepliesOnce).isInstanceOf(SasException.class)
+        assertThatThrownBy(() -> Drain.statusUpdatesOnce(runtime)).isInstanceOf(SasException.class)
                 .hasMessageContaining("unroutable");
         List<StatusUpdate> waiting = store.replyOutbox().orElseThrow().pending("orders-replies", 10);
         assertThat(waiting).extracting(StatusUpdate::taskId).containsExactly(id);
@@ -129,7 +129,7 @@ class RabbitStatusChannelTest {
         try (Channel ch = rabbit.openChannel()) {
             ch.queueDeclare(queue, true, false, false, null);
         }
-        assertThat(runtime.runRepliesOnce()).isEqualTo(1);
+        assertThat(Drain.statusUpdatesOnce(runtime)).isEqualTo(1);
 
         List<GetResponse> got = drainQueue();
         assertThat(got).hasSize(1);
@@ -140,12 +140,12 @@ class RabbitStatusChannelTest {
     void a_broken_connection_is_replaced_on_the_next_batch() throws Exception {
         SasRuntime runtime = runtime(RabbitStatusChannel.builder("orders-replies", rabbit).routingKey(queue).build());
         runtime.client().submit(wf, "order-1", "cy", SubmitOptions.builder().statusChannel("orders-replies").build());
-        assertThat(runtime.runRepliesOnce()).isEqualTo(1);
+        assertThat(Drain.statusUpdatesOnce(runtime)).isEqualTo(1);
         rabbit.connection().abort();
         assertThat(rabbit.isOpen()).isFalse();
 
         runtime.client().submit(wf, "order-2", "dee", SubmitOptions.builder().statusChannel("orders-replies").build());
-        assertThat(runtime.runRepliesOnce()).as("a new connection and channel").isEqualTo(1);
+        assertThat(Drain.statusUpdatesOnce(runtime)).as("a new connection and channel").isEqualTo(1);
 
         assertThat(drainQueue()).hasSize(2);
         assertThat(rabbit.isOpen()).isTrue();

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What steps that await a reply ({@code awaitReply}) do on every store: the request is sent, the
  * task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a reply through
- * {@link SasClient#completeStep} or {@link SasClient#failStep} (here from a client with no runtime)
+ * {@link dev.sas.core.StepCompletionClient#complete} or {@link dev.sas.core.StepCompletionClient#fail} (here from a client with no runtime)
  * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
  * stale and duplicate replies change nothing. Driven by hand with a {@link ManualClock}. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
@@ -158,7 +158,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
                 .matches("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}");
         assertThat(types(sas.client(), id)).endsWith(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.REPLY_AWAITED);
         assertThat(sas.client().countByStatus()).containsEntry(TaskStatus.AWAITING_REPLY, 1L);
-        assertThat(sas.runSupervisorOnce()).as("not expired before its deadline").isZero();
+        assertThat(Drain.supervisorOnce(sas)).as("not expired before its deadline").isZero();
         assertThat(Drain.untilIdle(sas)).as("an awaiting task is not claimed").isZero();
     }
 
@@ -325,7 +325,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
         Sent first = lastSent(id);
 
         clock.tick(DEADLINE.plusSeconds(1));
-        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PENDING);
         assertThat(info.failureCount()).isEqualTo(1);
@@ -344,7 +344,7 @@ public abstract class AwaitReplyContract extends StoreTestSupport {
 
         // maxTimeouts(2): a second time-out fails the step; its request went out, so it is compensated
         clock.tick(DEADLINE.plusSeconds(1));
-        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly(id + ":approve");

@@ -1,6 +1,8 @@
 package dev.sas.testing;
 
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StatusConsumer;
+import dev.sas.core.internal.RuntimeDriver;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -38,7 +40,7 @@ public final class Drain {
         Objects.requireNonNull(runtime, "runtime must not be null");
         int claimed = 0;
         for (int pass = 0; pass < MAX_PASSES; pass++) {
-            int n = runtime.runSchedulerOnce();
+            int n = schedulerOnce(runtime);
             if (n == 0) {
                 return claimed;
             }
@@ -61,7 +63,71 @@ public final class Drain {
         Objects.requireNonNull(runtime, "runtime must not be null");
         Objects.requireNonNull(clock, "clock must not be null");
         clock.tick(elapsed);
-        runtime.runSupervisorOnce();
+        supervisorOnce(runtime);
         return untilIdle(runtime);
+    }
+
+    /**
+     * Claims one batch of due tasks and runs them on the calling thread, each as far as it goes
+     * (agent replies that are not ready continue on the thread that completes them); the store and
+     * clock decide what is due.
+     *
+     * @return how many tasks were claimed
+     * @throws NullPointerException if {@code runtime} is null
+     * @throws IllegalStateException if the runtime was started or closed
+     */
+    public static int schedulerOnce(SasRuntime runtime) {
+        return RuntimeDriver.of(runtime).scheduler();
+    }
+
+    /**
+     * Runs one supervisor pass on the calling thread: takes the supervisor lease if it is free and
+     * recovers expired claims.
+     *
+     * @return how many expired claims were recovered (0 if another instance holds the supervisor lease)
+     * @throws NullPointerException if {@code runtime} is null
+     * @throws IllegalStateException if the runtime was started or closed
+     */
+    public static int supervisorOnce(SasRuntime runtime) {
+        return RuntimeDriver.of(runtime).supervisor();
+    }
+
+    /**
+     * Runs one retention batch on the calling thread: if the runtime holds the supervisor lease
+     * (taken by {@link #supervisorOnce}), deletes at most its {@code retentionBatchSize} final tasks
+     * past retention.
+     *
+     * @return how many tasks were deleted (0 if the runtime does not hold the supervisor lease)
+     * @throws NullPointerException if {@code runtime} is null
+     * @throws IllegalStateException if the runtime was started or closed
+     */
+    public static int retentionOnce(SasRuntime runtime) {
+        return RuntimeDriver.of(runtime).retention();
+    }
+
+    /**
+     * Delivers one batch of each status channel of the runtime on the calling thread (taking the
+     * channel's lease if free).
+     *
+     * @return how many status updates were delivered
+     * @throws NullPointerException if {@code runtime} is null
+     * @throws IllegalStateException if the runtime was started or closed
+     * @throws dev.sas.core.SasException if a channel's handler threw (its batch stays pending)
+     */
+    public static int statusUpdatesOnce(SasRuntime runtime) {
+        return RuntimeDriver.of(runtime).statusUpdates();
+    }
+
+    /**
+     * Delivers one batch of each channel of a status consumer that was not started, on the calling
+     * thread (registering its channels, and taking a channel's lease if free).
+     *
+     * @return how many status updates were delivered
+     * @throws NullPointerException if {@code consumer} is null
+     * @throws IllegalStateException if the consumer was started or closed
+     * @throws dev.sas.core.SasException if a channel's handler threw (its batch stays pending)
+     */
+    public static int statusUpdatesOnce(StatusConsumer consumer) {
+        return RuntimeDriver.consumerOnce(consumer);
     }
 }

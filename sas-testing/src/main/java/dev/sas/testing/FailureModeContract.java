@@ -218,10 +218,10 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
         drain(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.PROCESSING);
-        assertThat(sas.runSupervisorOnce()).as("deadline not passed yet").isZero();
+        assertThat(Drain.supervisorOnce(sas)).as("deadline not passed yet").isZero();
 
         clock.tick(DEADLINE.plusSeconds(1));
-        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
         TaskInfo recovered = status(sas, id);
         assertThat(recovered.status()).isEqualTo(TaskStatus.PENDING);
         assertThat(recovered.failureCount()).isEqualTo(1);
@@ -280,7 +280,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         for (int i = 0; i < 4; i++) {
             drain(sas);
             clock.tick(DEADLINE.plusSeconds(2));
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
         }
 
         TaskInfo info = status(sas, id);
@@ -306,7 +306,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         for (int i = 0; i < 5; i++) {
             drain(sas);
             clock.tick(DEADLINE.plusSeconds(2));
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
         }
 
         TaskInfo info = status(sas, id);
@@ -338,10 +338,10 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
         drain(nodeA); // reserve completes, charge hangs: node A now "dies"
         assertThat(status(nodeB, id).lockedBy()).isEqualTo("node-a");
-        assertThat(nodeB.runSchedulerOnce()).as("node B cannot take a held task").isZero();
+        assertThat(Drain.schedulerOnce(nodeB)).as("node B cannot take a held task").isZero();
 
         clock.tick(DEADLINE.plusSeconds(1));
-        assertThat(nodeB.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(nodeB)).isEqualTo(1);
         clock.tick(Duration.ofSeconds(1));
         drain(nodeB);
 
@@ -381,7 +381,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
             for (SasRuntime s : supervisors) {
                 results.add(pool.submit(() -> {
                     start.await();
-                    return s.runSupervisorOnce();
+                    return Drain.supervisorOnce(s);
                 }));
             }
             start.countDown();
@@ -416,7 +416,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
         // The fast node's clock is 12 s ahead: it sees the claim expired and recovers it.
         clock.tick(DEADLINE.plusSeconds(2));
-        assertThat(fast.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(fast)).isEqualTo(1);
         clock.tick(Duration.ofSeconds(1));
         drain(fast);
         // The slow node, still within the deadline by its own clock, answers now.
@@ -736,7 +736,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         for (int i = 0; i < 3; i++) {
             drain(sas);
             clock.tick(DEADLINE.plusSeconds(2));
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
         }
         drain(sas);
 
@@ -860,8 +860,8 @@ public abstract class FailureModeContract extends StoreTestSupport {
         assertThat(status(sas, retrying).status()).as("waits for its retry").isEqualTo(TaskStatus.PENDING);
         assertThat(status(sas, delayed).status()).as("waits for its delay").isEqualTo(TaskStatus.PENDING);
 
-        assertThat(sas.client().cancel(retrying)).isTrue();
-        assertThat(sas.client().cancel(delayed)).isTrue();
+        assertThat(sas.client().operations().cancel(retrying)).isTrue();
+        assertThat(sas.client().operations().cancel(delayed)).isTrue();
         drain(sas); // the clock has not moved: neither the retry time nor the delay is over
 
         for (TaskId id : List.of(retrying, delayed)) {
@@ -898,7 +898,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         StateStore cancelAfterScan = afterFirstExpiredScan(() -> cancelled[0] = worker.client().operations().cancel(id));
         SasRuntime supervisor = runtime("supervisor", cancelAfterScan, wf);
 
-        assertThat(supervisor.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(supervisor)).isEqualTo(1);
         drain(worker);
 
         assertThat(cancelled[0]).as("the cancel was accepted").isTrue();
@@ -935,7 +935,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         clock.tick(DEADLINE.plusSeconds(1));
         SasRuntime supervisor = runtime("supervisor", wf);
 
-        List<Boolean> accepted = race(supervisor::runSupervisorOnce, () -> {
+        List<Boolean> accepted = race(() -> Drain.supervisorOnce(supervisor), () -> {
             List<Boolean> out = new ArrayList<>();
             for (int i = tasks - 1; i >= 0; i--) {
                 out.add(0, worker.client().operations().cancel(ids.get(i)));
@@ -943,7 +943,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
             return out;
         });
         // the next pass: a store may have deferred a recovery whose row a cancel held (WriteOutcome.BUSY)
-        supervisor.runSupervisorOnce();
+        Drain.supervisorOnce(supervisor);
         drain(worker);
 
         // Whether the supervisor ended the task in ERROR first or not, the cancel is accepted and carried out.
@@ -1083,7 +1083,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
         drain(sas);
         clock.tick(DEADLINE.plusSeconds(1));
-        sas.runSupervisorOnce();
+        Drain.supervisorOnce(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
 
         assertThat(sas.client().operations().cancel(id)).isTrue();
@@ -1183,7 +1183,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
         SasRuntime oldDeploy = runtime("old-deploy", other);
 
-        assertThat(oldDeploy.runSchedulerOnce()).as("tasks the node without 'orders' claimed").isZero();
+        assertThat(Drain.schedulerOnce(oldDeploy)).as("tasks the node without 'orders' claimed").isZero();
 
         TaskInfo waiting = status(oldDeploy, id);
         assertThat(waiting.status()).isEqualTo(TaskStatus.PENDING);
@@ -1211,7 +1211,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         runtimes.add(submitter);
         TaskId id = submitter.client().submit(v1, "order-1", "payload-kept").id();
         SasRuntime oldDeploy = runtime("old-deploy", other);
-        oldDeploy.runSupervisorOnce();
+        Drain.supervisorOnce(oldDeploy);
         for (int minute = 0; minute < 4; minute++) {
             Drain.afterTime(oldDeploy, clock, Duration.ofMinutes(1));
         }
@@ -1229,7 +1229,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
 
         SasRuntime newDeploy = runtime("new-deploy", v1);
         for (int i = 0; i < 6; i++) { // a minute: the supervisor's next check; advertisements renewed meanwhile
-            newDeploy.runSupervisorOnce();
+            Drain.supervisorOnce(newDeploy);
             Drain.afterTime(oldDeploy, clock, Duration.ofSeconds(10));
         }
         assertThat(status(oldDeploy, id).status()).isEqualTo(TaskStatus.PENDING);

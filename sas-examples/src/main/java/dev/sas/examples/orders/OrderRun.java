@@ -9,6 +9,7 @@ import dev.sas.core.AlertSink;
 import dev.sas.core.CircuitBreaker;
 import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.SasSettings;
 import dev.sas.core.SasMetrics;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
@@ -99,6 +100,11 @@ public final class OrderRun {
                 .build();
     }
 
+    /** What every node of the run shares, given once: the store and the completion token keys. */
+    static SasSettings settings(JdbcStateStore store) {
+        return SasSettings.builder().stateStore(store).completionTokenKeys(completionTokenKeys()).build();
+    }
+
     /**
      * The runtime settings shared by the shop and the crash worker: short deadlines and a fast
      * supervisor so hung calls are recovered within seconds.
@@ -110,7 +116,7 @@ public final class OrderRun {
             b.workflow(w);
         }
         return b
-                .stateStore(store)
+                .settings(settings(store))
                 .workflow(workflow)
                 .instanceId(instanceId)
                 .schedulerThreads(8)
@@ -120,7 +126,6 @@ public final class OrderRun {
                 .shutdownGrace(Duration.ofSeconds(3))
                 .statusChannel(OrderStatusBoard.CHANNEL, board)
                 .alertSink(alerts)
-                .completionTokenKeys(completionTokenKeys())
                 .build();
     }
 
@@ -207,12 +212,11 @@ public final class OrderRun {
                 }
                 if (mode == RunConfig.Crash.IN_PROCESS) {
                     inProcessWorker = SasRuntime.builder()
-                            .stateStore(store).workflow(workflow).instanceId("worker-" + tag)
+                            .settings(settings(store)).workflow(workflow).instanceId("worker-" + tag)
                             .pollInterval(POLL_INTERVAL).supervisorInterval(SUPERVISOR_INTERVAL)
                             .shutdownGrace(Duration.ZERO)
                             .statusChannel(OrderStatusBoard.CHANNEL, new OrderStatusBoard(null))
                             .alertSink(operator)
-                            .completionTokenKeys(completionTokenKeys())
                             .build().start();
                     out.println("  worker:    in-process runtime worker-" + tag + " runs first; the shop's own runtime waits");
                 }

@@ -46,7 +46,7 @@ class SchedulesDocsTest {
             // end::schedule[]
 
             clock.tick(Duration.ofMinutes(31)); // 02:01 in Berlin
-            runtime.runSupervisorOnce();
+            Drain.supervisorOnce(runtime);
             Drain.untilIdle(runtime);
             SasClient client = runtime.client();
             TaskHandle night = client.handle(client.find("reconcile",

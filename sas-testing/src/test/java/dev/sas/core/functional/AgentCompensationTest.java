@@ -15,6 +15,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.time.Duration;
@@ -144,14 +145,14 @@ class AgentCompensationTest {
         SasRuntime sas = manual(wf);
         TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATING);
         assertThat(status(sas, id).nextAttemptAt()).as("the agent policy's fixed 1 s backoff")
                 .isEqualTo(clock.instant().plusSeconds(1));
         clock.tick(Duration.ofSeconds(1));
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
         clock.tick(Duration.ofSeconds(1));
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(payments.refundRequests()).extracting(AgentRequest::attempt).containsExactly(1, 2, 3);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATED);
@@ -171,7 +172,7 @@ class AgentCompensationTest {
         SasRuntime sas = manual(wf);
         TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(payments.refundRequests()).hasSize(1);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.COMPENSATION_FAILED);
@@ -185,7 +186,7 @@ class AgentCompensationTest {
         SasRuntime sas = manual(wf);
         TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
         Instant compensationStarted = clock.instant();
         TaskInfo hanging = status(sas, id);
         assertThat(hanging.status()).isEqualTo(TaskStatus.COMPENSATING);
@@ -194,14 +195,14 @@ class AgentCompensationTest {
         assertThat(payments.refundRequests().get(0).completeBy()).isEqualTo(compensationStarted.plusSeconds(5));
 
         clock.tick(Duration.ofSeconds(6));
-        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
         TaskInfo recovered = status(sas, id);
         assertThat(recovered.status()).isEqualTo(TaskStatus.COMPENSATING);
         assertThat(recovered.failureCount()).isEqualTo(1);
         assertThat(recovered.lastError()).contains("compensation of step 'charge'").contains("passed its deadline");
 
         clock.tick(Duration.ofSeconds(1)); // the agent policy's backoff
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(payments.refundRequests()).hasSize(2);
         assertThat(payments.refundRequests().get(1).completeBy()).isEqualTo(clock.instant().plusSeconds(5));

@@ -18,6 +18,7 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.time.Duration;
@@ -127,7 +128,7 @@ class AgentFlowControlTest {
         while (count(nodes.get(0), TaskStatus.PROCESSED) < tasks) {
             assertThat(clock.instant()).as("all tasks processed by then").isBefore(end);
             for (SasRuntime node : nodes) {
-                node.runSchedulerOnce();
+                Drain.schedulerOnce(node);
             }
             clock.tick(step);
         }
@@ -143,7 +144,7 @@ class AgentFlowControlTest {
             service.hold = true;
             List<TaskId> ids = submit(sas, wf, 5);
 
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(service.inFlight).hasValue(2);
             assertThat(count(sas, TaskStatus.WAITING)).isEqualTo(3);
@@ -162,7 +163,7 @@ class AgentFlowControlTest {
             for (int round = 0; round < 20 && count(sas, TaskStatus.PROCESSED) < 5; round++) {
                 service.finishOpen();
                 clock.tick(Duration.ofSeconds(1));
-                sas.runSchedulerOnce();
+                Drain.schedulerOnce(sas);
             }
 
             assertThat(count(sas, TaskStatus.PROCESSED)).isEqualTo(5);
@@ -181,7 +182,7 @@ class AgentFlowControlTest {
             service.hold = true;
             sas.client().submit(wf, "first", "first");
             sas.client().submit(wf, "second", "second");
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             TaskId second = sas.client().list(TaskQuery.all().withStatus(TaskStatus.WAITING)).get(0).taskId();
             assertThat(find(sas, second).nextAttemptAt()).as("by itself in 5 s at the latest")
                     .isEqualTo(clock.instant().plusSeconds(5));
@@ -189,7 +190,7 @@ class AgentFlowControlTest {
             service.finishOpen(); // the first call's permit is given back: the second task is due now
 
             assertThat(find(sas, second).nextAttemptAt()).isBeforeOrEqualTo(clock.instant());
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             assertThat(service.calls).hasSize(2);
             assertThat(service.calls.get(1).taskId()).isEqualTo(second);
         }
@@ -200,19 +201,19 @@ class AgentFlowControlTest {
             SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).claimBatchSize(1).build();
             service.hold = true;
             sas.client().submit(wf, "blocker", "blocker");
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             for (int i = 1; i <= 3; i++) {
                 sas.client().submit(wf, "low-" + i, "low-" + i, SubmitOptions.builder().priority(1).build());
                 clock.tick(Duration.ofMillis(1));
-                sas.runSchedulerOnce();
+                Drain.schedulerOnce(sas);
             }
             sas.client().submit(wf, "high", "high", SubmitOptions.builder().priority(9).build());
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             assertThat(count(sas, TaskStatus.WAITING)).isEqualTo(4);
 
             service.finishOpen();
             clock.tick(Duration.ofMinutes(2)); // every waiting task is due again
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(service.calls).extracting(AgentRequest::payload).containsExactly("blocker", "high");
         }
@@ -224,7 +225,7 @@ class AgentFlowControlTest {
             SasRuntime dead = manual(wf, "dies");
             service.hold = true;
             TaskId first = sas(dead).submit(wf, "first", "first").id();
-            dead.runSchedulerOnce(); // takes the only permit; its node stops: never renewed, never given back
+            Drain.schedulerOnce(dead); // takes the only permit; its node stops: never renewed, never given back
             Instant completeBy = find(dead, first).completeBy();
             SasRuntime survivor = manual(wf, "survives");
             TaskId second = sas(survivor).submit(wf, "second", "second").id();
@@ -232,7 +233,7 @@ class AgentFlowControlTest {
             // long past the permit's lease, but its call may still run at the service until its deadline
             for (Instant t = clock.instant(); t.isBefore(completeBy.plus(flow.permitLease())); t = clock.tick(
                     Duration.ofSeconds(30))) {
-                survivor.runSchedulerOnce();
+                Drain.schedulerOnce(survivor);
                 assertThat(find(survivor, second).status()).as("held at %s", t).isIn(TaskStatus.WAITING,
                         TaskStatus.PENDING);
                 assertThat(survivor.client().operations().agents().get(0).callsInFlight()).as("at %s", t).isEqualTo(1);
@@ -244,7 +245,7 @@ class AgentFlowControlTest {
             if (due.isAfter(clock.instant())) {
                 clock.set(due);
             }
-            survivor.runSchedulerOnce();
+            Drain.schedulerOnce(survivor);
             assertThat(service.calls).extracting(AgentRequest::payload).containsExactly("first", "second");
         }
 
@@ -293,7 +294,7 @@ class AgentFlowControlTest {
             service.down.add("default");
             List<TaskId> ids = submit(sas, wf, 6);
 
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(service.calls).as("3 failures open the breaker; the others are not called").hasSize(3);
             AgentStatus open = sas.client().operations().agents().get(0);
@@ -310,7 +311,7 @@ class AgentFlowControlTest {
             // the service stays down for 30 s: probes fail, the breaker opens again, nobody fails
             for (int second = 0; second < 30; second++) {
                 clock.tick(Duration.ofSeconds(1));
-                sas.runSchedulerOnce();
+                Drain.schedulerOnce(sas);
             }
             assertThat(count(sas, TaskStatus.ERROR)).isZero();
             assertThat(sas.client().operations().agents().get(0).breaker()).isNotEqualTo(CircuitBreaker.State.CLOSED);
@@ -320,7 +321,7 @@ class AgentFlowControlTest {
             service.down.clear();
             for (int second = 0; second < 60 && count(sas, TaskStatus.PROCESSED) < 6; second++) {
                 clock.tick(Duration.ofSeconds(1));
-                sas.runSchedulerOnce();
+                Drain.schedulerOnce(sas);
             }
 
             assertThat(count(sas, TaskStatus.PROCESSED)).isEqualTo(6);
@@ -339,7 +340,7 @@ class AgentFlowControlTest {
             SasRuntime sas = manual(wf, "node-1");
             service.down.add("default");
             submit(sas, wf, 3);
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             assertThat(sas.client().operations().agents().get(0).breaker()).isEqualTo(CircuitBreaker.State.OPEN);
             service.down.clear();
 
@@ -350,7 +351,7 @@ class AgentFlowControlTest {
             assertThat(reset.consecutiveFailures()).isZero();
             assertThat(reset.openUntil()).isNull();
             TaskId next = sas.client().submit(wf, "after-reset", "after-reset").id();
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
             assertThat(find(sas, next).status()).isEqualTo(TaskStatus.PROCESSED);
             assertThat(sas.client().operations().resetCircuitBreaker("payments", "nope")).isFalse();
         }
@@ -369,7 +370,7 @@ class AgentFlowControlTest {
             SasRuntime sas = manual(wf, "node-1");
             TaskId id = sas.client().submit(wf, "o-1", "o-1").id();
 
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             TaskInfo waiting = find(sas, id);
             assertThat(waiting.status()).isEqualTo(TaskStatus.COMPENSATING);
@@ -380,7 +381,7 @@ class AgentFlowControlTest {
 
             service.down.clear();
             clock.tick(Duration.ofSeconds(12));
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(find(sas, id).status()).isEqualTo(TaskStatus.COMPENSATED);
             List<AgentRequest<String>> refunds = service.calls.stream().filter(AgentRequest::compensation).toList();
@@ -402,8 +403,8 @@ class AgentFlowControlTest {
             service.down.add("eu");
             submit(sas, wf, 5);
 
-            sas.runSchedulerOnce();
-            sas.runSchedulerOnce(); // the task whose call opened eu's breaker comes again at once
+            Drain.schedulerOnce(sas);
+            Drain.schedulerOnce(sas); // the task whose call opened eu's breaker comes again at once
 
             assertThat(count(sas, TaskStatus.PROCESSED)).isEqualTo(5);
             assertThat(service.endpoints()).as("one call found eu down; every other went to us")
@@ -421,7 +422,7 @@ class AgentFlowControlTest {
             for (int i = 0; i < 3; i++) {
                 later.add(sas.client().submit(wf, "later-" + i, "later-" + i).id());
             }
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(service.endpoints()).as("eu is probed, closes, and is preferred again")
                     .containsExactly("eu", "eu", "eu");
@@ -437,7 +438,7 @@ class AgentFlowControlTest {
             service.hold = true;
             submit(sas, wf, 5);
 
-            sas.runSchedulerOnce();
+            Drain.schedulerOnce(sas);
 
             assertThat(service.endpoints()).containsExactly("primary", "primary", "secondary", "secondary");
             TaskInfo waiting = sas.client().list(TaskQuery.all().withStatus(TaskStatus.WAITING)).get(0);

@@ -117,13 +117,13 @@ class ClockSkewTest {
         SasRuntime honest = node("honest", Duration.ZERO, false, wf);
         SasRuntime fast = node("fast", SKEW, false, wf);
         TaskId id = honest.client().submit(wf, "order-1", "x").id();
-        assertThat(honest.runSupervisorOnce()).isZero();
+        assertThat(Drain.supervisorOnce(honest)).isZero();
         assertThat(Drain.untilIdle(honest)).isEqualTo(1);
         elapse(Duration.ofSeconds(2));
 
-        assertThat(fast.runSupervisorOnce()).as("claims the fast node recovered").isZero();
+        assertThat(Drain.supervisorOnce(fast)).as("claims the fast node recovered").isZero();
         assertThat(holdsLease).as("lease answers").containsEntry("honest", true).containsEntry("fast", false);
-        assertThat(honest.runSupervisorOnce()).isZero();
+        assertThat(Drain.supervisorOnce(honest)).isZero();
         assertThat(holdsLease).containsEntry("honest", true);
 
         agent.hanging().get(0).complete("paid");
@@ -143,13 +143,13 @@ class ClockSkewTest {
         SasRuntime honest = node("honest", Duration.ZERO, true, wf);
         SasRuntime fast = node("fast", SKEW, true, wf);
         TaskId id = honest.client().submit(wf, "order-1", "x").id();
-        honest.runSupervisorOnce();
+        Drain.supervisorOnce(honest);
         Drain.untilIdle(honest);
         elapse(Duration.ofSeconds(2));
 
-        assertThat(fast.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(fast)).isEqualTo(1);
         assertThat(holdsLease).containsEntry("fast", true);
-        honest.runSupervisorOnce();
+        Drain.supervisorOnce(honest);
         assertThat(holdsLease).as("the live holder lost its lease").containsEntry("honest", false);
         assertThat(store.find(id).orElseThrow().failureCount()).isEqualTo(1);
         assertThat(fast.metrics().clockSkewMillis()).as("nothing measured when the local clock is trusted").isZero();
@@ -166,7 +166,7 @@ class ClockSkewTest {
         assertThat(store.find(id).orElseThrow().completeBy()).isEqualTo(T0.plus(DEADLINE));
         elapse(Duration.ofSeconds(2));
 
-        assertThat(honest.runSupervisorOnce()).isZero();
+        assertThat(Drain.supervisorOnce(honest)).isZero();
         agent.hanging().get(0).complete("paid");
         assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(slow.metrics().clockSkewMillis()).isEqualTo(SKEW.toMillis());
@@ -182,9 +182,9 @@ class ClockSkewTest {
         Drain.untilIdle(honest);
 
         elapse(DEADLINE.minusSeconds(1));
-        assertThat(fast.runSupervisorOnce()).as("still within the deadline on the store's clock").isZero();
+        assertThat(Drain.supervisorOnce(fast)).as("still within the deadline on the store's clock").isZero();
         elapse(Duration.ofSeconds(2));
-        assertThat(fast.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(fast)).isEqualTo(1);
         assertThat(store.find(id).orElseThrow().failureCount()).isEqualTo(1);
     }
 
@@ -231,12 +231,12 @@ class ClockSkewTest {
         SasRuntime other = node("other", Duration.ZERO, false, wf);
         TaskId id = other.client().submit(wf, "order-1", "x").id();
         Drain.untilIdle(other);
-        assertThat(honest.runSupervisorOnce()).isZero();
+        assertThat(Drain.supervisorOnce(honest)).isZero();
 
         // NTP (or a VM resume) steps the supervisor's clock a minute forward: it must not trust
         // the old offset, or it would see the claim as expired.
         honestClock.tick(Duration.ofMinutes(1));
-        assertThat(honest.runSupervisorOnce()).isZero();
+        assertThat(Drain.supervisorOnce(honest)).isZero();
         assertThat(honest.metrics().clockSkewMillis()).isEqualTo(-60_000);
         assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSING);
     }
@@ -251,9 +251,9 @@ class ClockSkewTest {
         SasRuntime blind = node("blind", SKEW, false, wf);
         clockReadable.set(false);
 
-        assertThatThrownBy(blind::runSchedulerOnce).isInstanceOf(StateStoreException.class)
+        assertThatThrownBy(() -> Drain.schedulerOnce(blind)).isInstanceOf(StateStoreException.class)
                 .hasMessageContaining("store's clock");
-        assertThatThrownBy(blind::runSupervisorOnce).isInstanceOf(StateStoreException.class);
+        assertThatThrownBy(() -> Drain.supervisorOnce(blind)).isInstanceOf(StateStoreException.class);
         assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
         assertThat(holdsLease).doesNotContainKey("blind");
 

@@ -13,6 +13,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.time.Duration;
@@ -122,7 +123,7 @@ class MisuseTest {
                 .build();
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
         TaskId id = sas.client().submit(wf, "k", "x").id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         reply.complete("one");
         reply.complete("two");
@@ -217,7 +218,7 @@ class MisuseTest {
             throw new IllegalStateException("pager down");
         }).build();
         TaskId id = sas.client().submit(wf, "k", "x").id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
         assertThat(sas.metrics().listenerFailures()).isEqualTo(1);

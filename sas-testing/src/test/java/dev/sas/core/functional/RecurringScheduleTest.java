@@ -67,7 +67,7 @@ class RecurringScheduleTest {
     private void run(int times, Duration step, List<SasRuntime> live) {
         for (int i = 0; i < times; i++) {
             clock.tick(step);
-            live.forEach(SasRuntime::runSupervisorOnce);
+            live.forEach(Drain::supervisorOnce);
             live.forEach(Drain::untilIdle);
         }
     }
@@ -163,7 +163,7 @@ class RecurringScheduleTest {
             n.client().schedules().register(Schedule.named("minutely").every(Duration.ofMinutes(1))
                     .submits(RECONCILE, "x").missedFires(policy).build());
             clock.tick(Duration.ofSeconds(630)); // down from T0 to T0 + 10.5 min: 1..9 min missed, 10 min late
-            n.runSupervisorOnce();
+            Drain.supervisorOnce(n);
             Drain.untilIdle(n);
             return keys();
         }
@@ -196,7 +196,7 @@ class RecurringScheduleTest {
             assertThat(afterOutage(MissedFires.runEach(100)))
                     .containsExactlyElementsOf(at(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
             clock.tick(Duration.ofSeconds(20)); // T0 + 10:50, before the next fire time
-            nodes.get(0).runSupervisorOnce();
+            Drain.supervisorOnce(nodes.get(0));
             assertThat(keys()).as("the next pass repeats none").hasSize(10);
         }
     }
@@ -345,7 +345,7 @@ class RecurringScheduleTest {
             assertThatThrownBy(() -> n.client().schedules().register(everySecond()))
                     .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("keeps no recurring schedules");
             clock.tick(Duration.ofSeconds(1));
-            assertThat(n.runSupervisorOnce()).isZero();
+            assertThat(Drain.supervisorOnce(n)).isZero();
             assertThat(n.status().supervisorLeader()).isTrue();
         }
 

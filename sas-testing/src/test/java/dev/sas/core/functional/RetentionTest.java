@@ -97,10 +97,10 @@ class RetentionTest {
             List<TaskId> pending = submit(sas, "pending", 2);
             clock.tick(Duration.ofMinutes(2));
 
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
 
-            assertThat(sas.runRetentionOnce()).isEqualTo(3);
-            assertThat(sas.runRetentionOnce()).isZero();
+            assertThat(Drain.retentionOnce(sas)).isEqualTo(3);
+            assertThat(Drain.retentionOnce(sas)).isZero();
             assertThat(old).noneMatch(RetentionTest.this::exists);
             assertThat(failed).allMatch(id -> real.find(id).orElseThrow().status() == TaskStatus.ERROR);
             assertThat(young).allMatch(id -> real.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
@@ -113,12 +113,12 @@ class RetentionTest {
             List<TaskId> old = submit(sas, "old", 5);
             Drain.untilIdle(sas);
             clock.tick(RETENTION.plusSeconds(1));
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
 
-            assertThat(sas.runRetentionOnce()).isEqualTo(2);
-            assertThat(sas.runRetentionOnce()).isEqualTo(2);
-            assertThat(sas.runRetentionOnce()).isEqualTo(1);
-            assertThat(sas.runRetentionOnce()).isZero();
+            assertThat(Drain.retentionOnce(sas)).isEqualTo(2);
+            assertThat(Drain.retentionOnce(sas)).isEqualTo(2);
+            assertThat(Drain.retentionOnce(sas)).isEqualTo(1);
+            assertThat(Drain.retentionOnce(sas)).isZero();
 
             assertThat(purgeLimits).containsExactly(2, 2, 2, 2);
             assertThat(old).noneMatch(RetentionTest.this::exists);
@@ -131,8 +131,8 @@ class RetentionTest {
             Drain.untilIdle(sas);
             clock.tick(RETENTION.plusSeconds(1));
 
-            sas.runSupervisorOnce();
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
+            Drain.supervisorOnce(sas);
 
             assertThat(purgeLimits).isEmpty();
         }
@@ -148,14 +148,14 @@ class RetentionTest {
             List<TaskId> old = submit(leader, "old", 3);
             Drain.untilIdle(leader);
             clock.tick(RETENTION.plusSeconds(1));
-            leader.runSupervisorOnce();
-            follower.runSupervisorOnce();
+            Drain.supervisorOnce(leader);
+            Drain.supervisorOnce(follower);
 
-            assertThat(follower.runRetentionOnce()).isZero();
+            assertThat(Drain.retentionOnce(follower)).isZero();
             assertThat(purgeLimits).isEmpty();
             assertThat(old).allMatch(RetentionTest.this::exists);
 
-            assertThat(leader.runRetentionOnce()).isEqualTo(3);
+            assertThat(Drain.retentionOnce(leader)).isEqualTo(3);
             assertThat(old).noneMatch(RetentionTest.this::exists);
         }
 
@@ -166,7 +166,7 @@ class RetentionTest {
             Drain.untilIdle(sas);
             clock.tick(RETENTION.plusSeconds(1));
 
-            assertThat(sas.runRetentionOnce()).isZero();
+            assertThat(Drain.retentionOnce(sas)).isZero();
             assertThat(old).allMatch(RetentionTest.this::exists);
         }
 
@@ -176,10 +176,10 @@ class RetentionTest {
             List<TaskId> old = submit(sas, "old", 2);
             Drain.untilIdle(sas);
             clock.tick(RETENTION.plusSeconds(1));
-            sas.runSupervisorOnce();
+            Drain.supervisorOnce(sas);
             clock.tick(Duration.ofMinutes(1)); // far past the lease (three supervisor intervals)
 
-            assertThat(sas.runRetentionOnce()).isZero();
+            assertThat(Drain.retentionOnce(sas)).isZero();
             assertThat(old).allMatch(RetentionTest.this::exists);
         }
     }
@@ -226,7 +226,7 @@ class RetentionTest {
         @Test
         void run_retention_once_refuses_a_started_runtime() {
             try (SasRuntime sas = runtime(real).build().start()) {
-                assertThatThrownBy(sas::runRetentionOnce).isInstanceOf(IllegalStateException.class)
+                assertThatThrownBy(() -> Drain.retentionOnce(sas)).isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("started");
             }
         }

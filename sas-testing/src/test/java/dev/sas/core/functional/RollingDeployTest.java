@@ -59,7 +59,7 @@ class RollingDeployTest {
         for (Duration d = Duration.ZERO; d.compareTo(total) < 0; d = d.plusSeconds(10)) {
             clock.tick(Duration.ofSeconds(10));
             for (SasRuntime n : nodes) {
-                n.runSupervisorOnce();
+                Drain.supervisorOnce(n);
             }
             for (SasRuntime n : nodes) {
                 Drain.untilIdle(n);
@@ -133,7 +133,7 @@ class RollingDeployTest {
         List<TaskEvent> heard = new ArrayList<>();
         SasRuntime listening = SasRuntime.builder().stateStore(store).clock(clock).instanceId("listening")
                 .workflow(v1).onEvent(heard::add).build();
-        listening.runSupervisorOnce(); // the active supervisor from here on
+        Drain.supervisorOnce(listening); // the active supervisor from here on
 
         pass(Duration.ofMinutes(4), listening, oldNode);
         assertThat(store.find(id).orElseThrow().status()).as("within the grace period").isEqualTo(TaskStatus.PENDING);
@@ -151,13 +151,13 @@ class RollingDeployTest {
                 .containsExactly(id);
 
         SasRuntime redeployed = node("new-again", v1, v2);
-        redeployed.runSupervisorOnce(); // advertises v2; 'listening' stays the active supervisor
+        Drain.supervisorOnce(redeployed); // advertises v2; 'listening' stays the active supervisor
         assertThat(Drain.untilIdle(redeployed)).as("still parked until the supervisor's next check").isZero();
         // the supervisor checks once a minute; the runtime must not need to drain for it
         for (int i = 0; i < 6; i++) {
             clock.tick(Duration.ofSeconds(10));
-            listening.runSupervisorOnce();
-            redeployed.runSupervisorOnce();
+            Drain.supervisorOnce(listening);
+            Drain.supervisorOnce(redeployed);
         }
         assertThat(heard).extracting(TaskEvent::type).containsExactly(TaskEvent.Type.PARKED, TaskEvent.Type.UNPARKED);
         assertThat(store.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
@@ -178,8 +178,8 @@ class RollingDeployTest {
 
         for (int step = 0; step < 180; step++) { // 30 minutes
             clock.tick(Duration.ofSeconds(10));
-            oldNode.runSupervisorOnce();
-            busyNewNode.runSupervisorOnce();
+            Drain.supervisorOnce(oldNode);
+            Drain.supervisorOnce(busyNewNode);
             Drain.untilIdle(oldNode);
         }
 

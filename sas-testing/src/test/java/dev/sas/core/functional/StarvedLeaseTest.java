@@ -13,6 +13,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.lang.reflect.InvocationTargetException;
@@ -178,7 +179,7 @@ class StarvedLeaseTest {
                     // the renewal is held up here for longer than the permit has left: another node takes it
                     clock.tick(Duration.ofSeconds(5));
                     other.client().submit(wf, "second", "second");
-                    other.runSchedulerOnce();
+                    Drain.schedulerOnce(other);
                 }
                 return proceed.call();
             });
@@ -207,7 +208,7 @@ class StarvedLeaseTest {
                     .build();
             TaskId t1 = dead.client().submit(wf, "a", "a").id();
             TaskId t2 = dead.client().submit(wf, "b", "b").id();
-            dead.runSchedulerOnce();
+            Drain.schedulerOnce(dead);
             clock.tick(Duration.ofSeconds(10));
 
             Duration interval = Duration.ofSeconds(1); // a lease of 3 s
@@ -223,7 +224,7 @@ class StarvedLeaseTest {
                 if (method.equals("findExpired") && starveA.getAndSet(false)) {
                     // a's pass is held up here, its scan in hand, for longer than its lease
                     clock.tick(Duration.ofSeconds(4));
-                    assertThat(b.get().runSupervisorOnce()).as("b recovers the claims").isEqualTo(2);
+                    assertThat(Drain.supervisorOnce(b.get())).as("b recovers the claims").isEqualTo(2);
                     bTookOver.set(true);
                 }
                 return result;
@@ -240,7 +241,7 @@ class StarvedLeaseTest {
             b.set(SasRuntime.builder().stateStore(forB).clock(clock).workflow(wf).instanceId("b")
                     .supervisorInterval(interval).build());
 
-            int recoveredByA = a.runSupervisorOnce();
+            int recoveredByA = Drain.supervisorOnce(a);
 
             assertThat(recoveredByA).isZero();
             assertThat(writes).as("only one supervisor wrote").doesNotContain("a after b took over").contains("b");

@@ -59,7 +59,7 @@ class StatusChannelTest {
 
     private static int drainReplies(StatusConsumer consumer) {
         int total = 0;
-        for (int n = consumer.runOnce(); n > 0; n = consumer.runOnce()) {
+        for (int n = Drain.statusUpdatesOnce(consumer); n > 0; n = Drain.statusUpdatesOnce(consumer)) {
             total += n;
         }
         return total;
@@ -72,7 +72,7 @@ class StatusChannelTest {
         void a_node_that_only_submits_hears_every_event_of_a_task_another_node_ran_exactly_as_recorded() {
             List<StatusUpdate> heard = new CopyOnWriteArrayList<>();
             StatusConsumer web = consumer("web-1", StatusChannel.of("web-replies", heard::addAll));
-            web.runOnce(); // registers the channel in the store
+            Drain.statusUpdatesOnce(web); // registers the channel in the store
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             SasRuntime worker = worker();
 
@@ -98,7 +98,7 @@ class StatusChannelTest {
             TaskId id = runtime.client().submit(wf, "g-1", "bob", statusChannel("mine")).id();
             Drain.untilIdle(runtime);
             assertThat(heard).as("nothing is delivered on the transition's own path").isEmpty();
-            while (runtime.runRepliesOnce() > 0) {
+            while (Drain.statusUpdatesOnce(runtime) > 0) {
                 // drain
             }
 
@@ -118,14 +118,14 @@ class StatusChannelTest {
                 }
                 delivered.addAll(batch);
             }));
-            web.runOnce();
+            Drain.statusUpdatesOnce(web);
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             TaskId id = client.submit(wf, "g-1", "cy", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
 
-            assertThatThrownBy(web::runOnce).isInstanceOf(SasException.class).hasMessageContaining("web-replies")
+            assertThatThrownBy(() -> Drain.statusUpdatesOnce(web)).isInstanceOf(SasException.class).hasMessageContaining("web-replies")
                     .hasMessageContaining("broker unreachable");
-            assertThatThrownBy(web::runOnce).isInstanceOf(SasException.class);
+            assertThatThrownBy(() -> Drain.statusUpdatesOnce(web)).isInstanceOf(SasException.class);
             drainReplies(web);
 
             assertThat(attempts).hasSizeGreaterThanOrEqualTo(3);
@@ -144,7 +144,7 @@ class StatusChannelTest {
                             throw new IllegalStateException("listener bug");
                         }
                     }).build();
-            web.runOnce();
+            Drain.statusUpdatesOnce(web);
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             TaskId id = client.submit(wf, "g-1", "dee", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
@@ -160,11 +160,11 @@ class StatusChannelTest {
             List<StatusUpdate> first = new ArrayList<>();
             StatusChannel.Builder channel = StatusChannel.builder("web-replies").batchSize(2);
             StatusConsumer before = consumer("web-1", channel.handler(first::addAll).build());
-            before.runOnce();
+            Drain.statusUpdatesOnce(before);
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             TaskId id = client.submit(wf, "g-1", "eve", statusChannel("web-replies")).id();
             Drain.untilIdle(worker());
-            assertThat(before.runOnce()).isEqualTo(2);
+            assertThat(Drain.statusUpdatesOnce(before)).isEqualTo(2);
             // the node dies without closing: its lease is still held, under the same id
 
             List<StatusUpdate> second = new ArrayList<>();
@@ -184,12 +184,12 @@ class StatusChannelTest {
             StatusChannel.Builder channel = StatusChannel.builder("shared").leaseTime(Duration.ofSeconds(5));
             StatusConsumer a = consumer("node-a", channel.handler(batch -> { }).build());
             StatusConsumer b = consumer("node-b", channel.handler(heardByB::addAll).build());
-            a.runOnce();
+            Drain.statusUpdatesOnce(a);
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             client.submit(wf, "g-1", "fay", statusChannel("shared"));
             // node-a dies holding the lease
 
-            assertThat(b.runOnce()).as("node-a's lease holds").isZero();
+            assertThat(Drain.statusUpdatesOnce(b)).as("node-a's lease holds").isZero();
             clock.tick(Duration.ofSeconds(6));
             assertThat(drainReplies(b)).isEqualTo(1);
             assertThat(heardByB).extracting(StatusUpdate::status).containsExactly(TaskEvent.Type.RECEIVED);
@@ -214,7 +214,7 @@ class StatusChannelTest {
 
         @Test
         void a_channel_registered_by_another_node_or_by_this_runtime_is_accepted() {
-            consumer("web-1", StatusChannel.of("web-replies", batch -> { })).runOnce();
+            Drain.statusUpdatesOnce(consumer("web-1", StatusChannel.of("web-replies", batch -> { })));
             SasClient client = SasClient.builder().stateStore(store).clock(clock).build();
             assertThat(client.submit(wf, "g-1", "hal", statusChannel("web-replies")).created()).isTrue();
 

@@ -10,6 +10,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.lang.reflect.Proxy;
@@ -59,16 +60,16 @@ class StoreOutageTest {
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).workflow(wf).build();
         TaskId id = sas.client().submit(wf, "k", "x").id();
 
-        assertThat(sas.runSchedulerOnce()).isEqualTo(1);
+        assertThat(Drain.schedulerOnce(sas)).isEqualTo(1);
         assertThat(sas.metrics().storeFailures()).isEqualTo(1);
         assertThat(sas.inFlight()).isZero();
         assertThat(real.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSING);
 
         down.set(false);
         clock.tick(Duration.ofSeconds(6));
-        assertThat(sas.runSupervisorOnce()).isEqualTo(1);
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
         clock.tick(Duration.ofSeconds(1));
-        while (sas.runSchedulerOnce() > 0) {
+        while (Drain.schedulerOnce(sas) > 0) {
             // drain
         }
 

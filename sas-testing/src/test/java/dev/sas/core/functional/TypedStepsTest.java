@@ -13,6 +13,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.util.ArrayList;
@@ -80,7 +81,7 @@ class TypedStepsTest {
         SasRuntime sas = runtime(wf);
 
         TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1250)).id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
@@ -102,7 +103,7 @@ class TypedStepsTest {
         SasRuntime sas = runtime(wf);
 
         TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
@@ -121,7 +122,7 @@ class TypedStepsTest {
         SasRuntime sas = runtime(wf);
 
         TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(sas.client().find(id).orElseThrow().step("confirm").error())
                 .contains("workflow 'orders' v1: step 'charge' is defined with StepRef{charge");
@@ -140,7 +141,7 @@ class TypedStepsTest {
         SasRuntime sas = runtime(wf);
 
         TaskId id = sas.client().submit(wf, "o-1", new Order("o-1", 1)).id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         assertThat(seen).containsExactly(Optional.empty());
         assertThat(sas.client().find(id).orElseThrow().step("confirm").error()).contains("IllegalStateException")
@@ -159,7 +160,7 @@ class TypedStepsTest {
         SasRuntime sas = runtime(wf);
 
         TaskId id = sas.client().submit(wf, "n-1", "x").id();
-        sas.runSchedulerOnce();
+        Drain.schedulerOnce(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
