@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.AwaitReplyContract;
+import dev.sas.testing.contracts.AwaitReplyContract;
 
 /** Steps that await a reply, on H2_MEMORY. */
 class H2MemoryAwaitReplyContractTest extends AwaitReplyContract {

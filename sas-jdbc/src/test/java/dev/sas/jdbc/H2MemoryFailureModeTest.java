@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.FailureModeContract;
+import dev.sas.testing.contracts.FailureModeContract;
 
 /** Every design failure mode, injected against real runtimes on H2_MEMORY. */
 class H2MemoryFailureModeTest extends FailureModeContract {

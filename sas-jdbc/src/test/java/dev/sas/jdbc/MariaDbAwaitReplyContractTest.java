@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.AwaitReplyContract;
+import dev.sas.testing.contracts.AwaitReplyContract;
 
 /** Steps that await a reply, on MARIADB. */
 class MariaDbAwaitReplyContractTest extends AwaitReplyContract {

@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.ScheduleStoreContract;
+import dev.sas.testing.contracts.ScheduleStoreContract;
 
 /** The schedule store contract on MARIADB. */
 class MariaDbScheduleStoreContractTest extends ScheduleStoreContract {

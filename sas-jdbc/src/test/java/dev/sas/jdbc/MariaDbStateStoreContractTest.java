@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.StateStoreContract;
+import dev.sas.testing.contracts.StateStoreContract;
 
 /** The store contract on MARIADB. */
 class MariaDbStateStoreContractTest extends StateStoreContract {

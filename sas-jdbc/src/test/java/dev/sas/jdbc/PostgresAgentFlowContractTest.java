@@ -1,7 +1,7 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.AgentFlowContract;
+import dev.sas.testing.contracts.AgentFlowContract;
 
 /** The agent flow-control contract on POSTGRES. */
 class PostgresAgentFlowContractTest extends AgentFlowContract {

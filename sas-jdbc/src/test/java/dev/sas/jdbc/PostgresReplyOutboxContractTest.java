@@ -1,8 +1,8 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.ReplyOutboxContract;
-import dev.sas.testing.StateStoreContract;
+import dev.sas.testing.contracts.ReplyOutboxContract;
+import dev.sas.testing.contracts.StateStoreContract;
 
 /** The reply outbox contract on POSTGRES. */
 class PostgresReplyOutboxContractTest extends ReplyOutboxContract {

@@ -3,7 +3,7 @@ package dev.sas.jdbc;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sas.jdbc.internal.Dialects;
-import dev.sas.testing.StateStoreContract;
+import dev.sas.testing.contracts.StateStoreContract;
 import dev.sas.jdbc.internal.SchemaManager;
 import dev.sas.jdbc.internal.Tables;
 import java.sql.Connection;

@@ -15,9 +15,9 @@ import org.slf4j.MDC;
 
 /**
  * Completes steps with the replies agent workers publish: consumes a {@link RabbitAgent}'s reply queue
- * and hands each reply to {@link SasClient#completeStepEncoded} (or {@link SasClient#failStep(String,
- * String, boolean)}). Start it on any SAS node, or in a process that holds only a client: the reply
- * does not need the node that sent the request.
+ * and hands each reply to {@link dev.sas.core.StepCompletionClient#completeEncoded} (or
+ * {@link dev.sas.core.StepCompletionClient#fail(String, String, boolean)}). Start it on any SAS node,
+ * or in a process that holds only a client: the reply does not need the node that sent the request.
  *
  * <pre>{@code
  * RabbitAgentReplyConsumer replies = RabbitAgentReplyConsumer.builder(payments, runtime.client()).build().start();

@@ -1,4 +1,4 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.InMemoryStateStore;

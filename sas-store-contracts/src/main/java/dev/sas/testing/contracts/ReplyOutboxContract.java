@@ -1,4 +1,4 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

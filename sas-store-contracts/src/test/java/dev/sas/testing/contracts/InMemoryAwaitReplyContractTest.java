@@ -1,9 +1,10 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.InMemoryStateStore;
 
-class InMemoryFailureModeTest extends FailureModeContract {
+/** Steps that await a reply, on the in-memory store. */
+class InMemoryAwaitReplyContractTest extends AwaitReplyContract {
 
     @Override
     protected StateStore createStore() {

@@ -1,6 +1,7 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import dev.sas.core.spi.StateStore;
+import dev.sas.testing.InMemoryStateStore;
 
 class InMemoryReplyOutboxContractTest extends ReplyOutboxContract {
 

@@ -1,4 +1,4 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -20,6 +20,8 @@ import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.Transition;
+import dev.sas.testing.Drain;
+import dev.sas.testing.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;

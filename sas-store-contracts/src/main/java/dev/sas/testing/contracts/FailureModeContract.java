@@ -1,4 +1,4 @@
-package dev.sas.testing;
+package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,7 +21,10 @@ import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
+import dev.sas.testing.Drain;
+import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
+import dev.sas.testing.ScriptedAgent;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
