@@ -93,7 +93,8 @@ class MisuseTest {
             TaskId id = sas.client().submit(wf, "k", "x").id();
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
-            assertThat(sas.metrics().deadlinesMissed()).isEqualTo(1);
+            // the supervisor may recover the step (and the retry finish) before this node's timer fires
+            await().atMost(Duration.ofSeconds(5)).until(() -> sas.metrics().deadlinesMissed() == 1);
 
             hung.complete("too late");
 
