@@ -29,6 +29,8 @@ class SqlStateLiteralTest {
             "ScanPredicates.*",
             "Dialect.CLAIMABLE_STATES",
             "Dialect.claimedState",
+            // the claim: a claimed task with a cancel requested (not compensating) starts no step
+            "Dialect.claimedStart",
             // the claim: its outbox rows name the start event by the claimed state
             "PostgresDialect.claimSql");
 
