@@ -394,7 +394,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
                 : SasRuntime.DEFAULT_BUSY_POLL_INTERVAL.compareTo(pollInterval) < 0 ? SasRuntime.DEFAULT_BUSY_POLL_INTERVAL
                 : pollInterval;
         for (Map.Entry<String, FlowControl> e : AgentFlowControls.of(workflows).entrySet()) {
-            if (e.getValue().isLimited() && !store.supportsFlowControl()) {
+            if (e.getValue().isLimited() && store.flowControl().isEmpty()) {
                 throw new IllegalStateException("agent '" + e.getKey() + "' has flow control (" + e.getValue()
                         + "), which needs a stateStore that keeps it; " + store + " does not");
             }

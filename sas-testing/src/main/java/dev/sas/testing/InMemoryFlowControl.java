@@ -1,5 +1,6 @@
 package dev.sas.testing;
 
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.GateChange;
 import dev.sas.core.spi.GateState;
 import dev.sas.core.spi.GateView;
@@ -20,10 +21,10 @@ import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * The agents' shared flow control in {@link InMemoryStateStore}: gates, their permits, and waking
+ * The agents' shared flow control of {@link InMemoryStateStore} ({@link InMemoryStateStore#flowControl()}): gates, their permits, and waking
  * the tasks that wait for them, under the store's lock. Thread-safe.
  */
-final class InMemoryFlowControl {
+final class InMemoryFlowControl implements FlowControlStore {
 
     private final InMemoryTasks tasks;
     private final Map<String, GateState> gates = new TreeMap<>();
@@ -33,7 +34,8 @@ final class InMemoryFlowControl {
         this.tasks = tasks;
     }
 
-    <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
         Objects.requireNonNull(gate, "gate must not be null");
         Objects.requireNonNull(now, "now must not be null");
         Objects.requireNonNull(decide, "decide must not be null");
@@ -69,7 +71,8 @@ final class InMemoryFlowControl {
         return new GateView(gate, state != null ? state : GateState.initial(now), state != null, inUse, probes);
     }
 
-    int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
         Objects.requireNonNull(permitIds, "permitIds must not be null");
         Objects.requireNonNull(now, "now must not be null");
         Objects.requireNonNull(expiresAt, "expiresAt must not be null");
@@ -86,7 +89,8 @@ final class InMemoryFlowControl {
         }
     }
 
-    int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
         Objects.requireNonNull(steps, "steps must not be null");
         Objects.requireNonNull(now, "now must not be null");
         synchronized (tasks.lock) {
@@ -110,7 +114,8 @@ final class InMemoryFlowControl {
         }
     }
 
-    List<GateView> gates(Instant now) {
+    @Override
+    public List<GateView> gates(Instant now) {
         Objects.requireNonNull(now, "now must not be null");
         synchronized (tasks.lock) {
             List<GateView> out = new ArrayList<>();

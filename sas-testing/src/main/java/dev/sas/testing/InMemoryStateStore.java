@@ -9,13 +9,11 @@ import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
-import dev.sas.core.spi.GateChange;
-import dev.sas.core.spi.GateView;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.TaskChange;
 import dev.sas.core.spi.TaskDecisions;
 import dev.sas.core.spi.TaskSnapshot;
@@ -33,7 +31,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashSet;
@@ -292,6 +289,12 @@ public final class InMemoryStateStore implements StateStore {
         return Optional.of(schedules);
     }
 
+    /** {@inheritDoc} Kept under the store's lock with the tasks it wakes. */
+    @Override
+    public Optional<FlowControlStore> flowControl() {
+        return Optional.of(flowControl);
+    }
+
     @Override
     public Optional<ReplyOutbox> replyOutbox() {
         return Optional.of(table.replies);
@@ -391,31 +394,6 @@ public final class InMemoryStateStore implements StateStore {
             }
             return deleted;
         }
-    }
-
-    @Override
-    public boolean supportsFlowControl() {
-        return true;
-    }
-
-    @Override
-    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        return flowControl.changeGate(gate, now, decide);
-    }
-
-    @Override
-    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        return flowControl.renewPermits(permitIds, now, expiresAt);
-    }
-
-    @Override
-    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        return flowControl.wakeWaiting(steps, now, limit);
-    }
-
-    @Override
-    public List<GateView> gates(Instant now) {
-        return flowControl.gates(now);
     }
 
     @Override

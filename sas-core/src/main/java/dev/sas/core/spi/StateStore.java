@@ -9,13 +9,11 @@ import dev.sas.core.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Function;
 
 /**
  * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
@@ -35,6 +33,10 @@ import java.util.function.Function;
  * taken as written. Times are passed in by the caller, never read here: callers compute them on
  * the store's own clock ({@link #currentTime()}) through a measured offset, so nodes whose clocks
  * disagree still agree on every due time, deadline and lease.
+ *
+ * <p>What every store keeps is declared here. What a store may keep or not comes as a role
+ * interface, obtained the same way for each and empty by default: {@link #replyOutbox()},
+ * {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -391,73 +393,14 @@ public interface StateStore extends AutoCloseable {
         return Optional.empty();
     }
 
-    // ------------------------------------------------------------------ agent flow control
-
     /**
-     * True if this store keeps the shared flow-control state of agents ({@link #changeGate},
-     * {@link #renewPermits}, {@link #wakeWaiting}, {@link #gates}). A runtime whose agents have a
-     * {@link dev.sas.core.FlowControl} refuses to build on a store without it.
+     * The agents' shared flow control, if the store keeps it: gates, permits and waking the tasks
+     * that wait for them. Empty if the store keeps none: a runtime whose agents have a
+     * {@link dev.sas.core.FlowControl} with limits then refuses to build, and the operator calls on
+     * agents throw {@link UnsupportedOperationException}.
      */
-    default boolean supportsFlowControl() {
-        return false;
-    }
-
-    /**
-     * Reads and changes the flow-control state of one gate (one endpoint of one agent) atomically
-     * for every runtime on the store. The store locks the gate (creating it as
-     * {@link GateState#initial} if it was never written), drops its permits that expired at or
-     * before {@code now}, counts the live ones, hands that view to {@code decide}, and writes what
-     * {@code decide} returned — the new state, a permit taken, a permit given back — in the same
-     * transaction. Two changes of one gate never interleave, so a limit checked in {@code decide}
-     * holds across the cluster. The store decides nothing itself; {@code decide} must be a pure,
-     * quick function of its view (it runs while the gate is locked, and runs again if the store
-     * retries a transaction the database aborted).
-     *
-     * @param gate the gate's name ({@code <agent>/<endpoint>}, at most 255 characters)
-     * @param now the store's time
-     * @return the result of the change that was written
-     * @throws NullPointerException if an argument is null or {@code decide} returns null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
-    }
-
-    /**
-     * Extends the lease of the given permits to {@code expiresAt}. A permit that was given back,
-     * or had expired at {@code now} (another runtime may already count it as free), is not renewed.
-     *
-     * @return how many permits were renewed
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
-    }
-
-    /**
-     * Makes up to {@code limit} unclaimed {@link TaskStatus#WAITING} tasks at one of {@code steps}
-     * that are not due yet due now, highest priority first, then the one due first; each becomes due
-     * at its submission time, so that among tasks of one priority it is claimed before those
-     * submitted after it. Writes no event (the task stays WAITING). A runtime calls it when a permit
-     * comes free or a breaker closes, so waiting tasks go on at once instead of polling. Reads only
-     * WAITING rows through the claim's index.
-     *
-     * @return how many tasks were made due
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
-    }
-
-    /**
-     * Every gate written so far, with its permits live at {@code now} counted, ordered by name.
-     *
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default List<GateView> gates(Instant now) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    default Optional<FlowControlStore> flowControl() {
+        return Optional.empty();
     }
 
     /** Releases resources the store owns (not a host's data source). Idempotent. */

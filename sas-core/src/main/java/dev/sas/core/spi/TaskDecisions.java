@@ -132,7 +132,7 @@ public final class TaskDecisions {
     }
 
     /**
-     * {@link StateStore#wakeWaiting}: an unclaimed {@code WAITING} task not yet due becomes due at
+     * {@link FlowControlStore#wakeWaiting}: an unclaimed {@code WAITING} task not yet due becomes due at
      * its submission time (or {@code now}, if that is earlier), so it is claimed before the tasks of
      * its priority submitted after it.
      *

@@ -9,14 +9,12 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
-import dev.sas.core.spi.GateChange;
-import dev.sas.core.spi.GateView;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.ReplyOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StepKey;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -24,7 +22,6 @@ import dev.sas.core.spi.WriteOutcome;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -114,6 +111,18 @@ public class JdbcStore implements StateStore {
         return Optional.of(replies);
     }
 
+    /** {@inheritDoc} Table {@code <prefix>schedule} (schema V16). */
+    @Override
+    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
+        return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Tables {@code <prefix>agent_gate} and {@code <prefix>agent_permit} (schema V7). */
+    @Override
+    public Optional<FlowControlStore> flowControl() {
+        return Optional.of(gates);
+    }
+
     /**
      * {@inheritDoc}
      *
@@ -122,11 +131,6 @@ public class JdbcStore implements StateStore {
      * messages; from the first subscription on, the store holds one connection of its pool to listen
      * (thread {@code sas-pg-listen}). Empty on H2 and MariaDB.
      */
-    @Override
-    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
-        return Optional.of(schedules);
-    }
-
     @Override
     public Optional<StoreSignals> signals() {
         return Optional.ofNullable(signals);
@@ -385,43 +389,5 @@ public class JdbcStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return retention.purge(finishedBefore, limit);
-    }
-
-    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
-    @Override
-    public boolean supportsFlowControl() {
-        return true;
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
-     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
-     * run again, {@code decide} included.
-     *
-     * @throws StateStoreException if the database fails; then nothing was written
-     */
-    @Override
-    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        return gates.changeGate(gate, now, decide);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        return gates.renewPermits(permitIds, now, expiresAt);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        return gates.wakeWaiting(steps, now, limit);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public List<GateView> gates(Instant now) {
-        return gates.gates(now);
     }
 }
