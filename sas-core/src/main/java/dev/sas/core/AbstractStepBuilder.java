@@ -178,7 +178,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
 
     /** Checks the combination of settings and builds the step. */
     StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall,
-            StepDefinition.AwaitReply<I> awaitReply) {
+            StepDefinition.AwaitCompletion<I> awaitCompletion) {
         List<String> kinds = new ArrayList<>();
         if (step != null) {
             kinds.add("execute(...)");
@@ -186,7 +186,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         if (agentCall != null) {
             kinds.add("call(...)");
         }
-        if (awaitReply != null) {
+        if (awaitCompletion != null) {
             kinds.add("awaitCompletion(...)");
         }
         if (kinds.isEmpty()) {
@@ -222,6 +222,6 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
-        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, awaitReply);
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, awaitCompletion);
     }
 }

@@ -313,7 +313,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
      * Registers a status channel this runtime consumes: the status messages of every task submitted
      * with {@code SubmitOptions.Builder.statusChannel(channel.name())}, recorded by any node, reach the channel's
      * handler from the store's outbox, in order per task, at least once, with a delivery id, on the
-     * thread {@code sas-reply-<name>}. The channel is registered in the store when the runtime starts
+     * thread {@code sas-status-<name>}. The channel is registered in the store when the runtime starts
      * (submits naming it are accepted by every node from then on, and by this runtime's own client at
      * once); its messages wait in the store while no node consumes it. Of several nodes registering
      * the same channel one consumes it at a time (see {@link StatusChannel}).

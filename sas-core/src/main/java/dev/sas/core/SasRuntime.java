@@ -8,13 +8,13 @@ import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.NamedThreadFactory;
 import dev.sas.core.internal.Recorder;
 import dev.sas.core.internal.Registry;
-import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.StatusPump;
 import dev.sas.core.internal.RuntimeDriver;
-import dev.sas.core.internal.ReplyRouting;
+import dev.sas.core.internal.StatusRouting;
 import dev.sas.core.internal.Retention;
 import dev.sas.core.internal.Scheduler;
 import dev.sas.core.internal.Supervisor;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StoreSignals;
 import java.time.Clock;
@@ -107,7 +107,7 @@ public final class SasRuntime implements AutoCloseable {
     private final Retention retention;
     private final SasClient client;
     private final StoreSignals signals;
-    private final Map<String, ReplyPump> replyPumps = new LinkedHashMap<>();
+    private final Map<String, StatusPump> replyPumps = new LinkedHashMap<>();
     private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -131,16 +131,16 @@ public final class SasRuntime implements AutoCloseable {
         this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
                 metrics::clockSkew);
         this.signals = store.signals().orElse(null);
-        ReplyOutbox outbox = store.replyOutbox().orElse(null);
+        StatusOutbox outbox = store.statusOutbox().orElse(null);
         if (outbox == null && !config.statusChannels().isEmpty()) {
             throw new IllegalStateException("status channels " + config.statusChannels().keySet() + " are registered,"
                     + " but the store " + store + " keeps no status channels; use a store that does (JdbcStateStore,"
                     + " InMemoryStateStore)");
         }
         for (StatusChannel channel : config.statusChannels().values()) {
-            replyPumps.put(channel.name(), new ReplyPump(channel, outbox, clock, instanceId, metrics, poll(config)));
+            replyPumps.put(channel.name(), new StatusPump(channel, outbox, clock, instanceId, metrics, poll(config)));
         }
-        this.events = new EventBus(config.listeners(), new ReplyRouting(replyPumps, outbox, metrics),
+        this.events = new EventBus(config.listeners(), new StatusRouting(replyPumps, outbox, metrics),
                 this::finished, config.alertSink(), metrics, config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
@@ -162,7 +162,7 @@ public final class SasRuntime implements AutoCloseable {
                 config.maxPayloadBytes(), config.tracing(), config.completionTokenKeys()), clock, config.workflows(),
                 new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
-        scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
+        scheduler.completionTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */
@@ -338,7 +338,7 @@ public final class SasRuntime implements AutoCloseable {
         Duration drain = config.shutdownGrace().compareTo(MAX_EVENT_DRAIN) > 0 ? MAX_EVENT_DRAIN
                 : config.shutdownGrace().compareTo(MIN_EVENT_DRAIN) < 0 ? MIN_EVENT_DRAIN : config.shutdownGrace();
         subscriptions.forEach(StoreSignals.Subscription::close);
-        for (ReplyPump pump : replyPumps.values()) {
+        for (StatusPump pump : replyPumps.values()) {
             try {
                 // what it has not delivered stays in the store: the next node consuming the channel delivers it
                 pump.stop(drain);
@@ -390,7 +390,7 @@ public final class SasRuntime implements AutoCloseable {
         @Override
         public int statusUpdates() {
             requireManual();
-            return ReplyPump.runEachOnce(replyPumps.values());
+            return StatusPump.runEachOnce(replyPumps.values());
         }
 
         private void requireManual() {

@@ -29,7 +29,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
-    private StepDefinition.AwaitReply<I> awaitReply;
+    private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     StepBuilder(String name) {
         super(name);
@@ -77,12 +77,12 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      * @throws NullPointerException if {@code request} is null
      */
     public StepBuilder<I> awaitCompletion(CompletionRequest<I> request) {
-        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
-        this.awaitReply = new StepDefinition.AwaitReply<>(request, Codec.string());
+        Objects.requireNonNull(request, "step '" + name + "': awaitCompletion request must not be null");
+        this.awaitCompletion = new StepDefinition.AwaitCompletion<>(request, Codec.string());
         return this;
     }
 
     StepDefinition<I> build(int index) {
-        return build(index, StepRef.of(name), step, agentCall, awaitReply);
+        return build(index, StepRef.of(name), step, agentCall, awaitCompletion);
     }
 }

@@ -31,10 +31,10 @@ public final class StepDefinition<I> {
     private final RetryPolicy compensationRetryPolicy;
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
-    private final AwaitReply<I> awaitReply;
+    private final AwaitCompletion<I> awaitCompletion;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
-            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitReply<I> awaitReply) {
+            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitCompletion<I> awaitCompletion) {
         this.name = b.name;
         this.index = index;
         this.ref = ref;
@@ -48,7 +48,7 @@ public final class StepDefinition<I> {
         this.compensationRetryPolicy = compensationRetryPolicy;
         this.step = step;
         this.agentCall = agentCall;
-        this.awaitReply = awaitReply;
+        this.awaitCompletion = awaitCompletion;
     }
 
     /**
@@ -56,7 +56,7 @@ public final class StepDefinition<I> {
      * ({@link StepBuilder#awaitCompletion(CompletionRequest)}).
      */
     public boolean awaitsCompletion() {
-        return awaitReply != null;
+        return awaitCompletion != null;
     }
 
     /**
@@ -66,10 +66,10 @@ public final class StepDefinition<I> {
      * @throws Exception what the request threw
      */
     public void sendRequest(StepContext<I> context, String replyToken) throws Exception {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
-        awaitReply.request.send(context, replyToken);
+        awaitCompletion.request.send(context, replyToken);
     }
 
     /**
@@ -80,10 +80,10 @@ public final class StepDefinition<I> {
      * @throws IllegalArgumentException if the reply cannot be encoded with the step's codec
      */
     public String encodeReply(Object reply) {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
-        return awaitReply.encode(reply, name);
+        return awaitCompletion.encode(reply, name);
     }
 
     /**
@@ -92,12 +92,12 @@ public final class StepDefinition<I> {
      * @throws IllegalArgumentException if the codec cannot decode it; the codec's exception is the cause
      */
     String checkEncodedReply(String encoded) {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
         if (encoded != null) {
             try {
-                awaitReply.codec.decode(encoded);
+                awaitCompletion.codec.decode(encoded);
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException("reply to step '" + name + "' cannot be decoded with the step's"
                         + " codec (" + e.getClass().getName() + "); send text the step's codec encoded", e);
@@ -297,16 +297,16 @@ public final class StepDefinition<I> {
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
-                + (awaitReply != null ? ", awaitReply" : "")
+                + (awaitCompletion != null ? ", awaitCompletion" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
     }
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */
-    static final class AwaitReply<I> {
+    static final class AwaitCompletion<I> {
         final CompletionRequest<I> request;
         final Codec<?> codec;
 
-        AwaitReply(CompletionRequest<I> request, Codec<?> codec) {
+        AwaitCompletion(CompletionRequest<I> request, Codec<?> codec) {
             this.request = Objects.requireNonNull(request, "request must not be null");
             this.codec = Objects.requireNonNull(codec, "codec must not be null");
         }

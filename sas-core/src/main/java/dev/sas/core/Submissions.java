@@ -3,7 +3,7 @@ package dev.sas.core;
 import dev.sas.core.internal.SubmitGroup;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -106,7 +106,7 @@ final class Submissions {
         if (channel == null || registeredReplyChannels.contains(channel) || core.hooks.consumesReplyChannel(channel)) {
             return;
         }
-        ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalArgumentException("statusChannel '"
+        StatusOutbox outbox = store.statusOutbox().orElseThrow(() -> new IllegalArgumentException("statusChannel '"
                 + channel + "': the store " + store + " keeps no status channels; use a store that does"
                 + " (JdbcStateStore, InMemoryStateStore) or submit without statusChannel"));
         registeredReplyChannels.addAll(outbox.channels());

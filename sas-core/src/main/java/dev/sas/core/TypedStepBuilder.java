@@ -23,7 +23,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
     private final StepRef<O> ref;
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
-    private StepDefinition.AwaitReply<I> awaitReply;
+    private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     TypedStepBuilder(StepRef<O> ref) {
         super(ref.name());
@@ -73,12 +73,12 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
      * @throws NullPointerException if {@code request} is null
      */
     public TypedStepBuilder<I, O> awaitCompletion(CompletionRequest<I> request) {
-        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
-        this.awaitReply = new StepDefinition.AwaitReply<>(request, ref.codec());
+        Objects.requireNonNull(request, "step '" + name + "': awaitCompletion request must not be null");
+        this.awaitCompletion = new StepDefinition.AwaitCompletion<>(request, ref.codec());
         return this;
     }
 
     StepDefinition<I> build(int index) {
-        return build(index, ref, step, agentCall, awaitReply);
+        return build(index, ref, step, agentCall, awaitCompletion);
     }
 }

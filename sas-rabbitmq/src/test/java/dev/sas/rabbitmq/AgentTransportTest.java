@@ -241,7 +241,7 @@ class AgentTransportTest {
         AtomicInteger failuresLeft = new AtomicInteger(2);
         StateStore flaky = (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(),
                 new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("acceptReply") && failuresLeft.getAndDecrement() > 0) {
+                    if (method.getName().equals("acceptCompletion") && failuresLeft.getAndDecrement() > 0) {
                         throw new StoreUnavailableException("database down (test)", null);
                     }
                     try {

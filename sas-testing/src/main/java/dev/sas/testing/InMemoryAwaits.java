@@ -3,9 +3,9 @@ package dev.sas.testing;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.AwaitWrite;
-import dev.sas.core.spi.ReplyTarget;
-import dev.sas.core.spi.ReplyWrite;
-import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.CompletionTarget;
+import dev.sas.core.spi.CompletionWrite;
+import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.InMemoryTasks.Row;
@@ -23,22 +23,22 @@ import java.util.function.Function;
 final class InMemoryAwaits {
 
     /** Which attempt a kept reply answers. */
-    private record ReplyKey(TaskId taskId, int step, long lease) {
+    private record CompletionKey(TaskId taskId, int step, long lease) {
     }
 
     private final InMemoryTasks tasks;
-    private final Map<ReplyKey, StepReply> stepReplies = new HashMap<>();
+    private final Map<CompletionKey, StepCompletion> stepCompletions = new HashMap<>();
 
     InMemoryAwaits(InMemoryTasks tasks) {
         this.tasks = tasks;
     }
 
-    AwaitWrite awaitReply(Transition awaiting, Function<StepReply, Transition> ifReplied, Instant now) {
+    AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
         Objects.requireNonNull(awaiting, "awaiting must not be null");
-        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
+        Objects.requireNonNull(ifCompleted, "ifCompleted must not be null");
         synchronized (tasks.lock) {
             Row r = tasks.rows.get(awaiting.taskId());
-            StepReply kept = stepReplies.get(new ReplyKey(awaiting.taskId(), awaiting.fromStep(), awaiting.lease()));
+            StepCompletion kept = stepCompletions.get(new CompletionKey(awaiting.taskId(), awaiting.fromStep(), awaiting.lease()));
             if (kept == null || r == null || r.lastTransition == awaiting.id()) {
                 return new AwaitWrite(tasks.apply(awaiting, now), null, awaiting);
             }
@@ -47,45 +47,45 @@ final class InMemoryAwaits {
             if (fence != null) {
                 return new AwaitWrite(fence, null, awaiting);
             }
-            Transition instead = ifReplied.apply(kept);
+            Transition instead = ifCompleted.apply(kept);
             return new AwaitWrite(tasks.apply(instead, now), kept, instead);
         }
     }
 
-    ReplyWrite acceptReply(StepReply reply, Function<ReplyTarget, Transition> decide, Instant now) {
-        Objects.requireNonNull(reply, "reply must not be null");
+    CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
+        Objects.requireNonNull(reply, "completion must not be null");
         Objects.requireNonNull(decide, "decide must not be null");
         synchronized (tasks.lock) {
             Row r = tasks.rows.get(reply.taskId());
             if (r == null) {
-                return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
+                return CompletionWrite.of(CompletionWrite.Kind.NOT_FOUND);
             }
-            ReplyKey key = new ReplyKey(reply.taskId(), reply.step(), reply.lease());
-            ReplyTarget target = new ReplyTarget(r.taskId, r.workflow, r.version, r.businessKey, r.status,
-                    r.lease, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.replyTo);
-            ReplyWrite.Kind refused = reply.refusal(target, r.lockedBy != null, stepReplies.containsKey(key), now);
+            CompletionKey key = new CompletionKey(reply.taskId(), reply.step(), reply.lease());
+            CompletionTarget target = new CompletionTarget(r.taskId, r.workflow, r.version, r.businessKey, r.status,
+                    r.lease, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.statusChannel);
+            CompletionWrite.Kind refused = reply.refusal(target, r.lockedBy != null, stepCompletions.containsKey(key), now);
             if (refused != null) {
-                return ReplyWrite.of(refused);
+                return CompletionWrite.of(refused);
             }
             if (r.status == TaskStatus.PROCESSING) {
-                stepReplies.put(key, reply);
-                return ReplyWrite.of(ReplyWrite.Kind.KEPT);
+                stepCompletions.put(key, reply);
+                return CompletionWrite.of(CompletionWrite.Kind.KEPT);
             }
             Transition t = decide.apply(target);
             WriteOutcome outcome = tasks.apply(t, now);
             if (outcome.kind() == WriteOutcome.Kind.REFUSED) {
-                return ReplyWrite.of(ReplyWrite.Kind.REFUSED);
+                return CompletionWrite.of(CompletionWrite.Kind.REFUSED);
             }
             if (!outcome.isApplied()) {
-                return ReplyWrite.of(ReplyWrite.Kind.STALE);
+                return CompletionWrite.of(CompletionWrite.Kind.STALE);
             }
-            stepReplies.put(key, reply);
-            return new ReplyWrite(ReplyWrite.Kind.APPLIED, t);
+            stepCompletions.put(key, reply);
+            return new CompletionWrite(CompletionWrite.Kind.APPLIED, t);
         }
     }
 
     /** Drops what was kept for a purged task. Under the store's lock. */
     void purged(TaskId taskId) {
-        stepReplies.keySet().removeIf(k -> k.taskId().equals(taskId));
+        stepCompletions.keySet().removeIf(k -> k.taskId().equals(taskId));
     }
 }

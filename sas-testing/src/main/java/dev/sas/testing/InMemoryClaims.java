@@ -69,7 +69,7 @@ final class InMemoryClaims {
                 }
                 claimed.add(new ClaimedTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
                         r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.input,
-                        r.replyTo, r.createdAt, outputs, r.traceContext));
+                        r.statusChannel, r.createdAt, outputs, r.traceContext));
             }
             return claimed;
         }
@@ -108,7 +108,7 @@ final class InMemoryClaims {
             for (Row r : expired.subList(0, Math.min(limit, expired.size()))) {
                 out.add(new ExpiredTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
                         r.lockedBy, r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested,
-                        r.replyTo));
+                        r.statusChannel));
             }
             return out;
         }

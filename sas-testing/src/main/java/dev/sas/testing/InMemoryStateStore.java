@@ -12,7 +12,7 @@ import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.TaskChange;
 import dev.sas.core.spi.TaskDecisions;
@@ -21,9 +21,9 @@ import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.AwaitWrite;
-import dev.sas.core.spi.ReplyTarget;
-import dev.sas.core.spi.ReplyWrite;
-import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.CompletionTarget;
+import dev.sas.core.spi.CompletionWrite;
+import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.InMemoryTasks.Row;
@@ -185,7 +185,7 @@ public final class InMemoryStateStore implements StateStore {
         r.createdAt = task.createdAt();
         r.updatedAt = task.createdAt();
         r.input = task.input();
-        r.replyTo = task.replyTo();
+        r.statusChannel = task.statusChannel();
         r.traceContext = task.traceContext();
         table.addEvents(r, List.of(received));
         tasks.put(r.taskId, r);
@@ -216,13 +216,13 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public AwaitWrite awaitReply(Transition awaiting, Function<StepReply, Transition> ifReplied, Instant now) {
-        return awaits.awaitReply(awaiting, ifReplied, now);
+    public AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
+        return awaits.awaitCompletion(awaiting, ifCompleted, now);
     }
 
     @Override
-    public ReplyWrite acceptReply(StepReply reply, Function<ReplyTarget, Transition> decide, Instant now) {
-        return awaits.acceptReply(reply, decide, now);
+    public CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
+        return awaits.acceptCompletion(reply, decide, now);
     }
 
     @Override
@@ -296,7 +296,7 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public Optional<ReplyOutbox> replyOutbox() {
+    public Optional<StatusOutbox> statusOutbox() {
         return Optional.of(table.replies);
     }
 

@@ -33,7 +33,7 @@ final class InMemoryTasks {
     final Object lock = new Object();
     final Map<TaskId, Row> rows = new HashMap<>();
     final Map<String, TaskId> byBusinessKey = new HashMap<>();
-    final InMemoryReplies replies = new InMemoryReplies(lock);
+    final InMemoryStatusOutbox replies = new InMemoryStatusOutbox(lock);
 
     static final class Row {
         TaskId taskId;
@@ -55,7 +55,7 @@ final class InMemoryTasks {
         Instant createdAt;
         Instant updatedAt;
         String input;
-        String replyTo;
+        String statusChannel;
         String traceContext;
         String lastError;
         long lastTransition;
@@ -186,15 +186,15 @@ final class InMemoryTasks {
         TaskEvent e = new TaskEvent(r.taskId, r.businessKey, r.workflow, type, r.currentStep, r.currentStepName, 0,
                 now, message);
         addEvents(r, List.of(e));
-        return new RecordedEvent(e, r.replyTo);
+        return new RecordedEvent(e, r.statusChannel);
     }
 
-    /** Appends events to the task's log and, if it has a reply channel, to the channel's outbox. */
+    /** Appends events to the task's log and, if it has a status channel, to the channel's outbox. */
     void addEvents(Row r, List<TaskEvent> events) {
         r.events.addAll(events);
-        if (r.replyTo != null) {
+        if (r.statusChannel != null) {
             for (TaskEvent e : events) {
-                replies.append(r.replyTo, e);
+                replies.append(r.statusChannel, e);
             }
         }
     }

@@ -78,8 +78,8 @@ final class AttemptRunner {
         this.tracing = tracing;
     }
 
-    void replyTokens(ReplyTokens tokens) {
-        awaiting.replyTokens(tokens);
+    void completionTokens(CompletionTokens tokens) {
+        awaiting.completionTokens(tokens);
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -141,7 +141,7 @@ final class AttemptRunner {
         }
         events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
                 ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, run.currentStep, run.stepName(),
-                run.attempt, now, null)), run.replyTo);
+                run.attempt, now, null)), run.statusChannel);
         dispatch(run);
     }
 
@@ -151,12 +151,12 @@ final class AttemptRunner {
         Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
                 c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
-        Transition t = d.transition().withReplyTo(c.replyTo());
+        Transition t = d.transition().withStatusChannel(c.statusChannel());
         recorder.write(t, c.completeBy(), (result, refusal, at) -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     metrics.errors.increment();
-                    events.publish(t.events(), c.replyTo());
+                    events.publish(t.events(), c.statusChannel());
                     d.alerts().forEach(a -> events.alert(DecisionWriter.stamped(a, at)));
                 } else {
                     writer.notRecorded(c.taskId(), c.currentStep(), result, refusal);

@@ -28,7 +28,7 @@ final class AwaitingSteps {
     private final AttemptEnds ends;
     private final BooleanSupplier abandoning;
 
-    private volatile ReplyTokens replyTokens = ReplyTokens.NONE;
+    private volatile CompletionTokens completionTokens = CompletionTokens.NONE;
 
     AwaitingSteps(Clock clock, Recorder recorder, EventBus events, Metrics metrics, ClaimLoop loop,
             DecisionWriter writer, AttemptEnds ends, BooleanSupplier abandoning) {
@@ -42,8 +42,8 @@ final class AwaitingSteps {
         this.abandoning = abandoning;
     }
 
-    void replyTokens(ReplyTokens tokens) {
-        this.replyTokens = tokens;
+    void completionTokens(CompletionTokens tokens) {
+        this.completionTokens = tokens;
     }
 
     /**
@@ -54,7 +54,7 @@ final class AwaitingSteps {
         Throwable failure = null;
         a.thread = Thread.currentThread();
         try {
-            String token = replyTokens.issue(new ReplyToken(a.run.taskId, a.step, a.run.lease));
+            String token = completionTokens.issue(new CompletionToken(a.run.taskId, a.step, a.run.lease));
             a.trace.run(() -> {
                 try {
                     def.sendRequest(a, token);
@@ -102,25 +102,25 @@ final class AwaitingSteps {
         try {
             Decision d = TaskStateMachine.decide(writer.snapshot(run), new TaskStateMachine.RequestSent(), now);
             AtomicReference<Decision> replied = new AtomicReference<>();
-            dev.sas.core.spi.AwaitWrite w = recorder.awaitReply(d.transition().withReplyTo(run.replyTo), reply -> {
+            dev.sas.core.spi.AwaitWrite w = recorder.awaitCompletion(d.transition().withStatusChannel(run.statusChannel), reply -> {
                 Decision rd = TaskStateMachine.decide(writer.snapshot(run),
-                        TaskStateMachine.ReplyReceived.of(reply, a.startedAt), now);
+                        TaskStateMachine.CompletionReceived.of(reply, a.startedAt), now);
                 replied.set(rd);
-                return rd.transition().withReplyTo(run.replyTo);
+                return rd.transition().withStatusChannel(run.statusChannel);
             }, now);
             Recorder.Result result = Recorder.Result.of(w.outcome());
-            if (w.reply() == null) {
+            if (w.completion() == null) {
                 awaiting(a, d, result, w.outcome().reason());
                 return;
             }
             // a reply arrived while the request was being sent: it was applied instead
             Decision rd = replied.get();
-            boolean completed = w.reply().kind() == dev.sas.core.spi.StepReply.Kind.COMPLETED;
-            log.info("{}: its reply arrived while the request was being sent; {}", a,
+            boolean completed = w.completion().kind() == dev.sas.core.spi.StepCompletion.Kind.COMPLETED;
+            log.info("{}: its completion arrived while the request was being sent; {}", a,
                     completed ? "the step completed" : "the attempt failed");
             if (result == Recorder.Result.APPLIED) {
                 if (completed) {
-                    run.setOutput(a.step, w.reply().payload());
+                    run.setOutput(a.step, w.completion().payload());
                 }
                 writer.applied(run, rd, completed, now);
             } else if (result == Recorder.Result.CANCEL_REQUESTED && rd.ifCancelRequested() != null) {
@@ -146,8 +146,8 @@ final class AwaitingSteps {
     private void awaiting(Attempt a, Decision d, Recorder.Result result, String refusal) {
         TaskRun run = a.run;
         if (result == Recorder.Result.APPLIED) {
-            log.debug("{}: request sent; awaiting its reply until {}", a, a.completeBy);
-            events.publish(d.transition().events(), run.replyTo);
+            log.debug("{}: request sent; awaiting its completion until {}", a, a.completeBy);
+            events.publish(d.transition().events(), run.statusChannel);
             loop.release();
         } else if (result == Recorder.Result.CANCEL_REQUESTED && d.ifCancelRequested() != null) {
             run.cancelRequested = true;

@@ -67,7 +67,7 @@ final class DecisionWriter {
     /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
     private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
         // the store writes the events to the task's status channel outbox too
-        Transition t = d.transition().withReplyTo(run.replyTo);
+        Transition t = d.transition().withStatusChannel(run.statusChannel);
         recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
@@ -98,7 +98,7 @@ final class DecisionWriter {
     void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
         Transition t = d.transition();
         count(d, stepCompleted);
-        events.publish(t.events(), run.replyTo);
+        events.publish(t.events(), run.statusChannel);
         d.alerts().forEach(a -> events.alert(stamped(a, at)));
         if (t.keepLock()) {
             moveTo(run, t.status(), t.currentStep(), at);

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * Delivers committed events to listeners, and alerts to the sink, on one thread
  * ({@code sas-events}) so that order is kept; inline when no thread was started. Status channels are
  * not delivered here: the store wrote their messages to its outbox with the transition, and the
- * channel's pump delivers them from there ({@link ReplyRouting} only wakes it), so a message is
+ * channel's pump delivers them from there ({@link StatusRouting} only wakes it), so a message is
  * never delivered twice by two paths.
  *
  * <p>Bounded: at most {@code capacity} events and alerts wait for the event thread. When a slow
@@ -34,7 +34,7 @@ public final class EventBus {
     private static final long DROP_WARN_EVERY_SECONDS = 10;
 
     private final List<TaskListener> listeners;
-    private final ReplyRouting replies;
+    private final StatusRouting replies;
     private final Consumer<TaskId> finished;
     private final AlertSink alertSink;
     private final Metrics metrics;
@@ -51,7 +51,7 @@ public final class EventBus {
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
      *     state, so waiting handles on this node return without polling; must be quick
      */
-    public EventBus(List<TaskListener> listeners, ReplyRouting replies, Consumer<TaskId> finished,
+    public EventBus(List<TaskListener> listeners, StatusRouting replies, Consumer<TaskId> finished,
             AlertSink alertSink, Metrics metrics, int capacity) {
         this.listeners = List.copyOf(listeners);
         this.replies = replies;
@@ -70,7 +70,7 @@ public final class EventBus {
      * Delivers events recorded (committed) for one task to the listeners; wakes the pump of its reply
      * channel if it is consumed here, and tells waiting handles when the task finished.
      */
-    public void publish(List<TaskEvent> events, String replyTo) {
+    public void publish(List<TaskEvent> events, String statusChannel) {
         if (events.isEmpty()) {
             return;
         }
@@ -84,13 +84,13 @@ public final class EventBus {
                 }
             }
         }
-        boolean unknownChannel = replyTo != null && !replies.committed(replyTo);
+        boolean unknownChannel = statusChannel != null && !replies.committed(statusChannel);
         if (listeners.isEmpty() && !unknownChannel) {
             return;
         }
         run(events.size(), () -> {
             if (unknownChannel) {
-                replies.checkUnknown(replyTo, events);
+                replies.checkUnknown(statusChannel, events);
             }
             for (TaskEvent e : events) {
                 for (TaskListener l : listeners) {

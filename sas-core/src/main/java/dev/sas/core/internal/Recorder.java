@@ -149,9 +149,9 @@ public final class Recorder {
      *
      * @throws StateStoreException if the store failed
      */
-    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
-            java.util.function.Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
-        return store.awaitReply(awaiting, ifReplied, now);
+    public dev.sas.core.spi.AwaitWrite awaitCompletion(Transition awaiting,
+            java.util.function.Function<dev.sas.core.spi.StepCompletion, Transition> ifCompleted, Instant now) {
+        return store.awaitCompletion(awaiting, ifCompleted, now);
     }
 
     /** A writer thread: contains whatever escapes {@link #loop()} and starts it again, so writing goes on. */

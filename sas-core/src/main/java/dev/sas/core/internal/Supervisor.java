@@ -161,7 +161,7 @@ public final class Supervisor {
                     if (t.nextAttemptAt() != null && (firstDue == null || t.nextAttemptAt().isBefore(firstDue))) {
                         firstDue = t.nextAttemptAt();
                     }
-                    events.publish(t.events(), e.replyTo());
+                    events.publish(t.events(), e.statusChannel());
                     d.alerts().forEach(events::alert);
                 } else if (outcomes.get(i) == WriteOutcome.BUSY) {
                     log.info("task {} step {}: recovery deferred to the next pass, its row is held by another"
@@ -183,10 +183,10 @@ public final class Supervisor {
         }
         DeployWatch.Check check = deployWatch.checkIfDue(now);
         for (RecordedEvent e : check.parked()) {
-            events.publish(List.of(e.event()), e.replyTo());
+            events.publish(List.of(e.event()), e.statusChannel());
         }
         for (RecordedEvent e : check.unparked()) {
-            events.publish(List.of(e.event()), e.replyTo());
+            events.publish(List.of(e.event()), e.statusChannel());
         }
         if (!check.unparked().isEmpty()) {
             wakeScheduler.accept(now);
@@ -264,8 +264,8 @@ public final class Supervisor {
     private List<WriteOutcome> write(List<Decision> decisions, List<ExpiredTask> expired, Instant now) {
         List<Transition> transitions = new ArrayList<>(decisions.size());
         for (int i = 0; i < decisions.size(); i++) {
-            // the store writes the events to the task's reply channel outbox too
-            transitions.add(decisions.get(i).transition().withReplyTo(expired.get(i).replyTo()));
+            // the store writes the events to the task's status channel outbox too
+            transitions.add(decisions.get(i).transition().withStatusChannel(expired.get(i).statusChannel()));
         }
         return new ArrayList<>(store.write(transitions, now));
     }

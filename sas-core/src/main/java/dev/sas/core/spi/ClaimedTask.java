@@ -25,7 +25,7 @@ import java.util.List;
  * @param completeBy deadline of this attempt
  * @param cancelRequested an operator asked to cancel
  * @param input encoded input
- * @param replyTo reply channel, or null
+ * @param statusChannel status channel, or null
  * @param createdAt submission time
  * @param outputs recorded outputs of completed steps by index (null where none or not completed)
  * @param traceContext the trace context stored at submission ({@link NewTask#traceContext()}), or null
@@ -43,7 +43,7 @@ public record ClaimedTask(
         Instant completeBy,
         boolean cancelRequested,
         String input,
-        String replyTo,
+        String statusChannel,
         Instant createdAt,
         List<String> outputs,
         String traceContext) {
@@ -60,14 +60,14 @@ public record ClaimedTask(
     public static ClaimedTask atSubmit(NewTask task) {
         return new ClaimedTask(task.taskId(), task.workflow(), task.workflowVersion(), task.businessKey(),
                 TaskStatus.PROCESSING, 1, 0, 1, 0, task.createdAt().plus(task.firstStepTimeout()), false, task.input(),
-                task.replyTo(), task.createdAt(), List.of(), task.traceContext());
+                task.statusChannel(), task.createdAt(), List.of(), task.traceContext());
     }
 
     /** A claim without a trace context. */
     public ClaimedTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
             long lease, int currentStep, int attempt, int failureCount, Instant completeBy, boolean cancelRequested,
-            String input, String replyTo, Instant createdAt, List<String> outputs) {
+            String input, String statusChannel, Instant createdAt, List<String> outputs) {
         this(taskId, workflow, workflowVersion, businessKey, status, lease, currentStep, attempt, failureCount,
-                completeBy, cancelRequested, input, replyTo, createdAt, outputs, null);
+                completeBy, cancelRequested, input, statusChannel, createdAt, outputs, null);
     }
 }

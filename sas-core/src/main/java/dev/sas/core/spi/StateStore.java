@@ -35,7 +35,7 @@ import java.util.TreeMap;
  * disagree still agree on every due time, deadline and lease.
  *
  * <p>What every store keeps is declared here. What a store may keep or not comes as a role
- * interface, obtained the same way for each and empty by default: {@link #replyOutbox()},
+ * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
  * {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
@@ -82,7 +82,7 @@ public interface StateStore extends AutoCloseable {
      * claims it for {@code instanceId} as {@link #claim} at {@code task.createdAt()} would: status
      * {@code PROCESSING}, lease 1, attempt 1 at step 0, {@code completeBy} at
      * {@code createdAt + firstStepTimeout}, and its STEP_STARTED event at {@code createdAt} (after
-     * the RECEIVED event; both go to the task's reply channel too). The claim is
+     * the RECEIVED event; both go to the task's status channel too). The claim is
      * {@link ClaimedTask#atSubmit}. A task whose workflow and business key exist is neither written
      * nor claimed; the result carries its id with {@code created == false}.
      *
@@ -160,44 +160,44 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * Writes {@code awaiting}, the transition that makes a claimed task (PROCESSING, its step's
-     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitReply()}):
+     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitCompletion()}):
      * fenced like {@link #write}; the claim is released to the pseudo-holder
-     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a reply
-     * to the same task, step ({@link Transition#fromStep()}) and lease was kept before
-     * ({@link #acceptReply} answered {@link ReplyWrite.Kind#KEPT}), the store writes
-     * {@code ifReplied.apply(reply)} instead, in the same transaction, with the same fencing
-     * (a holder transition under the same claim). {@code ifReplied} is pure and cheap; it may be
+     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a
+     * completion of the same task, step ({@link Transition#fromStep()}) and lease was kept before
+     * ({@link #acceptCompletion} answered {@link CompletionWrite.Kind#KEPT}), the store writes
+     * {@code ifCompleted.apply(completion)} instead, in the same transaction, with the same fencing
+     * (a holder transition under the same claim). {@code ifCompleted} is pure and cheap; it may be
      * called while the store holds the task's row locked.
      *
-     * @return the outcome, the kept reply if one was applied, and the transition it is about
+     * @return the outcome, the kept completion if one was applied, and the transition it is about
      * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
+     * @throws UnsupportedOperationException if the store does not support completions of awaiting steps
      */
-    default AwaitWrite awaitReply(Transition awaiting, java.util.function.Function<StepReply, Transition> ifReplied,
-            Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
+    default AwaitWrite awaitCompletion(Transition awaiting,
+            java.util.function.Function<StepCompletion, Transition> ifCompleted, Instant now) {
+        throw new UnsupportedOperationException(this + " does not support steps that await a completion");
     }
 
     /**
-     * Records a reply to an awaiting step, atomically: under the task's row lock, a reply already
-     * kept for the same task, step and lease answers {@link ReplyWrite.Kind#DUPLICATE}; a task that
+     * Records a completion of an awaiting step, atomically: under the task's row lock, a completion already
+     * kept for the same task, step and lease answers {@link CompletionWrite.Kind#DUPLICATE}; a task that
      * is absent {@code NOT_FOUND}; at another lease or step, or in a state other than
      * {@code AWAITING_REPLY} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
      * {@code now}, {@code LATE}. A {@code PROCESSING} task (its request is still being sent) keeps
-     * the reply ({@code KEPT}) for {@link #awaitReply}. An {@code AWAITING_REPLY} task gets
+     * the completion ({@code KEPT}) for {@link #awaitCompletion}. An {@code AWAITING_REPLY} task gets
      * {@code decide.apply(target)} written as {@link #write} would (events and outbox included) and
-     * the reply kept, in one transaction ({@code APPLIED}); a transition the store cannot write
+     * the completion kept, in one transaction ({@code APPLIED}); a transition the store cannot write
      * leaves nothing written ({@code STALE} or {@code REFUSED}). Nothing else is ever written.
      *
-     * @param reply the reply, naming the attempt it answers
+     * @param completion the completion, naming the attempt it answers
      * @param decide the transition to write for the task as read; pure and cheap
      * @param now the store's time, compared with {@code completeBy}
      * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
+     * @throws UnsupportedOperationException if the store does not support completions of awaiting steps
      */
-    default ReplyWrite acceptReply(StepReply reply, java.util.function.Function<ReplyTarget, Transition> decide,
-            Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
+    default CompletionWrite acceptCompletion(StepCompletion completion,
+            java.util.function.Function<CompletionTarget, Transition> decide, Instant now) {
+        throw new UnsupportedOperationException(this + " does not support steps that await a completion");
     }
 
     /**
@@ -322,7 +322,7 @@ public interface StateStore extends AutoCloseable {
      * cancel does not wait for the agent), as does an unclaimed {@code PENDING} task due after
      * {@code now} (waiting for its submit delay or its retry time: its cancel does not wait for it). An {@code AWAITING_REPLY} task is released (no holder, no
      * deadline) and becomes {@code PENDING}, due at {@code now}: a scheduler compensates it, its
-     * awaiting step included (the request was sent), and a later reply finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
+     * awaiting step included (the request was sent), and a later completion finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is
      * compensated too. A {@code PARKED} task stays parked: it is cancelled once a runtime that can
      * run it claims it. Atomic with every {@link #write}: a transition that yields to a cancel
@@ -368,11 +368,11 @@ public interface StateStore extends AutoCloseable {
     }
 
     /**
-     * The store's reply-channel outbox, if it keeps one: then every event of a task submitted with a
-     * reply channel is also written there, in the same transaction. Empty if the store keeps none
-     * (tasks with a reply channel are then refused at submit).
+     * The store's status outbox, if it keeps one: then every event of a task submitted with a
+     * status channel is also written there, in the same transaction. Empty if the store keeps none
+     * (tasks with a status channel are then refused at submit).
      */
-    default Optional<ReplyOutbox> replyOutbox() {
+    default Optional<StatusOutbox> statusOutbox() {
         return Optional.empty();
     }
 

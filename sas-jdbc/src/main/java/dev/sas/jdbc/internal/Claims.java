@@ -21,7 +21,7 @@ import org.jdbi.v3.core.statement.Query;
 
 /**
  * The claim: the dialect's locking statement(s), which leave the start events pending in the task
- * rows (see {@link EventRows}), their copies in reply channels' outboxes where the dialect does not
+ * rows (see {@link EventRows}), their copies in status channels' outboxes where the dialect does not
  * write them itself, and the outputs of the steps a claimed task already completed. Jdbi, because
  * {@link Dialect#claim} is written against a Jdbi handle. Thread-safe.
  */
@@ -50,7 +50,7 @@ final class Claims {
                 .toList();
         long nowMs = now.toEpochMilli();
         return db.run("claim by " + instanceId, null, () -> {
-            if (db.dialect().claimRecordsReplies()) {
+            if (db.dialect().claimRecordsStatusUpdates()) {
                 // one statement claims and records the replies' start events: no transaction round trips
                 // needed, and the outputs of tasks this instance now holds cannot change under it
                 return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs, versions));
@@ -86,9 +86,9 @@ final class Claims {
             return List.of();
         }
         rows.sort(ClaimRow.ORDER);
-        // the start events stay pending in the task rows; only a reply channel hears of them now
+        // the start events stay pending in the task rows; only a status channel hears of them now
         List<TaskEvent> replies = new ArrayList<>();
-        Map<TaskId, String> replyTo = new HashMap<>();
+        Map<TaskId, String> statusChannel = new HashMap<>();
         for (ClaimRow r : rows) {
             TaskId id = TaskId.of(r.taskId());
             // a task whose cancel was requested is not started by its claim ({@link Dialect#claimedStart})
@@ -96,13 +96,13 @@ final class Claims {
                     : EventRows.started(id, r.businessKey(), r.workflow(), r.status(), r.currentStep(),
                             r.currentStepName(), r.attempt(), nowMs);
             pendingStarts.claimed(r.taskId(), r.lease(), start);
-            if (start != null && r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
-                replyTo.put(id, r.replyTo());
+            if (start != null && r.statusChannel() != null && !db.dialect().claimRecordsStatusUpdates()) {
+                statusChannel.put(id, r.statusChannel());
                 replies.add(start);
             }
         }
         if (!replies.isEmpty()) {
-            db.recordReplies(h, replies, replyTo);
+            db.recordStatusUpdates(h, replies, statusChannel);
         }
         Map<String, List<String>> outputs = loadOutputs(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

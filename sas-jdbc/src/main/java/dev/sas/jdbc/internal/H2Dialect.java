@@ -119,7 +119,7 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsReplies() {
+    public boolean claimRecordsStatusUpdates() {
         return false;
     }
 

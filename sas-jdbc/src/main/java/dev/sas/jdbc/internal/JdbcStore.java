@@ -12,7 +12,7 @@ import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
@@ -62,9 +62,9 @@ public class JdbcStore implements StateStore {
     private final OperatorActions operator;
     private final Retention retention;
     private final Parking parking;
-    private final Replies replies;
+    private final JdbcStatusOutbox replies;
     private final PgSignals signals;
-    private final StepReplies stepReplies;
+    private final StepCompletionRows stepCompletions;
     private final Gates gates;
     private final JdbcSchedules schedules;
 
@@ -88,14 +88,14 @@ public class JdbcStore implements StateStore {
         this.renewals = new DeadlineRenewals(db);
         this.runtimeWorkflows = new RuntimeWorkflows(db);
         this.writer = new TransitionWriter(db, pendingStarts);
-        this.stepReplies = new StepReplies(db, writer);
+        this.stepCompletions = new StepCompletionRows(db, writer);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
         this.parking = new Parking(db);
         this.gates = new Gates(db);
-        this.replies = new Replies(db);
+        this.replies = new JdbcStatusOutbox(db);
         this.schedules = new JdbcSchedules(db);
         this.signals = dialect.signals(db);
     }
@@ -107,7 +107,7 @@ public class JdbcStore implements StateStore {
      * {@code <prefix>reply_channel} (registered channels, their consumer's lease and position).
      */
     @Override
-    public Optional<ReplyOutbox> replyOutbox() {
+    public Optional<StatusOutbox> statusOutbox() {
         return Optional.of(replies);
     }
 
@@ -260,11 +260,11 @@ public class JdbcStore implements StateStore {
      * <p>One transaction that locks the task's row first.
      */
     @Override
-    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
-            Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
+    public dev.sas.core.spi.AwaitWrite awaitCompletion(Transition awaiting,
+            Function<dev.sas.core.spi.StepCompletion, Transition> ifCompleted, Instant now) {
         Objects.requireNonNull(awaiting, "awaiting must not be null");
-        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
-        return stepReplies.awaitReply(awaiting, ifReplied, now);
+        Objects.requireNonNull(ifCompleted, "ifCompleted must not be null");
+        return stepCompletions.awaitCompletion(awaiting, ifCompleted, now);
     }
 
     /**
@@ -274,11 +274,11 @@ public class JdbcStore implements StateStore {
      * {@code <prefix>step_reply} table until the task is purged.
      */
     @Override
-    public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
-            Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
-        Objects.requireNonNull(reply, "reply must not be null");
+    public dev.sas.core.spi.CompletionWrite acceptCompletion(dev.sas.core.spi.StepCompletion reply,
+            Function<dev.sas.core.spi.CompletionTarget, Transition> decide, Instant now) {
+        Objects.requireNonNull(reply, "completion must not be null");
         Objects.requireNonNull(decide, "decide must not be null");
-        return stepReplies.acceptReply(reply, decide, now);
+        return stepCompletions.acceptCompletion(reply, decide, now);
     }
 
     /** @throws StateStoreException if the database fails */

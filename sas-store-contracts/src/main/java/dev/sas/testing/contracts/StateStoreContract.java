@@ -1423,7 +1423,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStatus(), fail.fromStep(),
                 fail.guard(), true, fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(),
                 fail.failureCount(), fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events(),
-                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1, fail.replyTo());
+                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1, fail.statusChannel());
 
         assertThat(store.write(List.of(yielding), later)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
 
@@ -1802,7 +1802,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         for (ClaimedTask c : claimed) {
             int i = Integer.parseInt(c.businessKey().substring(1));
             assertThat(c.input()).as("input %d", i).isEqualTo("input \u00fc\u4e2d " + i);
-            assertThat(c.replyTo()).as("replyTo %d", i).isEqualTo(i % 3 == 0 ? "ch" : null);
+            assertThat(c.statusChannel()).as("statusChannel %d", i).isEqualTo(i % 3 == 0 ? "ch" : null);
             assertThat(c.traceContext()).as("trace %d", i).isEqualTo(i % 2 == 0 ? "trace-" + i : null);
             assertThat(c.completeBy()).as("step timeout %d", i).isEqualTo(T0.plus(TIMEOUT).plusSeconds(i));
             assertThat(store.events(c.taskId()).get(1)).extracting(TaskEvent::type, TaskEvent::stepName)

@@ -2,8 +2,8 @@ package dev.sas.core.internal;
 
 import dev.sas.core.Alert;
 import dev.sas.core.Workflow;
-import dev.sas.core.spi.ReplyTarget;
-import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.CompletionTarget;
+import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.Transition;
 import java.time.Instant;
 import java.util.List;
@@ -13,9 +13,9 @@ import java.util.List;
  * {@link TaskStateMachine} decides, as for a scheduler's own result, on the task as the store read
  * it under lock. Thread-safe. Not API.
  */
-public final class StepReplies {
+public final class StepCompletions {
 
-    private StepReplies() {
+    private StepCompletions() {
     }
 
     /**
@@ -28,11 +28,11 @@ public final class StepReplies {
     }
 
     /** The transition {@code reply} makes of {@code target}, a task of {@code workflow}. */
-    public static Decided decide(ReplyTarget target, Workflow<?> workflow, StepReply reply) {
+    public static Decided decide(CompletionTarget target, Workflow<?> workflow, StepCompletion reply) {
         Instant startedAt = target.completeBy() == null ? null
                 : target.completeBy().minus(workflow.steps().get(target.currentStep()).completeWithin());
         TaskStateMachine.Decision d = TaskStateMachine.decide(TaskStateMachine.Snapshot.of(target, workflow),
-                TaskStateMachine.ReplyReceived.of(reply, startedAt), reply.receivedAt());
-        return new Decided(d.transition().withReplyTo(target.replyTo()), d.alerts());
+                TaskStateMachine.CompletionReceived.of(reply, startedAt), reply.receivedAt());
+        return new Decided(d.transition().withStatusChannel(target.statusChannel()), d.alerts());
     }
 }

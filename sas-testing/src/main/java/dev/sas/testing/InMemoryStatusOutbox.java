@@ -2,7 +2,7 @@ package dev.sas.testing;
 
 import dev.sas.core.StatusUpdate;
 import dev.sas.core.TaskEvent;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * channel's lease and position, under the store's lock (so a message exists exactly when its event
  * does). Thread-safe.
  */
-final class InMemoryReplies implements ReplyOutbox {
+final class InMemoryStatusOutbox implements StatusOutbox {
 
     private final Object lock;
     private final Map<String, TreeMap<Long, StatusUpdate>> pending = new HashMap<>();
@@ -33,7 +33,7 @@ final class InMemoryReplies implements ReplyOutbox {
         long delivered;
     }
 
-    InMemoryReplies(Object lock) {
+    InMemoryStatusOutbox(Object lock) {
         this.lock = lock;
     }
 

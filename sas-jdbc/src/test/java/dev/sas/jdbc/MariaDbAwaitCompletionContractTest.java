@@ -1,10 +1,10 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.AwaitReplyContract;
+import dev.sas.testing.contracts.AwaitCompletionContract;
 
 /** Steps that await a reply, on MARIADB. */
-class MariaDbAwaitReplyContractTest extends AwaitReplyContract {
+class MariaDbAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;
     private String prefix;

@@ -1,17 +1,17 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.AwaitReplyContract;
+import dev.sas.testing.contracts.AwaitCompletionContract;
 
-/** Steps that await a reply, on POSTGRES. */
-class PostgresAwaitReplyContractTest extends AwaitReplyContract {
+/** Steps that await a reply, on H2_MEMORY. */
+class H2MemoryAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;
     private String prefix;
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
+        url = TestDb.H2_MEMORY.url();
         prefix = TestDb.randomPrefix();
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
@@ -19,6 +19,6 @@ class PostgresAwaitReplyContractTest extends AwaitReplyContract {
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        TestDb.H2_MEMORY.drop(url, prefix);
     }
 }

@@ -5,8 +5,8 @@ import dev.sas.core.TaskStatus;
 import java.time.Instant;
 
 /**
- * The task a reply is applied to, as the store read it under lock in the reply's transaction
- * ({@link StateStore#acceptReply}); the caller decides the transition from it. Immutable.
+ * The task a completion is applied to, as the store read it under lock in the completion's transaction
+ * ({@link StateStore#acceptCompletion}); the caller decides the transition from it. Immutable.
  *
  * @param taskId the task
  * @param workflow workflow name
@@ -19,9 +19,9 @@ import java.time.Instant;
  * @param failureCount time-outs of that step so far
  * @param completeBy the awaited attempt's deadline
  * @param cancelRequested an operator asked to cancel
- * @param replyTo reply channel, or null
+ * @param statusChannel status channel, or null
  */
-public record ReplyTarget(
+public record CompletionTarget(
         TaskId taskId,
         String workflow,
         int workflowVersion,
@@ -33,5 +33,5 @@ public record ReplyTarget(
         int failureCount,
         Instant completeBy,
         boolean cancelRequested,
-        String replyTo) {
+        String statusChannel) {
 }

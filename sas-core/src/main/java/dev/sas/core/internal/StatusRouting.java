@@ -1,7 +1,7 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.TaskEvent;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,13 +17,13 @@ import org.slf4j.LoggerFactory;
  * consumes it, and counts and logs messages for a channel no node has registered (they wait in the
  * outbox until one does). Thread-safe.
  */
-public final class ReplyRouting {
-    private static final Logger log = LoggerFactory.getLogger(ReplyRouting.class);
+public final class StatusRouting {
+    private static final Logger log = LoggerFactory.getLogger(StatusRouting.class);
     private static final long REFRESH_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    private final Map<String, ReplyPump> local;
-    private final ReplyOutbox outbox;
+    private final Map<String, StatusPump> local;
+    private final StatusOutbox outbox;
     private final Metrics metrics;
     private final Set<String> registered = ConcurrentHashMap.newKeySet();
     private final AtomicLong nextRefreshNanos = new AtomicLong(System.nanoTime());
@@ -33,7 +33,7 @@ public final class ReplyRouting {
      * @param local the pumps of the channels this runtime consumes, by name
      * @param outbox the store's outbox, or null if it keeps none
      */
-    public ReplyRouting(Map<String, ReplyPump> local, ReplyOutbox outbox, Metrics metrics) {
+    public StatusRouting(Map<String, StatusPump> local, StatusOutbox outbox, Metrics metrics) {
         this.local = Map.copyOf(local);
         this.outbox = outbox;
         this.metrics = metrics;
@@ -51,7 +51,7 @@ public final class ReplyRouting {
      * @return true if the channel is known to be registered; false if {@link #checkUnknown} should run
      */
     public boolean committed(String channel) {
-        ReplyPump pump = local.get(channel);
+        StatusPump pump = local.get(channel);
         if (pump != null) {
             pump.wake();
             return true;

@@ -1,18 +1,18 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.ReplyOutboxContract;
+import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on MARIADB. */
-class MariaDbReplyOutboxContractTest extends ReplyOutboxContract {
+/** The reply outbox contract on POSTGRES. */
+class PostgresStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;
     private String prefix;
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
+        url = TestDb.POSTGRES.url();
         prefix = TestDb.randomPrefix();
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
@@ -20,7 +20,7 @@ class MariaDbReplyOutboxContractTest extends ReplyOutboxContract {
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.MARIADB.drop(url, prefix);
+        TestDb.POSTGRES.drop(url, prefix);
     }
 
     @Override

@@ -1,17 +1,17 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.AwaitReplyContract;
+import dev.sas.testing.contracts.AwaitCompletionContract;
 
-/** Steps that await a reply, on H2_MEMORY. */
-class H2MemoryAwaitReplyContractTest extends AwaitReplyContract {
+/** Steps that await a reply, on POSTGRES. */
+class PostgresAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;
     private String prefix;
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.H2_MEMORY.url();
+        url = TestDb.POSTGRES.url();
         prefix = TestDb.randomPrefix();
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
@@ -19,6 +19,6 @@ class H2MemoryAwaitReplyContractTest extends AwaitReplyContract {
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.H2_MEMORY.drop(url, prefix);
+        TestDb.POSTGRES.drop(url, prefix);
     }
 }

@@ -4,7 +4,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.testing.InMemoryStateStore;
 
 /** Steps that await a reply, on the in-memory store. */
-class InMemoryAwaitReplyContractTest extends AwaitReplyContract {
+class InMemoryAwaitCompletionContractTest extends AwaitCompletionContract {
 
     @Override
     protected StateStore createStore() {

@@ -6,9 +6,9 @@ import dev.sas.core.StateStoreException;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.AwaitWrite;
-import dev.sas.core.spi.ReplyTarget;
-import dev.sas.core.spi.ReplyWrite;
-import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.CompletionTarget;
+import dev.sas.core.spi.CompletionWrite;
+import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
@@ -20,13 +20,13 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * Replies to steps that await one: the transition that makes a task await its reply (or applies a
+ * Completions of steps that await one: the transition that makes a task await its reply (or applies a
  * reply kept meanwhile), and a reply's fenced application. Each runs in one transaction that first
  * locks the task's row, so a reply and the awaiting transition of the same attempt are serialised,
  * and a reply's checks (duplicate, lease, step, state, deadline) and writes see one state. Plain
  * JDBC on the transaction's connection, sharing the transition writer. Thread-safe.
  */
-final class StepReplies {
+final class StepCompletionRows {
 
     private final StoreContext db;
     private final TransitionWriter writer;
@@ -34,7 +34,7 @@ final class StepReplies {
     private final String findReply;
     private final String insertReply;
 
-    StepReplies(StoreContext db, TransitionWriter writer) {
+    StepCompletionRows(StoreContext db, TransitionWriter writer) {
         this.db = db;
         this.writer = writer;
         this.lockTask = "SELECT workflow, workflow_version, business_key, state, lease, current_step, attempt,"
@@ -48,65 +48,65 @@ final class StepReplies {
                 + " (task_id, step_index, lease, outcome, payload, received_at) VALUES (?, ?, ?, ?, ?, ?)";
     }
 
-    /** See {@code StateStore.awaitReply}. */
-    AwaitWrite awaitReply(Transition awaiting, Function<StepReply, Transition> ifReplied, Instant now) {
+    /** See {@code StateStore.awaitCompletion}. */
+    AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
         long nowMs = now.toEpochMilli();
-        return db.run("awaitReply", awaiting.taskId(), () -> db.jdbi().inTransaction(h -> {
+        return db.run("awaitCompletion", awaiting.taskId(), () -> db.jdbi().inTransaction(h -> {
             Connection c = h.getConnection();
             try {
                 if (lock(c, awaiting.taskId()) == null) {
                     return new AwaitWrite(WriteOutcome.STALE, null, awaiting);
                 }
-                StepReply kept = find(c, awaiting.taskId(), awaiting.fromStep(), awaiting.lease());
+                StepCompletion kept = find(c, awaiting.taskId(), awaiting.fromStep(), awaiting.lease());
                 if (kept == null) {
                     return new AwaitWrite(writer.writeIn(c, List.of(awaiting), nowMs).get(0), null, awaiting);
                 }
                 // The reply came first. Its transition is fenced as the awaiting one would be (same
                 // holder, lease, state and step), so it is written instead, in this transaction.
-                Transition instead = ifReplied.apply(kept);
+                Transition instead = ifCompleted.apply(kept);
                 return new AwaitWrite(writer.writeIn(c, List.of(instead), nowMs).get(0), kept, instead);
             } catch (SQLException e) {
-                throw failed("awaitReply", e);
+                throw failed("awaitCompletion", e);
             }
         }));
     }
 
-    /** See {@code StateStore.acceptReply}. */
-    ReplyWrite acceptReply(StepReply reply, Function<ReplyTarget, Transition> decide, Instant now) {
+    /** See {@code StateStore.acceptCompletion}. */
+    CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
         long nowMs = now.toEpochMilli();
-        return db.run("acceptReply", reply.taskId(), () -> db.jdbi().inTransaction(h -> {
+        return db.run("acceptCompletion", reply.taskId(), () -> db.jdbi().inTransaction(h -> {
             Connection c = h.getConnection();
             try {
                 Row r = lock(c, reply.taskId());
                 if (r == null) {
-                    return ReplyWrite.of(ReplyWrite.Kind.NOT_FOUND);
+                    return CompletionWrite.of(CompletionWrite.Kind.NOT_FOUND);
                 }
-                ReplyWrite.Kind refused = reply.refusal(r.target, r.lockedBy != null,
+                CompletionWrite.Kind refused = reply.refusal(r.target, r.lockedBy != null,
                         find(c, reply.taskId(), reply.step(), reply.lease()) != null, Instant.ofEpochMilli(nowMs));
                 if (refused != null) {
-                    return ReplyWrite.of(refused);
+                    return CompletionWrite.of(refused);
                 }
                 if (r.target.status() != TaskStatus.AWAITING_REPLY) {
                     insert(c, reply);
-                    return ReplyWrite.of(ReplyWrite.Kind.KEPT);
+                    return CompletionWrite.of(CompletionWrite.Kind.KEPT);
                 }
                 Transition t = decide.apply(r.target);
                 WriteOutcome outcome = writer.writeIn(c, List.of(t), nowMs).get(0);
                 if (outcome.kind() == WriteOutcome.Kind.REFUSED) {
-                    return ReplyWrite.of(ReplyWrite.Kind.REFUSED);
+                    return CompletionWrite.of(CompletionWrite.Kind.REFUSED);
                 }
                 if (!outcome.isApplied()) {
-                    return ReplyWrite.of(ReplyWrite.Kind.STALE);
+                    return CompletionWrite.of(CompletionWrite.Kind.STALE);
                 }
                 insert(c, reply);
-                return new ReplyWrite(ReplyWrite.Kind.APPLIED, t);
+                return new CompletionWrite(CompletionWrite.Kind.APPLIED, t);
             } catch (SQLException e) {
-                throw failed("acceptReply", e);
+                throw failed("acceptCompletion", e);
             }
         }));
     }
 
-    private record Row(ReplyTarget target, String lockedBy) {
+    private record Row(CompletionTarget target, String lockedBy) {
     }
 
     private Row lock(Connection c, TaskId id) throws SQLException {
@@ -116,14 +116,14 @@ final class StepReplies {
                 if (!rs.next()) {
                     return null;
                 }
-                return new Row(new ReplyTarget(id, rs.getString(1), rs.getInt(2), rs.getString(3),
+                return new Row(new CompletionTarget(id, rs.getString(1), rs.getInt(2), rs.getString(3),
                         TaskStatus.valueOf(rs.getString(4)), rs.getLong(5), rs.getInt(6), rs.getInt(7), rs.getInt(8),
                         RowMapper.instantOrNull(rs, 9), rs.getBoolean(10), rs.getString(11)), rs.getString(12));
             }
         }
     }
 
-    private StepReply find(Connection c, TaskId id, int step, long lease) throws SQLException {
+    private StepCompletion find(Connection c, TaskId id, int step, long lease) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(findReply)) {
             ps.setString(1, id.value());
             ps.setInt(2, step);
@@ -132,13 +132,13 @@ final class StepReplies {
                 if (!rs.next()) {
                     return null;
                 }
-                return new StepReply(id, step, lease, StepReply.Kind.valueOf(rs.getString(1)), rs.getString(2),
+                return new StepCompletion(id, step, lease, StepCompletion.Kind.valueOf(rs.getString(1)), rs.getString(2),
                         Instant.ofEpochMilli(rs.getLong(3)));
             }
         }
     }
 
-    private void insert(Connection c, StepReply reply) throws SQLException {
+    private void insert(Connection c, StepCompletion reply) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(insertReply)) {
             ps.setString(1, reply.taskId().value());
             ps.setInt(2, reply.step());

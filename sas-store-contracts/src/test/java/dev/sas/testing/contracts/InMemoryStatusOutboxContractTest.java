@@ -3,7 +3,7 @@ package dev.sas.testing.contracts;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.InMemoryStateStore;
 
-class InMemoryReplyOutboxContractTest extends ReplyOutboxContract {
+class InMemoryStatusOutboxContractTest extends StatusOutboxContract {
 
     @Override
     protected StateStore createStore() {

@@ -4,11 +4,11 @@ import dev.sas.core.TaskId;
 
 /**
  * What a reply token names: which task, step and lease (the attempt's fencing token) the reply
- * answers. {@link ReplyTokens} turns it into signed text and back. Immutable. Not API.
+ * answers. {@link CompletionTokens} turns it into signed text and back. Immutable. Not API.
  *
  * @param taskId the task
  * @param step the awaiting step's index
  * @param lease the attempt's lease
  */
-public record ReplyToken(TaskId taskId, int step, long lease) {
+public record CompletionToken(TaskId taskId, int step, long lease) {
 }

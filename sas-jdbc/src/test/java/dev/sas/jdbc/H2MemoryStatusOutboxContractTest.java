@@ -1,18 +1,18 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.ReplyOutboxContract;
+import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on POSTGRES. */
-class PostgresReplyOutboxContractTest extends ReplyOutboxContract {
+/** The reply outbox contract on H2_MEMORY. */
+class H2MemoryStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;
     private String prefix;
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
+        url = TestDb.H2_MEMORY.url();
         prefix = TestDb.randomPrefix();
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
@@ -20,7 +20,7 @@ class PostgresReplyOutboxContractTest extends ReplyOutboxContract {
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        TestDb.H2_MEMORY.drop(url, prefix);
     }
 
     @Override

@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The reply-channel outbox of a {@link StateStore}: the status messages of tasks submitted with a
- * reply channel, written by the store in the same transaction as each event of such a task (by
+ * The status outbox of a {@link StateStore}: the status messages of tasks submitted with a
+ * status channel, written by the store in the same transaction as each event of such a task (by
  * {@link StateStore#submit}, {@link StateStore#claim}, {@link StateStore#write} (with
- * {@link Transition#replyTo()}), {@link StateStore#park}, {@link StateStore#unpark},
+ * {@link Transition#statusChannel()}), {@link StateStore#park}, {@link StateStore#unpark},
  * {@link StateStore#resubmit} and {@link StateStore#requestCancel}), so a message exists exactly
  * when its transition committed. Each message keeps its delivery id until it is acknowledged;
  * within a task, delivery ids increase in the order of its events.
@@ -21,7 +21,7 @@ import java.util.Set;
  * Times are the store's ({@link StateStore#currentTime()}), passed in by the caller.
  * Implementations are thread-safe and checked by {@code StateStoreContract}.
  */
-public interface ReplyOutbox {
+public interface StatusOutbox {
 
     /** Records that some node consumes {@code channel} (idempotent). Registered channels are never forgotten. */
     void register(String channel, Instant now);

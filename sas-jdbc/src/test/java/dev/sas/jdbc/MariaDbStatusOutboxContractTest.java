@@ -1,18 +1,18 @@
 package dev.sas.jdbc;
 
 import dev.sas.core.spi.StateStore;
-import dev.sas.testing.contracts.ReplyOutboxContract;
+import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on H2_MEMORY. */
-class H2MemoryReplyOutboxContractTest extends ReplyOutboxContract {
+/** The reply outbox contract on MARIADB. */
+class MariaDbStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;
     private String prefix;
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.H2_MEMORY.url();
+        url = TestDb.MARIADB.url();
         prefix = TestDb.randomPrefix();
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
@@ -20,7 +20,7 @@ class H2MemoryReplyOutboxContractTest extends ReplyOutboxContract {
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.H2_MEMORY.drop(url, prefix);
+        TestDb.MARIADB.drop(url, prefix);
     }
 
     @Override

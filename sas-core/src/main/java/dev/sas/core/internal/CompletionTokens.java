@@ -16,10 +16,10 @@ import javax.crypto.spec.SecretKeySpec;
  * constant time. Unsigned version-1 tokens (issued before tokens were signed:
  * {@code base64url(1:<step>:<lease>:<taskId>)}) are accepted only when the keys say so, for an upgrade. Immutable and thread-safe. Not API.
  */
-public final class ReplyTokens {
+public final class CompletionTokens {
 
     /** No keys: issuing or checking a token fails with a message that says how to configure them. */
-    public static final ReplyTokens NONE = new ReplyTokens(null, Map.of(), false);
+    public static final CompletionTokens NONE = new CompletionTokens(null, Map.of(), false);
 
     private static final String ALGORITHM = "HmacSHA256";
     private static final String VERSION = "2";
@@ -38,7 +38,7 @@ public final class ReplyTokens {
      * @param keys every accepted key by id (the current one included); not copied, never changed
      * @param acceptUnsigned whether version-1 unsigned tokens are accepted
      */
-    public ReplyTokens(String currentKeyId, Map<String, byte[]> keys, boolean acceptUnsigned) {
+    public CompletionTokens(String currentKeyId, Map<String, byte[]> keys, boolean acceptUnsigned) {
         this.currentKeyId = currentKeyId;
         this.keys = Map.copyOf(keys);
         this.acceptUnsigned = acceptUnsigned;
@@ -54,7 +54,7 @@ public final class ReplyTokens {
      *
      * @throws IllegalStateException if no keys were configured
      */
-    public String issue(ReplyToken token) {
+    public String issue(CompletionToken token) {
         requireConfigured();
         byte[] body = (VERSION + ':' + currentKeyId + ':' + token.step() + ':' + token.lease() + ':'
                 + token.taskId().value()).getBytes(StandardCharsets.UTF_8);
@@ -91,7 +91,7 @@ public final class ReplyTokens {
         if (!MessageDigest.isEqual(mac(key, body), signature)) {
             return Checked.refused("bad signature (forged or altered)");
         }
-        ReplyToken token = fields(parts[2], parts[3], parts[4]);
+        CompletionToken token = fields(parts[2], parts[3], parts[4]);
         return token == null ? Checked.refused("malformed") : new Checked(token, null, false);
     }
 
@@ -105,14 +105,14 @@ public final class ReplyTokens {
             return Checked.refused("unsigned (format 1, from before tokens were signed;"
                     + " CompletionTokenKeys.acceptUnsignedTokens() accepts them during an upgrade)");
         }
-        ReplyToken token = fields(parts[1], parts[2], parts[3]);
+        CompletionToken token = fields(parts[1], parts[2], parts[3]);
         return token == null ? Checked.refused("malformed") : new Checked(token, null, true);
     }
 
-    private static ReplyToken fields(String step, String lease, String taskId) {
+    private static CompletionToken fields(String step, String lease, String taskId) {
         try {
             int s = Integer.parseInt(step);
-            return s < 0 ? null : new ReplyToken(TaskId.of(taskId), s, Long.parseLong(lease));
+            return s < 0 ? null : new CompletionToken(TaskId.of(taskId), s, Long.parseLong(lease));
         } catch (IllegalArgumentException e) { // a number, or a task id TaskId refuses
             return null;
         }
@@ -152,8 +152,8 @@ public final class ReplyTokens {
 
     @Override
     public String toString() {
-        return configured() ? "ReplyTokens{current=" + currentKeyId + ", accepted=" + keys.keySet() + '}'
-                : "ReplyTokens{none}";
+        return configured() ? "CompletionTokens{current=" + currentKeyId + ", accepted=" + keys.keySet() + '}'
+                : "CompletionTokens{none}";
     }
 
     /**
@@ -163,7 +163,7 @@ public final class ReplyTokens {
      * @param refusal why it was refused, or null
      * @param unsigned whether it was an accepted unsigned token of format 1
      */
-    public record Checked(ReplyToken token, String refusal, boolean unsigned) {
+    public record Checked(CompletionToken token, String refusal, boolean unsigned) {
         static Checked refused(String reason) {
             return new Checked(null, reason, false);
         }

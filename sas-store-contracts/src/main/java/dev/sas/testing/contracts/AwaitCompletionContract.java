@@ -41,14 +41,14 @@ import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 /**
- * What steps that await a reply ({@code awaitReply}) do on every store: the request is sent, the
+ * What steps that await a reply ({@code awaitCompletion}) do on every store: the request is sent, the
  * task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a reply through
  * {@link dev.sas.core.StepCompletionClient#complete} or {@link dev.sas.core.StepCompletionClient#fail} (here from a client with no runtime)
  * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
  * stale and duplicate replies change nothing. Driven by hand with a {@link ManualClock}. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
  */
-public abstract class AwaitReplyContract extends StoreTestSupport {
+public abstract class AwaitCompletionContract extends StoreTestSupport {
 
     /** The approval step's deadline. */
     protected static final Duration DEADLINE = Duration.ofDays(7);

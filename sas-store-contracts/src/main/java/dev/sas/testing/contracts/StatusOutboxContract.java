@@ -11,7 +11,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
@@ -31,14 +31,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * The behaviour of every store's reply-channel outbox ({@link ReplyOutbox}): every event of a task
+ * The behaviour of every store's status outbox ({@link StatusOutbox}): every event of a task
  * with a status channel, whatever wrote it (submit, claim, a scheduler's or supervisor's transition,
  * parking, an operator), is pending on that channel in the order of the task's events until it is
  * acknowledged; nothing of a rolled-back transaction; none skipped when transactions commit out of
  * order; one consumer at a time. Subclass it like {@link StateStoreContract}; the in-memory store and
  * every JDBC database run it.
  */
-public abstract class ReplyOutboxContract extends StoreTestSupport {
+public abstract class StatusOutboxContract extends StoreTestSupport {
 
     /** A fixed starting instant for every test. */
     protected static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
@@ -55,17 +55,17 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         return null;
     }
 
-    private ReplyOutbox outbox() {
-        return store.replyOutbox().orElseThrow(() -> new AssertionError(store + " keeps no reply outbox"));
+    private StatusOutbox outbox() {
+        return store.statusOutbox().orElseThrow(() -> new AssertionError(store + " keeps no reply outbox"));
     }
 
-    private TaskId submit(String key, String replyTo) {
-        return submit(key, replyTo, null);
+    private TaskId submit(String key, String statusChannel) {
+        return submit(key, statusChannel, null);
     }
 
-    private TaskId submit(String key, String replyTo, Object transaction) {
+    private TaskId submit(String key, String statusChannel, Object transaction) {
         TaskId id = TaskId.random();
-        NewTask task = new NewTask(id, "wf", 1, key, 0, "input-" + key, replyTo, "s0", TIMEOUT, T0, T0);
+        NewTask task = new NewTask(id, "wf", 1, key, 0, "input-" + key, statusChannel, "s0", TIMEOUT, T0, T0);
         SubmitResult r = store.submit(task, new TaskEvent(id, key, "wf", TaskEvent.Type.RECEIVED, -1, null, 0, T0,
                 null), transaction);
         assertThat(r.created()).isTrue();
@@ -91,7 +91,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
     }
 
     private static Transition finish(ClaimedTask c, Instant now) {
-        return Transition.holder(c.taskId(), c.lease(), TaskStatus.PROCESSING, 1).replyTo(c.replyTo())
+        return Transition.holder(c.taskId(), c.lease(), TaskStatus.PROCESSING, 1).statusChannel(c.statusChannel())
                 .at(1, "s1", TIMEOUT).attempt(1).recording(StepUpdate.completed(1, "s1", 1, "done", now, now))
                 .events(event(c, TaskEvent.Type.STEP_COMPLETED, 1, now), event(c, TaskEvent.Type.PROCESSED, -1, now))
                 .end(TaskStatus.PROCESSED);
@@ -170,7 +170,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
 
     @Test
     void one_consumer_holds_a_channel_until_it_releases_it_or_its_lease_expires() {
-        ReplyOutbox o = outbox();
+        StatusOutbox o = outbox();
         assertThat(o.tryAcquire(CHANNEL, "a", T0, LEASE)).isTrue();
         assertThat(o.tryAcquire(CHANNEL, "b", T0.plusSeconds(5), LEASE)).isFalse();
         assertThat(o.tryAcquire(CHANNEL, "a", T0.plusSeconds(5), LEASE)).as("the holder renews").isTrue();
@@ -187,7 +187,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
     @Test
     void a_consumer_that_lost_its_lease_learns_it_when_it_acknowledges_and_its_messages_are_still_forgotten() {
         submit("k", CHANNEL);
-        ReplyOutbox o = outbox();
+        StatusOutbox o = outbox();
         assertThat(o.tryAcquire(CHANNEL, "a", T0, LEASE)).isTrue();
         List<StatusUpdate> batch = pending(CHANNEL);
         assertThat(o.tryAcquire(CHANNEL, "b", T0.plusSeconds(11), LEASE)).isTrue();
@@ -199,7 +199,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
     @Test
     void registered_channels_are_listed_and_registering_again_or_at_once_from_many_nodes_is_harmless()
             throws Exception {
-        ReplyOutbox o = outbox();
+        StatusOutbox o = outbox();
         assertThat(o.channels()).doesNotContain(CHANNEL);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -239,7 +239,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
         claimOne(T0);
         Instant later = T0.plus(TIMEOUT).plusSeconds(1);
         ExpiredTask e = store.findExpired(later, 10).get(0);
-        assertThat(e.replyTo()).isEqualTo(CHANNEL);
+        assertThat(e.statusChannel()).isEqualTo(CHANNEL);
         Transition failed = Transition.expired(e).at(0, "s0", TIMEOUT).attempt(1).failureCount(1).lastError("late")
                 .recording(StepUpdate.failed(0, "s0", 1, "late", null, later))
                 .events(new TaskEvent(id, "k", "wf", TaskEvent.Type.STEP_TIMED_OUT, 0, "s0", 1, later, "late"),
@@ -275,7 +275,7 @@ public abstract class ReplyOutboxContract extends StoreTestSupport {
             throws Exception {
         int writers = 4;
         int tasksPerWriter = 15;
-        ReplyOutbox o = outbox();
+        StatusOutbox o = outbox();
         assertThat(o.tryAcquire(CHANNEL, "consumer", T0, Duration.ofHours(1))).isTrue();
         Map<TaskId, List<Long>> seen = new ConcurrentHashMap<>();
         Map<TaskId, List<TaskEvent.Type>> types = new ConcurrentHashMap<>();

@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * scheduler thread is held while the task waits. A reply after the 7 days is rejected as LATE and
  * changes nothing.
  */
-class AwaitReplyCrossProcessTest {
+class AwaitCompletionCrossProcessTest {
 
     /** Where JVM 1's request puts the token (the approval e-mail, in effect). */
     static volatile Path tokenFile;

@@ -3,7 +3,7 @@ package dev.sas.core.internal;
 import dev.sas.core.StatusChannel;
 import dev.sas.core.StatusUpdate;
 import dev.sas.core.StateStoreException;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,16 +19,16 @@ import org.slf4j.LoggerFactory;
  * handler returned (so a crash in between delivers them again, with the same ids). A handler that
  * throws gets the same batch again after a backoff (1 s doubling to 30 s); a listener that throws
  * is counted and not repeated. Waits between looks per {@link AdaptivePoll}, or until
- * {@link #wake()}. Thread-safe; runs on its own thread {@code sas-reply-<channel>} once started.
+ * {@link #wake()}. Thread-safe; runs on its own thread {@code sas-status-<channel>} once started.
  */
-public final class ReplyPump {
-    private static final Logger log = LoggerFactory.getLogger(ReplyPump.class);
+public final class StatusPump {
+    private static final Logger log = LoggerFactory.getLogger(StatusPump.class);
     static final long FIRST_BACKOFF_MS = 1_000;
     static final long MAX_BACKOFF_MS = 30_000;
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final StatusChannel channel;
-    private final ReplyOutbox outbox;
+    private final StatusOutbox outbox;
     private final DatabaseClock clock;
     private final String consumerId;
     private final Metrics metrics;
@@ -43,7 +43,7 @@ public final class ReplyPump {
     /**
      * @param poll how long to wait between looks; the pump's thread alone uses it
      */
-    public ReplyPump(StatusChannel channel, ReplyOutbox outbox, DatabaseClock clock, String consumerId, Metrics metrics,
+    public StatusPump(StatusChannel channel, StatusOutbox outbox, DatabaseClock clock, String consumerId, Metrics metrics,
             AdaptivePoll poll) {
         this.channel = channel;
         this.outbox = outbox;
@@ -70,7 +70,7 @@ public final class ReplyPump {
             return;
         }
         running = true;
-        thread = new NamedThreadFactory("sas-reply-" + channel.name(), false).newThread(this::loop);
+        thread = new NamedThreadFactory("sas-status-" + channel.name(), false).newThread(this::loop);
         thread.start();
     }
 
@@ -170,9 +170,9 @@ public final class ReplyPump {
      * @return how many messages were delivered
      * @throws dev.sas.core.SasException if a channel's handler threw (its batch stays pending)
      */
-    public static int runEachOnce(Iterable<ReplyPump> pumps) {
+    public static int runEachOnce(Iterable<StatusPump> pumps) {
         int delivered = 0;
-        for (ReplyPump pump : pumps) {
+        for (StatusPump pump : pumps) {
             try {
                 delivered += Math.max(0, pump.runOnce());
             } catch (RuntimeException e) {
