@@ -3,7 +3,7 @@ package dev.sas.jdbc;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.AwaitCompletionContract;
 
-/** Steps that await a reply, on H2_MEMORY. */
+/** Steps that await completion, on H2_MEMORY. */
 class H2MemoryAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;

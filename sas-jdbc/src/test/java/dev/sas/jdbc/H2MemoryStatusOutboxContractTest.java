@@ -4,7 +4,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on H2_MEMORY. */
+/** The status outbox contract on H2_MEMORY. */
 class H2MemoryStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;

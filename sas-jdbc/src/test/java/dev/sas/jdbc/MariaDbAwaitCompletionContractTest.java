@@ -3,7 +3,7 @@ package dev.sas.jdbc;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.AwaitCompletionContract;
 
-/** Steps that await a reply, on MARIADB. */
+/** Steps that await completion, on MARIADB. */
 class MariaDbAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;

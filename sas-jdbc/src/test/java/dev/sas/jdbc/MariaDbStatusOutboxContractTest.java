@@ -4,7 +4,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on MARIADB. */
+/** The status outbox contract on MARIADB. */
 class MariaDbStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;

@@ -3,7 +3,7 @@ package dev.sas.jdbc;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.AwaitCompletionContract;
 
-/** Steps that await a reply, on POSTGRES. */
+/** Steps that await completion, on POSTGRES. */
 class PostgresAwaitCompletionContractTest extends AwaitCompletionContract {
 
     private String url;

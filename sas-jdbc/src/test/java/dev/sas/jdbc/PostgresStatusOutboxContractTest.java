@@ -4,7 +4,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.testing.contracts.StatusOutboxContract;
 import dev.sas.testing.contracts.StateStoreContract;
 
-/** The reply outbox contract on POSTGRES. */
+/** The status outbox contract on POSTGRES. */
 class PostgresStatusOutboxContractTest extends StatusOutboxContract {
 
     private String url;

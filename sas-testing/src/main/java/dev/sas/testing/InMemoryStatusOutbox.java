@@ -15,7 +15,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The reply outbox of {@link InMemoryStateStore}: messages per channel by delivery id, and each
+ * The status outbox of {@link InMemoryStateStore}: messages per channel by delivery id, and each
  * channel's lease and position, under the store's lock (so a message exists exactly when its event
  * does). Thread-safe.
  */

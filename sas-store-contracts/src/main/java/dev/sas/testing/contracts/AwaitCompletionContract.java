@@ -41,11 +41,12 @@ import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 /**
- * What steps that await a reply ({@code awaitCompletion}) do on every store: the request is sent, the
- * task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a reply through
+ * What steps that await completion ({@code awaitCompletion}) do on every store: the request is sent,
+ * the task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a completion through
  * {@link dev.sas.core.StepCompletionClient#complete} or {@link dev.sas.core.StepCompletionClient#fail} (here from a client with no runtime)
  * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
- * stale and duplicate replies change nothing. Driven by hand with a {@link ManualClock}. Subclass it
+ * stale and duplicate completions change nothing (test names say "reply" for a completion, as
+ * docs/failure-modes.md cites them). Driven by hand with a {@link ManualClock}. Subclass it
  * with a fresh store per test, as for {@link StateStoreContract}.
  */
 public abstract class AwaitCompletionContract extends StoreTestSupport {

@@ -56,7 +56,7 @@ public abstract class StatusOutboxContract extends StoreTestSupport {
     }
 
     private StatusOutbox outbox() {
-        return store.statusOutbox().orElseThrow(() -> new AssertionError(store + " keeps no reply outbox"));
+        return store.statusOutbox().orElseThrow(() -> new AssertionError(store + " keeps no status outbox"));
     }
 
     private TaskId submit(String key, String statusChannel) {
@@ -110,7 +110,7 @@ public abstract class StatusOutboxContract extends StoreTestSupport {
     }
 
     @Test
-    void every_event_of_a_task_with_a_reply_channel_is_pending_on_it_in_the_order_of_its_events() {
+    void every_event_of_a_task_with_a_status_channel_is_pending_on_it_in_the_order_of_its_events() {
         TaskId id = submit("k1", CHANNEL);
         ClaimedTask c = claimOne(T0);
         Instant t1 = T0.plusSeconds(1);
@@ -129,7 +129,7 @@ public abstract class StatusOutboxContract extends StoreTestSupport {
     }
 
     @Test
-    void a_task_without_a_reply_channel_writes_no_message_and_channels_are_kept_apart() {
+    void a_task_without_a_status_channel_writes_no_message_and_channels_are_kept_apart() {
         TaskId none = submit("none", null);
         TaskId mine = submit("mine", CHANNEL);
         TaskId other = submit("other", "other-replies");

@@ -3,7 +3,7 @@ package dev.sas.testing.contracts;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.InMemoryStateStore;
 
-/** Steps that await a reply, on the in-memory store. */
+/** Steps that await completion, on the in-memory store. */
 class InMemoryAwaitCompletionContractTest extends AwaitCompletionContract {
 
     @Override
