@@ -207,7 +207,8 @@ public final class StepCompletionClient {
                 kind, encoded, now);
         AtomicReference<StepCompletions.Decided> decided =
                 new AtomicReference<>();
-        CompletionWrite w = store.acceptCompletion(reply, target -> {
+        CompletionWrite w = store.stepCompletions().orElseThrow(() -> new UnsupportedOperationException("the store "
+                + store + " does not support steps that await a completion")).acceptCompletion(reply, target -> {
             StepCompletions.Decided d = StepCompletions.decide(target, wf, reply);
             decided.set(d);
             return d.transition();

@@ -6,6 +6,7 @@ import dev.sas.core.spi.AwaitWrite;
 import dev.sas.core.spi.CompletionTarget;
 import dev.sas.core.spi.CompletionWrite;
 import dev.sas.core.spi.StepCompletion;
+import dev.sas.core.spi.StepCompletionStore;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.InMemoryTasks.Row;
@@ -16,11 +17,11 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * Steps of {@link InMemoryStateStore} that await their completion: the completions kept per
+ * Steps of {@link InMemoryStateStore} that await their completion ({@link InMemoryStateStore#stepCompletions()}): the completions kept per
  * attempt, and the two writes that meet them (the task starts awaiting; a completion arrives),
  * under the store's lock. Thread-safe.
  */
-final class InMemoryAwaits {
+final class InMemoryAwaits implements StepCompletionStore {
 
     /** Which attempt a kept reply answers. */
     private record CompletionKey(TaskId taskId, int step, long lease) {
@@ -33,7 +34,8 @@ final class InMemoryAwaits {
         this.tasks = tasks;
     }
 
-    AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
+    @Override
+    public AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
         Objects.requireNonNull(awaiting, "awaiting must not be null");
         Objects.requireNonNull(ifCompleted, "ifCompleted must not be null");
         synchronized (tasks.lock) {
@@ -52,7 +54,8 @@ final class InMemoryAwaits {
         }
     }
 
-    CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
+    @Override
+    public CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
         Objects.requireNonNull(reply, "completion must not be null");
         Objects.requireNonNull(decide, "decide must not be null");
         synchronized (tasks.lock) {

@@ -14,16 +14,13 @@ import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepCompletionStore;
 import dev.sas.core.spi.TaskChange;
 import dev.sas.core.spi.TaskDecisions;
 import dev.sas.core.spi.TaskSnapshot;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
-import dev.sas.core.spi.AwaitWrite;
-import dev.sas.core.spi.CompletionTarget;
-import dev.sas.core.spi.CompletionWrite;
-import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.InMemoryTasks.Row;
@@ -42,7 +39,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiFunction;
-import java.util.function.Function;
 
 /**
  * A {@link StateStore} in memory, for tests, demos and single-process use where losing state on
@@ -216,16 +212,6 @@ public final class InMemoryStateStore implements StateStore {
     }
 
     @Override
-    public AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
-        return awaits.awaitCompletion(awaiting, ifCompleted, now);
-    }
-
-    @Override
-    public CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
-        return awaits.acceptCompletion(reply, decide, now);
-    }
-
-    @Override
     public List<DeadlineRenewal.Outcome> renewDeadlines(List<DeadlineRenewal> renewals, Instant now) {
         return claims.renewDeadlines(renewals, now);
     }
@@ -287,6 +273,12 @@ public final class InMemoryStateStore implements StateStore {
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Kept under the store's lock with the tasks they complete. */
+    @Override
+    public Optional<StepCompletionStore> stepCompletions() {
+        return Optional.of(awaits);
     }
 
     /** {@inheritDoc} Kept under the store's lock with the tasks it wakes. */

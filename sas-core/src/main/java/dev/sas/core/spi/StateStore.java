@@ -36,7 +36,7 @@ import java.util.TreeMap;
  *
  * <p>What every store keeps is declared here. What a store may keep or not comes as a role
  * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
- * {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
+ * {@link #stepCompletions()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -157,48 +157,6 @@ public interface StateStore extends AutoCloseable {
      * @return one outcome per transition, in order
      */
     List<WriteOutcome> write(List<Transition> transitions, Instant now);
-
-    /**
-     * Writes {@code awaiting}, the transition that makes a claimed task (PROCESSING, its step's
-     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitCompletion()}):
-     * fenced like {@link #write}; the claim is released to the pseudo-holder
-     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a
-     * completion of the same task, step ({@link Transition#fromStep()}) and lease was kept before
-     * ({@link #acceptCompletion} answered {@link CompletionWrite.Kind#KEPT}), the store writes
-     * {@code ifCompleted.apply(completion)} instead, in the same transaction, with the same fencing
-     * (a holder transition under the same claim). {@code ifCompleted} is pure and cheap; it may be
-     * called while the store holds the task's row locked.
-     *
-     * @return the outcome, the kept completion if one was applied, and the transition it is about
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support completions of awaiting steps
-     */
-    default AwaitWrite awaitCompletion(Transition awaiting,
-            java.util.function.Function<StepCompletion, Transition> ifCompleted, Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a completion");
-    }
-
-    /**
-     * Records a completion of an awaiting step, atomically: under the task's row lock, a completion already
-     * kept for the same task, step and lease answers {@link CompletionWrite.Kind#DUPLICATE}; a task that
-     * is absent {@code NOT_FOUND}; at another lease or step, or in a state other than
-     * {@code AWAITING_REPLY} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
-     * {@code now}, {@code LATE}. A {@code PROCESSING} task (its request is still being sent) keeps
-     * the completion ({@code KEPT}) for {@link #awaitCompletion}. An {@code AWAITING_REPLY} task gets
-     * {@code decide.apply(target)} written as {@link #write} would (events and outbox included) and
-     * the completion kept, in one transaction ({@code APPLIED}); a transition the store cannot write
-     * leaves nothing written ({@code STALE} or {@code REFUSED}). Nothing else is ever written.
-     *
-     * @param completion the completion, naming the attempt it answers
-     * @param decide the transition to write for the task as read; pure and cheap
-     * @param now the store's time, compared with {@code completeBy}
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support completions of awaiting steps
-     */
-    default CompletionWrite acceptCompletion(StepCompletion completion,
-            java.util.function.Function<CompletionTarget, Transition> decide, Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a completion");
-    }
 
     /**
      * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Tasks that
@@ -390,6 +348,15 @@ public interface StateStore extends AutoCloseable {
      * runtimes then poll adaptively.
      */
     default Optional<StoreSignals> signals() {
+        return Optional.empty();
+    }
+
+    /**
+     * The completions of steps that await one ({@code StepBuilder.awaitCompletion}), if the store
+     * keeps them. Empty if it keeps none: such a step's request is sent and then fails to be
+     * recorded, and completing one throws {@link UnsupportedOperationException}.
+     */
+    default Optional<StepCompletionStore> stepCompletions() {
         return Optional.empty();
     }
 

@@ -15,6 +15,7 @@ import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepCompletionStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -24,10 +25,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -115,6 +114,12 @@ public class JdbcStore implements StateStore {
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Completions are kept in table {@code <prefix>step_reply} until their task is purged. */
+    @Override
+    public Optional<StepCompletionStore> stepCompletions() {
+        return Optional.of(stepCompletions);
     }
 
     /** {@inheritDoc} Tables {@code <prefix>agent_gate} and {@code <prefix>agent_permit} (schema V7). */
@@ -252,33 +257,6 @@ public class JdbcStore implements StateStore {
     @Override
     public List<WriteOutcome> write(List<Transition> transitions, Instant now) {
         return writer.write(transitions, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first.
-     */
-    @Override
-    public dev.sas.core.spi.AwaitWrite awaitCompletion(Transition awaiting,
-            Function<dev.sas.core.spi.StepCompletion, Transition> ifCompleted, Instant now) {
-        Objects.requireNonNull(awaiting, "awaiting must not be null");
-        Objects.requireNonNull(ifCompleted, "ifCompleted must not be null");
-        return stepCompletions.awaitCompletion(awaiting, ifCompleted, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first; the reply is kept in the
-     * {@code <prefix>step_reply} table until the task is purged.
-     */
-    @Override
-    public dev.sas.core.spi.CompletionWrite acceptCompletion(dev.sas.core.spi.StepCompletion reply,
-            Function<dev.sas.core.spi.CompletionTarget, Transition> decide, Instant now) {
-        Objects.requireNonNull(reply, "completion must not be null");
-        Objects.requireNonNull(decide, "decide must not be null");
-        return stepCompletions.acceptCompletion(reply, decide, now);
     }
 
     /** @throws StateStoreException if the database fails */

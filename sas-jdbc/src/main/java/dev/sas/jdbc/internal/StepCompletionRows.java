@@ -9,6 +9,7 @@ import dev.sas.core.spi.AwaitWrite;
 import dev.sas.core.spi.CompletionTarget;
 import dev.sas.core.spi.CompletionWrite;
 import dev.sas.core.spi.StepCompletion;
+import dev.sas.core.spi.StepCompletionStore;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
@@ -17,6 +18,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Function;
 
 /**
@@ -26,7 +28,7 @@ import java.util.function.Function;
  * and a reply's checks (duplicate, lease, step, state, deadline) and writes see one state. Plain
  * JDBC on the transaction's connection, sharing the transition writer. Thread-safe.
  */
-final class StepCompletionRows {
+final class StepCompletionRows implements StepCompletionStore {
 
     private final StoreContext db;
     private final TransitionWriter writer;
@@ -48,8 +50,16 @@ final class StepCompletionRows {
                 + " (task_id, step_index, lease, outcome, payload, received_at) VALUES (?, ?, ?, ?, ?, ?)";
     }
 
-    /** See {@code StateStore.awaitCompletion}. */
-    AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted, Instant now) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction that locks the task's row first.
+     */
+    @Override
+    public AwaitWrite awaitCompletion(Transition awaiting, Function<StepCompletion, Transition> ifCompleted,
+            Instant now) {
+        Objects.requireNonNull(awaiting, "awaiting must not be null");
+        Objects.requireNonNull(ifCompleted, "ifCompleted must not be null");
         long nowMs = now.toEpochMilli();
         return db.run("awaitCompletion", awaiting.taskId(), () -> db.jdbi().inTransaction(h -> {
             Connection c = h.getConnection();
@@ -71,8 +81,17 @@ final class StepCompletionRows {
         }));
     }
 
-    /** See {@code StateStore.acceptCompletion}. */
-    CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide, Instant now) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction that locks the task's row first; the completion is kept in the
+     * {@code <prefix>step_reply} table until the task is purged.
+     */
+    @Override
+    public CompletionWrite acceptCompletion(StepCompletion reply, Function<CompletionTarget, Transition> decide,
+            Instant now) {
+        Objects.requireNonNull(reply, "completion must not be null");
+        Objects.requireNonNull(decide, "decide must not be null");
         long nowMs = now.toEpochMilli();
         return db.run("acceptCompletion", reply.taskId(), () -> db.jdbi().inTransaction(h -> {
             Connection c = h.getConnection();
