@@ -23,7 +23,7 @@ interface ClientHooks {
 
     /**
      * Takes room on this node to start {@code task} at once, inserted already claimed
-     * ({@code StateStore.submitClaimed}); null if the node has none to spare (busy, stopped, not
+     * ({@code ClaimedSubmits.submitClaimed}); null if the node has none to spare (busy, stopped, not
      * running the workflow, or a store that cannot). Else {@link #startReserved} must follow.
      *
      * @return the instance id to claim the task for, or null

@@ -127,7 +127,7 @@ public final class SasRuntime implements AutoCloseable {
         this.store = config.stateStore();
         this.registry = new Registry(config.workflows());
         this.instanceId = config.instanceId();
-        this.claimsAtSubmit = store.claimsAtSubmit();
+        this.claimsAtSubmit = store.claimedSubmits().isPresent();
         this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
                 metrics::clockSkew);
         this.signals = store.signals().orElse(null);

@@ -60,7 +60,8 @@ final class Submissions {
     private SubmitResult submitClaimed(NewTask task, TaskEvent received, SubmitOptions options, String instanceId) {
         SubmitResult result;
         try {
-            result = store.submitClaimed(task, received, instanceId);
+            result = store.claimedSubmits().orElseThrow(() -> new IllegalStateException("the store " + store
+                    + " does not claim at submit")).submitClaimed(task, received, instanceId);
         } catch (RuntimeException | Error e) {
             core.hooks.startReserved(null);
             throw e;

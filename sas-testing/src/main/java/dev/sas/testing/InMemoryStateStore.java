@@ -5,6 +5,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DeadlineRenewal;
 import dev.sas.core.spi.DueBacklog;
@@ -136,14 +137,13 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
-    /** True: {@link #submitClaimed} inserts a task already claimed. */
+    /** {@inheritDoc} A task inserted claimed, under the store's lock. */
     @Override
-    public boolean claimsAtSubmit() {
-        return true;
+    public Optional<ClaimedSubmits> claimedSubmits() {
+        return Optional.of(this::submitClaimed);
     }
 
-    @Override
-    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
+    private SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
         Objects.requireNonNull(instanceId, "instanceId must not be null");
         synchronized (lock) {
             SubmitResult result = submitAll(List.of(task), List.of(received), null).get(0);

@@ -54,7 +54,7 @@ public record ClaimedTask(
     }
 
     /**
-     * The claim {@link StateStore#submitClaimed} makes of a task it inserts: step 0, attempt 1,
+     * The claim {@link ClaimedSubmits#submitClaimed} makes of a task it inserts: step 0, attempt 1,
      * lease 1, due by {@code createdAt + firstStepTimeout}.
      */
     public static ClaimedTask atSubmit(NewTask task) {

@@ -36,7 +36,7 @@ import java.util.TreeMap;
  *
  * <p>What every store keeps is declared here. What a store may keep or not comes as a role
  * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
- * {@link #stepCompletions()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
+ * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -69,33 +69,12 @@ public interface StateStore extends AutoCloseable {
     List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction);
 
     /**
-     * True if this store implements {@link #submitClaimed}. A runtime with room then starts a task
-     * submitted through its own client without a claim: one commit, not two, before the step runs.
-     * False by default, and then runtimes claim every task.
+     * Submission already claimed, if the store can: a runtime with room then starts a task submitted
+     * through its own client without a claim, one commit instead of two before the step runs. Empty
+     * by default: runtimes then claim every task.
      */
-    default boolean claimsAtSubmit() {
-        return false;
-    }
-
-    /**
-     * Inserts a task as {@link #submit} does, on its own transaction, and in the same transaction
-     * claims it for {@code instanceId} as {@link #claim} at {@code task.createdAt()} would: status
-     * {@code PROCESSING}, lease 1, attempt 1 at step 0, {@code completeBy} at
-     * {@code createdAt + firstStepTimeout}, and its STEP_STARTED event at {@code createdAt} (after
-     * the RECEIVED event; both go to the task's status channel too). The claim is
-     * {@link ClaimedTask#atSubmit}. A task whose workflow and business key exist is neither written
-     * nor claimed; the result carries its id with {@code created == false}.
-     *
-     * <p>If the caller dies after the commit, the task is an expired claim like any other once
-     * {@code completeBy} passes, and a supervisor recovers it.
-     *
-     * @param instanceId the runtime that holds the task once this returns with {@code created}
-     * @return as {@link #submit}; when {@code created}, the task is claimed
-     * @throws UnsupportedOperationException if {@link #claimsAtSubmit} is false
-     */
-    default SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
-        throw new UnsupportedOperationException(getClass().getName() + " does not claim at submit"
-                + " (claimsAtSubmit() is false); submit and claim instead");
+    default Optional<ClaimedSubmits> claimedSubmits() {
+        return Optional.empty();
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
@@ -215,15 +216,10 @@ public class JdbcStore implements StateStore {
         return submits.submitAll(tasks, received, transaction);
     }
 
-    /** True: {@link #submitClaimed} inserts a task already claimed, in the submit's one transaction. */
+    /** {@inheritDoc} The task is inserted already claimed, in the submit's one transaction. */
     @Override
-    public boolean claimsAtSubmit() {
-        return true;
-    }
-
-    @Override
-    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
-        return submits.submitClaimed(task, received, instanceId);
+    public Optional<ClaimedSubmits> claimedSubmits() {
+        return Optional.of(submits::submitClaimed);
     }
 
     /**

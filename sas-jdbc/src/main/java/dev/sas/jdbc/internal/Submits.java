@@ -81,7 +81,7 @@ final class Submits {
     }
 
     /**
-     * See {@code StateStore.submitClaimed}: a single submit whose row is inserted claimed. Its
+     * See {@code ClaimedSubmits.submitClaimed}: a single submit whose row is inserted claimed. Its
      * start event is kept in the row like its RECEIVED event, so the submit writes one row, as an
      * unclaimed one does.
      */

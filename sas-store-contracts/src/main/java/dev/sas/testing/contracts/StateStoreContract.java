@@ -297,12 +297,13 @@ public abstract class StateStoreContract extends StoreTestSupport {
     }
 
     private SubmitResult submitClaimed(NewTask task, String instance) {
-        return store.submitClaimed(task, received(task.taskId(), task.businessKey(), T0), instance);
+        return store.claimedSubmits().orElseThrow()
+                .submitClaimed(task, received(task.taskId(), task.businessKey(), T0), instance);
     }
 
     @Test
     void a_task_submitted_claimed_is_held_as_a_claim_holds_it_and_no_claim_takes_it() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("held");
         assertThat(submitClaimed(task, "a")).isEqualTo(new SubmitResult(task.taskId(), true));
 
@@ -330,11 +331,11 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_task_submitted_claimed_with_its_own_received_event_keeps_both_events_in_order() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("imported");
         TaskEvent received = new TaskEvent(task.taskId(), "imported", "wf", TaskEvent.Type.RECEIVED, -1, null, 0, T0,
                 "imported from the old system");
-        assertThat(store.submitClaimed(task, received, "a").created()).isTrue();
+        assertThat(store.claimedSubmits().orElseThrow().submitClaimed(task, received, "a").created()).isTrue();
 
         List<TaskEvent> events = store.events(task.taskId());
         assertThat(events).extracting(TaskEvent::type, TaskEvent::message).containsExactly(
@@ -345,7 +346,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_task_submitted_claimed_whose_holder_died_expires_and_its_next_claim_fences_off_the_first() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("orphan");
         submitClaimed(task, "dead");
         Instant late = T0.plus(TIMEOUT).plusMillis(1);
@@ -366,7 +367,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_duplicate_submitted_claimed_writes_and_claims_nothing() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         TaskId first = submit("dup-claimed");
         NewTask again = newTask("dup-claimed");
 
@@ -382,7 +383,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void racing_claimed_submissions_of_one_business_key_create_and_claim_exactly_one_task() throws Exception {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         List<SubmitResult> results = race(8, i -> submitClaimed(newTask("race-claimed"), "node-" + i));
         assertThat(results).filteredOn(SubmitResult::created).hasSize(1);
         assertThat(results).extracting(SubmitResult::taskId).containsOnly(results.get(0).taskId());
