@@ -3,7 +3,7 @@ package dev.sas.core.spi;
 import java.util.Objects;
 
 /**
- * What a store did with a transition that makes a task await a completion ({@link StateStore#awaitCompletion}).
+ * What a store did with a transition that makes a task await a completion ({@link StepCompletionStore#awaitCompletion}).
  * Immutable.
  *
  * @param outcome the outcome of the transition written (or of the one that was not)

@@ -6,7 +6,7 @@ import java.time.Instant;
 
 /**
  * The task a completion is applied to, as the store read it under lock in the completion's transaction
- * ({@link StateStore#acceptCompletion}); the caller decides the transition from it. Immutable.
+ * ({@link StepCompletionStore#acceptCompletion}); the caller decides the transition from it. Immutable.
  *
  * @param taskId the task
  * @param workflow workflow name

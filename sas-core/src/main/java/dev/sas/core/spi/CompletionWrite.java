@@ -3,7 +3,7 @@ package dev.sas.core.spi;
 import java.util.Objects;
 
 /**
- * What a store did with a completion ({@link StateStore#acceptCompletion}). Immutable.
+ * What a store did with a completion ({@link StepCompletionStore#acceptCompletion}). Immutable.
  *
  * @param kind what happened
  * @param transition for {@link Kind#APPLIED}, the transition written; otherwise null
@@ -27,7 +27,7 @@ public record CompletionWrite(Kind kind, Transition transition) {
         /**
          * The attempt is still being sent (the task is {@code PROCESSING} with the token's lease and
          * step, before its deadline): the completion is kept and applied by the transition that would
-         * have made the task await it ({@link StateStore#awaitCompletion}).
+         * have made the task await it ({@link StepCompletionStore#awaitCompletion}).
          */
         KEPT,
         /** A completion of this attempt was kept before: nothing changed. */
