@@ -51,7 +51,7 @@ interface ClientHooks {
     }
 
     /** True if this node consumes the status channel {@code name} itself (known before it registered it in the store). */
-    default boolean consumesReplyChannel(String name) {
+    default boolean consumesStatusChannel(String name) {
         return false;
     }
 }

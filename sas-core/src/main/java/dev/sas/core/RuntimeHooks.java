@@ -26,7 +26,7 @@ final class RuntimeHooks implements ClientHooks {
     }
 
     @Override
-    public boolean consumesReplyChannel(String name) {
+    public boolean consumesStatusChannel(String name) {
         return statusChannels.contains(name);
     }
 

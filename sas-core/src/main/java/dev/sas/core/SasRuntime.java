@@ -107,7 +107,7 @@ public final class SasRuntime implements AutoCloseable {
     private final Retention retention;
     private final SasClient client;
     private final StoreSignals signals;
-    private final Map<String, StatusPump> replyPumps = new LinkedHashMap<>();
+    private final Map<String, StatusPump> statusPumps = new LinkedHashMap<>();
     private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -138,9 +138,9 @@ public final class SasRuntime implements AutoCloseable {
                     + " InMemoryStateStore)");
         }
         for (StatusChannel channel : config.statusChannels().values()) {
-            replyPumps.put(channel.name(), new StatusPump(channel, outbox, clock, instanceId, metrics, poll(config)));
+            statusPumps.put(channel.name(), new StatusPump(channel, outbox, clock, instanceId, metrics, poll(config)));
         }
-        this.events = new EventBus(config.listeners(), new StatusRouting(replyPumps, outbox, metrics),
+        this.events = new EventBus(config.listeners(), new StatusRouting(statusPumps, outbox, metrics),
                 this::finished, config.alertSink(), metrics, config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
@@ -160,7 +160,7 @@ public final class SasRuntime implements AutoCloseable {
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
                 config.maxPayloadBytes(), config.tracing(), config.completionTokenKeys()), clock, config.workflows(),
-                new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
+                new RuntimeHooks(metrics, events, scheduler, statusPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
         scheduler.completionTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
     }
@@ -237,7 +237,7 @@ public final class SasRuntime implements AutoCloseable {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
-        RuntimeLoops.startSignals(replyPumps, signals, config.schedulerEnabled() ? scheduler : null, clock, metrics,
+        RuntimeLoops.startSignals(statusPumps, signals, config.schedulerEnabled() ? scheduler : null, clock, metrics,
                 instanceId, subscriptions);
         long supervisorMs = config.supervisorInterval().toMillis();
         if (config.supervisorEnabled()) {
@@ -338,7 +338,7 @@ public final class SasRuntime implements AutoCloseable {
         Duration drain = config.shutdownGrace().compareTo(MAX_EVENT_DRAIN) > 0 ? MAX_EVENT_DRAIN
                 : config.shutdownGrace().compareTo(MIN_EVENT_DRAIN) < 0 ? MIN_EVENT_DRAIN : config.shutdownGrace();
         subscriptions.forEach(StoreSignals.Subscription::close);
-        for (StatusPump pump : replyPumps.values()) {
+        for (StatusPump pump : statusPumps.values()) {
             try {
                 // what it has not delivered stays in the store: the next node consuming the channel delivers it
                 pump.stop(drain);
@@ -390,7 +390,7 @@ public final class SasRuntime implements AutoCloseable {
         @Override
         public int statusUpdates() {
             requireManual();
-            return StatusPump.runEachOnce(replyPumps.values());
+            return StatusPump.runEachOnce(statusPumps.values());
         }
 
         private void requireManual() {

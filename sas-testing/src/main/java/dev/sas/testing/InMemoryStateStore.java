@@ -289,7 +289,7 @@ public final class InMemoryStateStore implements StateStore {
 
     @Override
     public Optional<StatusOutbox> statusOutbox() {
-        return Optional.of(table.replies);
+        return Optional.of(table.outbox);
     }
 
     @Override

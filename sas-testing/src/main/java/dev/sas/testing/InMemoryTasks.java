@@ -33,7 +33,7 @@ final class InMemoryTasks {
     final Object lock = new Object();
     final Map<TaskId, Row> rows = new HashMap<>();
     final Map<String, TaskId> byBusinessKey = new HashMap<>();
-    final InMemoryStatusOutbox replies = new InMemoryStatusOutbox(lock);
+    final InMemoryStatusOutbox outbox = new InMemoryStatusOutbox(lock);
 
     static final class Row {
         TaskId taskId;
@@ -194,7 +194,7 @@ final class InMemoryTasks {
         r.events.addAll(events);
         if (r.statusChannel != null) {
             for (TaskEvent e : events) {
-                replies.append(r.statusChannel, e);
+                outbox.append(r.statusChannel, e);
             }
         }
     }

@@ -34,7 +34,7 @@ public final class EventBus {
     private static final long DROP_WARN_EVERY_SECONDS = 10;
 
     private final List<TaskListener> listeners;
-    private final StatusRouting replies;
+    private final StatusRouting statusRouting;
     private final Consumer<TaskId> finished;
     private final AlertSink alertSink;
     private final Metrics metrics;
@@ -47,14 +47,14 @@ public final class EventBus {
     /**
      * A bus delivering inline until {@link #start} is called, queueing at most {@code capacity} events after.
      *
-     * @param replies what to do with the status channel of a recorded transition
+     * @param statusRouting what to do with the status channel of a recorded transition
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
      *     state, so waiting handles on this node return without polling; must be quick
      */
-    public EventBus(List<TaskListener> listeners, StatusRouting replies, Consumer<TaskId> finished,
+    public EventBus(List<TaskListener> listeners, StatusRouting statusRouting, Consumer<TaskId> finished,
             AlertSink alertSink, Metrics metrics, int capacity) {
         this.listeners = List.copyOf(listeners);
-        this.replies = replies;
+        this.statusRouting = statusRouting;
         this.finished = finished;
         this.alertSink = alertSink;
         this.metrics = metrics;
@@ -84,13 +84,13 @@ public final class EventBus {
                 }
             }
         }
-        boolean unknownChannel = statusChannel != null && !replies.committed(statusChannel);
+        boolean unknownChannel = statusChannel != null && !statusRouting.committed(statusChannel);
         if (listeners.isEmpty() && !unknownChannel) {
             return;
         }
         run(events.size(), () -> {
             if (unknownChannel) {
-                replies.checkUnknown(statusChannel, events);
+                statusRouting.checkUnknown(statusChannel, events);
             }
             for (TaskEvent e : events) {
                 for (TaskListener l : listeners) {

@@ -62,7 +62,7 @@ public class JdbcStore implements StateStore {
     private final OperatorActions operator;
     private final Retention retention;
     private final Parking parking;
-    private final JdbcStatusOutbox replies;
+    private final JdbcStatusOutbox statusOutbox;
     private final PgSignals signals;
     private final StepCompletionRows stepCompletions;
     private final Gates gates;
@@ -95,7 +95,7 @@ public class JdbcStore implements StateStore {
         this.retention = new Retention(db);
         this.parking = new Parking(db);
         this.gates = new Gates(db);
-        this.replies = new JdbcStatusOutbox(db);
+        this.statusOutbox = new JdbcStatusOutbox(db);
         this.schedules = new JdbcSchedules(db);
         this.signals = dialect.signals(db);
     }
@@ -108,7 +108,7 @@ public class JdbcStore implements StateStore {
      */
     @Override
     public Optional<StatusOutbox> statusOutbox() {
-        return Optional.of(replies);
+        return Optional.of(statusOutbox);
     }
 
     /** {@inheritDoc} Table {@code <prefix>schedule} (schema V16). */
