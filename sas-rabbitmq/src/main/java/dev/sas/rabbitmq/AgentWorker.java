@@ -183,7 +183,8 @@ public final class AgentWorker implements AutoCloseable {
             return;
         }
         String replyTo = props.getReplyTo();
-        try (TaskMdc mdc = TaskMdc.of(h.taskId(), h.stepIndex())) {
+        TaskMdc mdc = TaskMdc.of(h.taskId(), h.stepIndex());
+        try {
             if (replyTo == null || replyTo.isBlank()) {
                 rejected.incrementAndGet();
                 log.warn("agent worker {}: dropping a request without reply-to (attempt {})", agent, h.attempt());
@@ -241,6 +242,8 @@ public final class AgentWorker implements AutoCloseable {
                 return;
             }
             settle.ack();
+        } finally {
+            mdc.close();
         }
     }
 

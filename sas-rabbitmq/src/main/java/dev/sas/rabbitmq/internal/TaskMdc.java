@@ -4,7 +4,7 @@ import org.slf4j.MDC;
 
 /**
  * The logging context of one message about a task ({@code sas.taskId}, and {@code sas.step} when
- * known) on a consumer thread, for a try-with-resources block: {@link #close()} puts back what the
+ * known) on a consumer thread, until {@link #close()} (in a {@code finally}) puts back what the
  * thread had before. Not thread-safe (one thread's MDC). Not API.
  */
 public final class TaskMdc implements AutoCloseable {
