@@ -332,8 +332,9 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * The completions of steps that await one ({@code StepBuilder.awaitCompletion}), if the store
-     * keeps them. Empty if it keeps none: such a step's request is sent and then fails to be
-     * recorded, and completing one throws {@link UnsupportedOperationException}.
+     * keeps them. Empty if it keeps none: a step whose request was sent cannot be recorded as
+     * awaiting (the runtime counts an internal error and the supervisor times the step out), and
+     * completing one throws {@link UnsupportedOperationException}.
      */
     default Optional<StepCompletionStore> stepCompletions() {
         return Optional.empty();
