@@ -125,7 +125,7 @@ public interface Dialect {
     /** The plain multi-row INSERT of {@link #insertTasksSql}, for dialects that add a conflict clause to it. */
     static String plainInsertTasksSql(Tables t, int rows, boolean claimed) {
         return "INSERT INTO " + t.task() + " (" + TASK_INSERT_COLUMNS
-                + (claimed ? ", locked_by, complete_by, started_step" : "") + ") VALUES "
+                + (claimed ? ", locked_by, complete_by, " + EventRows.STARTED_STEP : "") + ") VALUES "
                 + String.join(", ", java.util.Collections.nCopies(rows, claimed
                         ? "(?, ?, ?, ?, " + submittedState(true) + ", ?, 1, ?, 0, 0, ?, 1, ?, FALSE, ?, ?, ?, ?, ?, ?, ?, ?)"
                         : "(?, ?, ?, ?, " + submittedState(false) + ", ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));

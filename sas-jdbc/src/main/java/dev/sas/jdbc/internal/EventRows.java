@@ -98,6 +98,18 @@ final class EventRows {
         return !PACKED;
     }
 
+    /** Task-row column of a task inserted claimed: its first step's name when its start is read from the row. */
+    static final String STARTED_STEP = "started_step";
+
+    /**
+     * The {@link #STARTED_STEP} value of a task inserted claimed: {@code firstStepName} when its
+     * RECEIVED event is implied by the row ({@code startImplied}, see {@link #impliedByTaskRow}),
+     * whose STEP_STARTED event is then read from the row too; else null (both are written as events).
+     */
+    static String startedStep(boolean startImplied, String firstStepName) {
+        return startImplied ? firstStepName : null;
+    }
+
     /** A pending start's time as {@link #PENDING_START_FENCE} compares it: -1 for none. */
     static long fenceValue(TaskEvent start) {
         return start == null ? -1 : start.at().toEpochMilli();
