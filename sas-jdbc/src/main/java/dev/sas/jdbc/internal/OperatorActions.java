@@ -66,8 +66,8 @@ final class OperatorActions {
                 return false;
             }
             String statusChannel = row.get().statusChannel();
-            db.onConnection(h, operation + " recording its event", c -> EventRows.insertRows(c, db.t(),
-                    EventRows.packAfter(row.get().pendingStart(), List.of(event))));
+            db.onConnection(h, operation + " recording its event",
+                    c -> EventRows.insertAfter(c, db.t(), row.get().pendingStart(), List.of(event)));
             db.recordStatusUpdates(h, List.of(event), statusChannel == null ? Map.of() : Map.of(taskId, statusChannel));
             return true;
         }));
