@@ -2,6 +2,7 @@ package dev.sas.testing;
 
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.TaskDecisions;
@@ -19,10 +20,11 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Which workflow versions live runtimes of {@link InMemoryStateStore} can run, and the tasks of
+ * The deployments of {@link InMemoryStateStore} ({@link InMemoryStateStore#deployments()}): which
+ * workflow versions live runtimes can run, and the tasks of
  * versions none can run: their backlog, parking and unparking, under the store's lock. Thread-safe.
  */
-final class InMemoryDeployments {
+final class InMemoryDeployments implements DeploymentStore {
 
     private record Advertisement(Set<WorkflowVersion> runnable, Instant expiresAt) {
     }
@@ -34,7 +36,8 @@ final class InMemoryDeployments {
         this.tasks = tasks;
     }
 
-    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
         Objects.requireNonNull(instanceId, "instanceId must not be null");
         Advertisement ad = new Advertisement(Set.copyOf(runnable), now.plus(ttl));
         synchronized (tasks.lock) {
@@ -42,7 +45,8 @@ final class InMemoryDeployments {
         }
     }
 
-    Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
         Set<WorkflowVersion> out = new HashSet<>();
         synchronized (tasks.lock) {
             for (Advertisement ad : advertisements.values()) {
@@ -54,7 +58,8 @@ final class InMemoryDeployments {
         return out;
     }
 
-    List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
         Map<WorkflowVersion, long[]> counts = new HashMap<>();
         Map<WorkflowVersion, Instant> since = new HashMap<>();
         synchronized (tasks.lock) {
@@ -73,7 +78,8 @@ final class InMemoryDeployments {
                 .toList();
     }
 
-    List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit) {
+    @Override
+    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit) {
         Objects.requireNonNull(version, "version must not be null");
         Objects.requireNonNull(dueBefore, "dueBefore must not be null");
         Objects.requireNonNull(now, "now must not be null");
@@ -97,7 +103,8 @@ final class InMemoryDeployments {
         }
     }
 
-    List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+    @Override
+    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
         Objects.requireNonNull(versions, "versions must not be null");
         Objects.requireNonNull(now, "now must not be null");
         Objects.requireNonNull(message, "message must not be null");

@@ -8,11 +8,10 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DeadlineRenewal;
-import dev.sas.core.spi.DueBacklog;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepCompletionStore;
@@ -243,36 +242,16 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
-    @Override
-    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
-        deployments.advertise(instanceId, runnable, now, ttl);
-    }
-
-    @Override
-    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
-        return deployments.runnableByLiveNodes(now);
-    }
-
-    @Override
-    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
-        return deployments.dueBacklog(dueBefore, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
-            int limit) {
-        return deployments.park(version, dueBefore, now, reason, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
-        return deployments.unpark(versions, now, message, limit);
-    }
-
     /** {@inheritDoc} Kept under the store's lock with the events it copies. */
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Kept under the store's lock with the tasks it parks. */
+    @Override
+    public Optional<DeploymentStore> deployments() {
+        return Optional.of(deployments);
     }
 
     /** {@inheritDoc} Kept under the store's lock with the tasks they complete. */

@@ -74,7 +74,7 @@ public final class Supervisor {
         this.leaseTtl = leaseTtl;
         this.batch = batch;
         this.wakeScheduler = wakeScheduler;
-        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace, batch);
+        this.deployWatch = new DeployWatch(store.deployments().orElse(null), instanceId, advertised, leaseTtl, unrunnableGrace, batch);
     }
 
     /**

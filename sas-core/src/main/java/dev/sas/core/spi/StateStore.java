@@ -36,7 +36,7 @@ import java.util.TreeMap;
  *
  * <p>What every store keeps is declared here. What a store may keep or not comes as a role
  * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
- * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
+ * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #deployments()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -154,53 +154,6 @@ public interface StateStore extends AutoCloseable {
 
     /** Gives up the supervisor lease if {@code instanceId} holds it. */
     void releaseSupervisorLease(String instanceId);
-
-    /**
-     * Records that {@code instanceId} can run {@code runnable} until {@code now + ttl}, replacing
-     * what it advertised before. Runtimes renew it on the supervisor interval, so the supervisor
-     * knows which workflow versions some live runtime claims ({@link #runnableByLiveNodes}).
-     *
-     * @param runnable the workflow versions the runtime has registered (empty withdraws them)
-     * @throws NullPointerException if an argument is null
-     */
-    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl);
-
-    /** The workflow versions some runtime advertised and whose advertisement has not expired at {@code now}. */
-    Set<WorkflowVersion> runnableByLiveNodes(Instant now);
-
-    /**
-     * Unclaimed {@code PENDING} tasks due at or before {@code dueBefore}, counted per workflow
-     * version, at most {@code limit} versions (those due longest first). Reads only due rows
-     * through the claim's index; the supervisor calls it rarely.
-     */
-    List<DueBacklog> dueBacklog(Instant dueBefore, int limit);
-
-    /**
-     * Parks up to {@code limit} unclaimed {@code PENDING} tasks of {@code version} due at or before
-     * {@code dueBefore}: each becomes {@link TaskStatus#PARKED} with {@code reason} as its last error,
-     * keeps its step, attempts and due time, and gets a {@link TaskEvent.Type#PARKED} event (message
-     * {@code reason}, time {@code now}) in the same transaction. Each row is changed only if it is
-     * still unclaimed and {@code PENDING} when written (a task claimed meanwhile is never touched),
-     * and nothing is parked while an advertisement of {@code version} is live at {@code now}
-     * ({@link #advertise}), checked in the same transaction. Reads only due rows through an index.
-     *
-     * @return the PARKED events recorded, one per parked task
-     * @throws NullPointerException if an argument is null
-     */
-    List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit);
-
-    /**
-     * Makes up to {@code limit} {@link TaskStatus#PARKED} tasks of the given versions
-     * {@code PENDING} again, due at {@code now} (step, attempts and failure count unchanged), each
-     * with an {@link TaskEvent.Type#UNPARKED} event (message {@code message}) in the same transaction.
-     * A task that left {@code PARKED} meanwhile is not touched. Reads only parked rows of those
-     * versions through an index.
-     *
-     * @param versions the workflow versions some live runtime can run
-     * @return the UNPARKED events recorded, one per task
-     * @throws NullPointerException if an argument is null
-     */
-    List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit);
 
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);
@@ -327,6 +280,16 @@ public interface StateStore extends AutoCloseable {
      * runtimes then poll adaptively.
      */
     default Optional<StoreSignals> signals() {
+        return Optional.empty();
+    }
+
+    /**
+     * Which workflow versions live runtimes run, and the tasks of versions none runs, if the store
+     * keeps them: runtimes then advertise what they run and the active supervisor parks tasks no
+     * live runtime can run and unparks them once one can. Empty if it keeps none: nothing is
+     * advertised or parked, and such tasks wait until a runtime that runs them claims them.
+     */
+    default Optional<DeploymentStore> deployments() {
         return Optional.empty();
     }
 

@@ -10,7 +10,7 @@ import java.util.Set;
  * The status outbox of a {@link StateStore}: the status messages of tasks submitted with a
  * status channel, written by the store in the same transaction as each event of such a task (by
  * {@link StateStore#submit}, {@link StateStore#claim}, {@link StateStore#write} (with
- * {@link Transition#statusChannel()}), {@link StateStore#park}, {@link StateStore#unpark},
+ * {@link Transition#statusChannel()}), {@link DeploymentStore#park}, {@link DeploymentStore#unpark},
  * {@link StateStore#resubmit} and {@link StateStore#requestCancel}), so a message exists exactly
  * when its transition committed. Each message keeps its delivery id until it is acknowledged;
  * within a task, delivery ids increase in the order of its events.

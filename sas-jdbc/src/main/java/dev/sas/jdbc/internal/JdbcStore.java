@@ -8,11 +8,10 @@ import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
-import dev.sas.core.spi.DueBacklog;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
@@ -61,7 +60,6 @@ public class JdbcStore implements StateStore {
     private final ReadQueries reads;
     private final OperatorActions operator;
     private final Retention retention;
-    private final Parking parking;
     private final JdbcStatusOutbox statusOutbox;
     private final PgSignals signals;
     private final StepCompletionRows stepCompletions;
@@ -86,14 +84,13 @@ public class JdbcStore implements StateStore {
         this.submits = new Submits(db, pendingStarts);
         this.claims = new Claims(db, pendingStarts);
         this.renewals = new DeadlineRenewals(db);
-        this.runtimeWorkflows = new RuntimeWorkflows(db);
+        this.runtimeWorkflows = new RuntimeWorkflows(db, new Parking(db));
         this.writer = new TransitionWriter(db, pendingStarts);
         this.stepCompletions = new StepCompletionRows(db, writer);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
-        this.parking = new Parking(db);
         this.gates = new Gates(db);
         this.statusOutbox = new JdbcStatusOutbox(db);
         this.schedules = new JdbcSchedules(db);
@@ -115,6 +112,12 @@ public class JdbcStore implements StateStore {
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Table {@code <prefix>runtime_workflow} holds the advertisements. */
+    @Override
+    public Optional<DeploymentStore> deployments() {
+        return Optional.of(runtimeWorkflows);
     }
 
     /** {@inheritDoc} Completions are kept in table {@code <prefix>step_reply} until their task is purged. */
@@ -271,32 +274,6 @@ public class JdbcStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         supervisor.releaseSupervisorLease(instanceId);
-    }
-
-    @Override
-    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
-        runtimeWorkflows.advertise(instanceId, runnable, now, ttl);
-    }
-
-    @Override
-    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
-        return runtimeWorkflows.runnableByLiveNodes(now);
-    }
-
-    @Override
-    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
-        return runtimeWorkflows.dueBacklog(dueBefore, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
-            int limit) {
-        return parking.park(version, dueBefore, now, reason, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
-        return parking.unpark(versions, now, message, limit);
     }
 
     /** @throws StateStoreException if the database fails */

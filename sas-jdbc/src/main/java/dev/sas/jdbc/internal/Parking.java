@@ -47,7 +47,7 @@ final class Parking {
         }
     }
 
-    /** See {@code StateStore.park}. */
+    /** See {@code DeploymentStore.park}. */
     List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit) {
         Objects.requireNonNull(version, "version must not be null");
         Objects.requireNonNull(dueBefore, "dueBefore must not be null");
@@ -71,7 +71,7 @@ final class Parking {
         }));
     }
 
-    /** See {@code StateStore.unpark}. */
+    /** See {@code DeploymentStore.unpark}. */
     List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
         Objects.requireNonNull(versions, "versions must not be null");
         Objects.requireNonNull(message, "message must not be null");

@@ -251,10 +251,10 @@ public abstract class StatusOutboxContract extends StoreTestSupport {
                 null))).isTrue();
         Instant t3 = t2.plusSeconds(1);
         WorkflowVersion v1 = new WorkflowVersion("wf", 1);
-        assertThat(store.park(v1, t3, t3, "no runtime", 10)).hasSize(1);
+        assertThat(store.deployments().orElseThrow().park(v1, t3, t3, "no runtime", 10)).hasSize(1);
         assertThat(store.requestCancel(id, t3, new TaskEvent(id, "k", "wf", TaskEvent.Type.CANCEL_REQUESTED, 0,
                 "s0", 0, t3, null))).isTrue();
-        assertThat(store.unpark(Set.of(v1), t3, "runtime back", 10)).hasSize(1);
+        assertThat(store.deployments().orElseThrow().unpark(Set.of(v1), t3, "runtime back", 10)).hasSize(1);
 
         List<TaskEvent> delivered = eventsOf(pending(CHANNEL), id);
         assertThat(delivered).containsExactlyElementsOf(store.events(id));
