@@ -2,7 +2,6 @@ package dev.sas.core;
 
 import dev.sas.core.spi.VersionMove;
 import dev.sas.core.spi.VersionMoves;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,9 +16,7 @@ import org.slf4j.LoggerFactory;
 final class VersionMover {
     private static final Logger log = LoggerFactory.getLogger(VersionMover.class);
 
-    /** The states a task may be moved in (unclaimed, no cancel requested). */
-    static final EnumSet<TaskStatus> MOVABLE = EnumSet.of(TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.PARKED,
-            TaskStatus.ERROR);
+    private static final java.util.Set<TaskStatus> MOVABLE = TaskDocument.MOVABLE;
 
     private final ClientCore core;
 
