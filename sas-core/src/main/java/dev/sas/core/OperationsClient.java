@@ -184,9 +184,10 @@ public final class OperationsClient {
      *
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
-     * @throws TaskStateException if the task's state does not allow a move (the message says why)
+     * @throws TaskStateException if the task's state does not allow a move
      * @throws VersionMoveException if the new version is unknown to this client, declares no mapping
-     *     from the task's version, or has no place of its own for a step of the task
+     *     from the task's version, or has no place of its own for a step of the task, or the task has
+     *     a cancel requested (the message says which)
      * @throws UnsupportedOperationException if the store cannot move tasks
      * @throws StateStoreException if the store failed
      */

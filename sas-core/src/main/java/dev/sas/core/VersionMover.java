@@ -56,16 +56,17 @@ final class VersionMover {
             case UNMAPPED_STEP -> throw new VersionMoveException(taskId, toVersion, "its step '" + result.step()
                     + "' of v" + info.workflowVersion() + " has no step of its own in v" + toVersion + "; map it with"
                     + " .movesFrom(" + info.workflowVersion() + ", m -> m.step(\"" + result.step() + "\", ...))");
-            default -> throw notMovable(taskId, result.status());
+            default -> throw notMovable(taskId, toVersion, result.status());
         }
     }
 
-    private SasException notMovable(TaskId taskId, TaskStatus status) {
+    private SasException notMovable(TaskId taskId, int toVersion, TaskStatus status) {
         if (MOVABLE.contains(status)) {
             // the state allows it, so the task is claimed or being cancelled
             TaskInfo now = core.store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
-            String why = now.cancelRequested() ? "a cancel was requested" : "a runtime holds it (" + now.lockedBy() + ")";
-            return new TaskStateException("move (" + why + ")", taskId, status, MOVABLE);
+            return new VersionMoveException(taskId, toVersion, "it is " + status + (now.cancelRequested()
+                    ? " with a cancel being carried out; a task being cancelled is not moved"
+                    : " and held by " + now.lockedBy() + "; move it once it is released"));
         }
         return new TaskStateException("move", taskId, status, MOVABLE);
     }

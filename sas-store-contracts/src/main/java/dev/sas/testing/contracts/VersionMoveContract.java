@@ -221,7 +221,7 @@ public abstract class VersionMoveContract extends StoreTestSupport {
     }
 
     @Test
-    void an_unknown_version_or_an_unmapped_step_is_refused_with_a_clear_error_and_changes_nothing() {
+    void an_unknown_version_an_unmapped_step_or_a_cancel_under_way_is_refused_with_a_clear_error_and_changes_nothing() {
         ScriptedAgent payments = new ScriptedAgent("payments", TRIES).thenFail(new IllegalStateException("503"));
         Workflow<String> v1 = v1(payments);
         SasRuntime oldNode = runtime("node-v1", v1);
@@ -258,5 +258,11 @@ public abstract class VersionMoveContract extends StoreTestSupport {
         assertThat(after.status()).isEqualTo(before.status());
         assertThat(after.steps()).isEqualTo(before.steps());
         assertThat(types(client, id)).doesNotContain(TaskEvent.Type.VERSION_MOVED);
+
+        assertThat(client.operations().cancel(id)).isTrue();
+        assertThatThrownBy(() -> client.operations().moveVersion(id, 3))
+                .isInstanceOf(VersionMoveException.class)
+                .hasMessageContaining("with a cancel being carried out");
+        assertThat(client.find(id).orElseThrow().workflowVersion()).isEqualTo(1);
     }
 }
