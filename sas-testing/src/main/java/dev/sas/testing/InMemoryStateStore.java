@@ -634,6 +634,7 @@ public final class InMemoryStateStore implements StateStore {
             r.currentStep = plan.current().index();
             r.currentStepName = plan.current().name();
             r.stepTimeout = plan.current().timeout();
+            r.lease++;
             List<StepRow> moved = new ArrayList<>(r.steps.values());
             r.steps.clear();
             for (StepRow s : moved) {

@@ -15,7 +15,8 @@ public interface VersionMoves {
      * one whose current step or a step row has no place of its own ({@link VersionMove#plan}),
      * {@code UNMAPPED_STEP}. Otherwise, in one transaction and fenced on what was read (lease,
      * state, holder), the store writes the decided change, the new version, current step (index,
-     * name, step timeout), gives each step row its new index and name (outputs and attempts kept),
+     * name, step timeout), increments the lease (so that a write another party decided from the row
+     * before the move, such as parking the old version's due tasks, is fenced off), gives each step row its new index and name (outputs and attempts kept),
      * and records the {@link VersionMove#event} (also to the task's reply channel):
      * {@code MOVED}. A claim (a running step, an awaited reply) is never moved under its holder.
      *

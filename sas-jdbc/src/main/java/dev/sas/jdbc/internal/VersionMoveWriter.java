@@ -74,8 +74,10 @@ final class VersionMoveWriter implements VersionMoves {
                         null, null);
             }
             VersionMove.Target to = plan.current();
+            // the lease moves on too: a write decided from the row before the move (a park of the old
+            // version's due tasks, a wake-up) is fenced on it and changes nothing
             h.createUpdate("UPDATE " + db.t().task() + " SET workflow_version = ?, current_step = ?,"
-                            + " current_step_name = ?, step_timeout_ms = ? WHERE task_id = ?")
+                            + " current_step_name = ?, step_timeout_ms = ?, lease = lease + 1 WHERE task_id = ?")
                     .bind(0, move.toVersion()).bind(1, to.index()).bind(2, to.name())
                     .bind(3, to.timeout().toMillis()).bind(4, taskId.value())
                     .execute();

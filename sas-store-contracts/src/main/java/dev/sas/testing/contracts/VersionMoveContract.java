@@ -30,6 +30,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -108,6 +113,7 @@ public abstract class VersionMoveContract extends StoreTestSupport {
         assertThat(moved.workflowVersion()).isEqualTo(2);
         assertThat(moved.status()).as("a retrying task keeps waiting").isEqualTo(TaskStatus.PENDING);
         assertThat(moved.nextAttemptAt()).isEqualTo(waiting.nextAttemptAt());
+        assertThat(moved.lease()).as("a move fences off writes decided before it").isEqualTo(waiting.lease() + 1);
         assertThat(moved.currentStep()).isEqualTo(2);
         assertThat(moved.step("prepare").index()).isEqualTo(1);
         assertThat(moved.step("reserve").index()).isEqualTo(0);
@@ -218,6 +224,57 @@ public abstract class VersionMoveContract extends StoreTestSupport {
         assertThat(after.workflowVersion()).isEqualTo(1);
         assertThat(after.lockedBy()).isEqualTo("holder");
         assertThat(store.events(id)).extracting(TaskEvent::type).doesNotContain(TaskEvent.Type.VERSION_MOVED);
+    }
+
+    @Test
+    void a_move_racing_claims_of_both_versions_leaves_the_task_with_at_most_one_holder() throws Exception {
+        VersionMoves moves = store.versionMoves().orElseThrow(() -> new AssertionError(store + " cannot move"));
+        SasClient client = SasClient.builder().stateStore(store).clock(clock).trustLocalClock().build();
+        Workflow<String> v1 = v1(new ScriptedAgent("payments", TRIES));
+        VersionMove.Target prepare = new VersionMove.Target(1, "prepare", DEADLINE);
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            for (int i = 0; i < 20; i++) {
+                TaskId id = client.submit(v1, "race-" + i, "x").id();
+                VersionMove move = new VersionMove(id, 1, 2, Map.of("prepare", prepare), null);
+                CountDownLatch start = new CountDownLatch(1);
+                Future<List<ClaimedTask>> oldNode = pool.submit(() -> {
+                    start.await();
+                    return store.claim("node-v1", 1, clock.instant(), Set.of(new WorkflowVersion("orders", 1)));
+                });
+                Future<VersionMove.Result> mover = pool.submit(() -> {
+                    start.await();
+                    return moves.move(move, clock.instant());
+                });
+                Future<List<ClaimedTask>> newNode = pool.submit(() -> {
+                    start.await();
+                    return store.claim("node-v2", 1, clock.instant(), Set.of(new WorkflowVersion("orders", 2)));
+                });
+                start.countDown();
+                // the v2 node may also take an earlier race's moved task: only this race's task counts
+                List<ClaimedTask> byOld = oldNode.get(60, TimeUnit.SECONDS).stream()
+                        .filter(c -> c.taskId().equals(id)).toList();
+                VersionMove.Result moved = mover.get(60, TimeUnit.SECONDS);
+                List<ClaimedTask> byNew = newNode.get(60, TimeUnit.SECONDS).stream()
+                        .filter(c -> c.taskId().equals(id)).toList();
+
+                TaskInfo after = store.find(id).orElseThrow();
+                assertThat(byOld.size() + byNew.size()).as("race %s: holders", i).isLessThanOrEqualTo(1);
+                if (moved.kind() == VersionMove.Kind.MOVED) {
+                    assertThat(byOld).as("race %s: a moved task is not run on v1", i).isEmpty();
+                    assertThat(after.workflowVersion()).isEqualTo(2);
+                    byNew.forEach(c -> assertThat(c.currentStep()).isEqualTo(1));
+                } else {
+                    assertThat(moved.kind()).as("race %s", i).isEqualTo(VersionMove.Kind.NOT_MOVABLE);
+                    assertThat(byOld).as("race %s: refused only because v1 holds it", i).hasSize(1);
+                    assertThat(byNew).isEmpty();
+                    assertThat(after.workflowVersion()).isEqualTo(1);
+                    assertThat(after.lockedBy()).isEqualTo("node-v1");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test
