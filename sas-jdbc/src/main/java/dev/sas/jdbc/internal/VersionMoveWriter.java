@@ -83,8 +83,8 @@ final class VersionMoveWriter implements VersionMoves {
                     .execute();
             reindexSteps(h, taskId, plan.rows());
             TaskEvent event = move.event(r.businessKey(), r.workflow(), r.stepName(), to, now);
-            db.onConnection(h, "moveVersion recording its event", c -> EventRows.insertRows(c, db.t(),
-                    EventRows.packAfter(r.pendingStart(), List.of(event))));
+            db.onConnection(h, "moveVersion recording its event",
+                    c -> EventRows.insertAfter(c, db.t(), r.pendingStart(), List.of(event)));
             db.recordReplies(h, List.of(event), r.replyTo() == null ? Map.of() : Map.of(taskId, r.replyTo()));
             return new VersionMove.Result(VersionMove.Kind.MOVED, change.get().status(), move.toVersion(), null, event);
         }));
