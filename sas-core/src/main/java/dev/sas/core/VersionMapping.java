@@ -29,7 +29,7 @@ public final class VersionMapping {
 
     private VersionMapping(int fromVersion, Map<String, String> steps) {
         this.fromVersion = fromVersion;
-        this.steps = Map.copyOf(steps);
+        this.steps = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(steps)); // in declaration order
     }
 
     /** The version whose tasks this mapping moves. */
@@ -37,7 +37,7 @@ public final class VersionMapping {
         return fromVersion;
     }
 
-    /** The steps named in the mapping: old step name to new step name. */
+    /** The steps named in the mapping, in the order declared: old step name to new step name. */
     public Map<String, String> steps() {
         return steps;
     }
