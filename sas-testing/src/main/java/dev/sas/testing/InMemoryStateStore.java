@@ -21,6 +21,7 @@ import dev.sas.core.spi.TaskSnapshot;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
+import dev.sas.core.spi.VersionMoves;
 import dev.sas.core.spi.WorkflowVersion;
 import dev.sas.core.spi.WriteOutcome;
 import dev.sas.testing.InMemoryTasks.Row;
@@ -61,6 +62,7 @@ public final class InMemoryStateStore implements StateStore {
     private final InMemoryAwaits awaits = new InMemoryAwaits(table);
     private final InMemoryDeployments deployments = new InMemoryDeployments(table);
     private final InMemoryFlowControl flowControl = new InMemoryFlowControl(table);
+    private final InMemoryVersionMoves versionMoves = new InMemoryVersionMoves(table);
     private final InMemorySchedules schedules = new InMemorySchedules(lock);
     private String supervisorHolder;
     private Instant supervisorExpiresAt = Instant.MIN;
@@ -240,6 +242,12 @@ public final class InMemoryStateStore implements StateStore {
                 supervisorExpiresAt = Instant.MIN;
             }
         }
+    }
+
+    /** {@inheritDoc} Moves under the store's lock, as a JDBC store does under the task's row lock. */
+    @Override
+    public Optional<VersionMoves> versionMoves() {
+        return Optional.of(versionMoves);
     }
 
     /** {@inheritDoc} Kept under the store's lock with the events it copies. */

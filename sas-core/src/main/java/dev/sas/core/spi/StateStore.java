@@ -36,7 +36,8 @@ import java.util.TreeMap;
  *
  * <p>What every store keeps is declared here. What a store may keep or not comes as a role
  * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
- * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #deployments()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
+ * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #deployments()},
+ * {@link #versionMoves()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -272,6 +273,11 @@ public interface StateStore extends AutoCloseable {
      * fails).
      */
     default Optional<ScheduleStore> schedules() {
+        return Optional.empty();
+    }
+
+    /** The store's moves of tasks between workflow versions, if it can move them; empty otherwise. */
+    default Optional<VersionMoves> versionMoves() {
         return Optional.empty();
     }
 

@@ -65,6 +65,7 @@ public class JdbcStore implements StateStore {
     private final StepCompletionRows stepCompletions;
     private final Gates gates;
     private final JdbcSchedules schedules;
+    private final VersionMoveWriter moves;
 
     /** A store on {@code jdbi}, whose schema is already in place. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -94,6 +95,7 @@ public class JdbcStore implements StateStore {
         this.gates = new Gates(db);
         this.statusOutbox = new JdbcStatusOutbox(db);
         this.schedules = new JdbcSchedules(db);
+        this.moves = new VersionMoveWriter(db);
         this.signals = dialect.signals(db);
     }
 
@@ -124,6 +126,12 @@ public class JdbcStore implements StateStore {
     @Override
     public Optional<StepCompletionStore> stepCompletions() {
         return Optional.of(stepCompletions);
+    }
+
+    /** {@inheritDoc} Under the task's row lock, with its step rows re-indexed in the same transaction. */
+    @Override
+    public Optional<dev.sas.core.spi.VersionMoves> versionMoves() {
+        return Optional.of(moves);
     }
 
     /** {@inheritDoc} Tables {@code <prefix>agent_gate} and {@code <prefix>agent_permit} (schema V7). */

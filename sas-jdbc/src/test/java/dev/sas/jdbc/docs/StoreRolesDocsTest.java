@@ -19,6 +19,7 @@ class StoreRolesDocsTest {
         kept.put("stepCompletions", store.stepCompletions().isPresent()); // steps that await completion
         kept.put("claimedSubmits", store.claimedSubmits().isPresent());   // a local submit starts without a claim
         kept.put("deployments", store.deployments().isPresent());         // parking what no live runtime runs
+        kept.put("versionMoves", store.versionMoves().isPresent());       // moving a task to another version
         kept.put("schedules", store.schedules().isPresent());             // recurring schedules
         kept.put("flowControl", store.flowControl().isPresent());         // agents' limits and breakers
         kept.put("signals", store.signals().isPresent());                 // cross-node wake-up hints
@@ -30,12 +31,13 @@ class StoreRolesDocsTest {
     void the_h2_and_in_memory_stores_keep_every_role_but_signals() {
         try (JdbcStateStore h2 = JdbcStateStore.builder().url("jdbc:h2:mem:store-roles;DB_CLOSE_DELAY=-1").build()) {
             assertThat(roles(h2)).containsExactly(Map.entry("statusOutbox", true), Map.entry("stepCompletions", true),
-                    Map.entry("claimedSubmits", true), Map.entry("deployments", true), Map.entry("schedules", true),
-                    Map.entry("flowControl", true), Map.entry("signals", false));
+                    Map.entry("claimedSubmits", true), Map.entry("deployments", true), Map.entry("versionMoves", true),
+                    Map.entry("schedules", true), Map.entry("flowControl", true), Map.entry("signals", false));
         }
         assertThat(roles(new InMemoryStateStore())).containsExactly(Map.entry("statusOutbox", true),
                 Map.entry("stepCompletions", true), Map.entry("claimedSubmits", true), Map.entry("deployments", true),
-                Map.entry("schedules", true), Map.entry("flowControl", true), Map.entry("signals", false));
+                Map.entry("versionMoves", true), Map.entry("schedules", true), Map.entry("flowControl", true),
+                Map.entry("signals", false));
     }
 
     @Test
@@ -48,6 +50,6 @@ class StoreRolesDocsTest {
                     throw new UnsupportedOperationException(method.getName());
                 });
         assertThat(roles(core)).containsOnlyKeys("statusOutbox", "stepCompletions", "claimedSubmits", "deployments",
-                "schedules", "flowControl", "signals").doesNotContainValue(true);
+                "versionMoves", "schedules", "flowControl", "signals").doesNotContainValue(true);
     }
 }
