@@ -163,6 +163,11 @@ public final class SasRuntime implements AutoCloseable {
                 new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
         scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
+        scheduler.childClient(client);
+        ChildRelay children = new ChildRelay(client, config.workflows());
+        if (children.needed()) {
+            supervisor.relayChildrenWith(children);
+        }
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */

@@ -175,6 +175,27 @@ public final class StepCompletionClient {
         if (info == null) {
             return CompletionOutcome.NOT_FOUND;
         }
+        return accept(token, info, payload, kind);
+    }
+
+    /**
+     * Completes (or fails for good) the child task step that {@code parent} awaits, with the end of
+     * {@code child}: its result if it ended {@link TaskStatus#PROCESSED}, else its failure. Fenced
+     * like a reply by token (the parent's current step and lease, read in {@code parent}), so a
+     * delivery repeated by another pass or node answers {@link CompletionOutcome#ALREADY_COMPLETED} or
+     * {@link CompletionOutcome#STALE} and changes nothing.
+     */
+    CompletionOutcome childEnded(TaskInfo parent, TaskInfo child) {
+        ReplyToken token = new ReplyToken(parent.taskId(), parent.currentStep(), parent.lease());
+        boolean processed = child.status() == TaskStatus.PROCESSED;
+        String failure = processed ? null : ChildCall.failure(child);
+        String text = processed ? ChildCall.result(child) : failure.length() > MAX_REPLY_ERROR_LENGTH
+                ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…" : failure;
+        return accept(token, parent, (target, def) -> processed ? def.checkEncodedReply(text) : text,
+                processed ? StepReply.Kind.COMPLETED : StepReply.Kind.FAILED_FOR_GOOD);
+    }
+
+    private CompletionOutcome accept(ReplyToken token, TaskInfo info, ReplyPayload payload, StepReply.Kind kind) {
         Workflow<?> wf = core.workflow(info.workflow(), info.workflowVersion());
         if (wf == null) {
             throw new IllegalArgumentException("the reply token names task " + token.taskId() + " of workflow '"
