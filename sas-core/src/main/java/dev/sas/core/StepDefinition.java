@@ -223,9 +223,9 @@ public final class StepDefinition<I> {
         return maxTimeouts;
     }
 
-    /** Whether the step has a compensation of either kind. */
+    /** Whether the step has a compensation of either kind, or starts a child task (cancelled when compensated). */
     public boolean hasCompensation() {
-        return compensation != null || compensationCall != null;
+        return compensation != null || compensationCall != null || childCall != null;
     }
 
     /**
@@ -244,6 +244,10 @@ public final class StepDefinition<I> {
                     throw e.getCause() instanceof Exception cause ? cause : e;
                 }
             });
+        }
+        if (compensation == null && childCall != null) {
+            // a child task step is always compensated: the runtime cancels its child first (cancelChild)
+            return Optional.of(ctx -> { });
         }
         return Optional.ofNullable(compensation);
     }
