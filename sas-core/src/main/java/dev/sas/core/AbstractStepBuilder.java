@@ -227,6 +227,6 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
         return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall,
-                childCall != null ? new StepDefinition.AwaitReply<I>(ChildCall.<I>notARequest(name), Codec.string()) : awaitReply);
+                childCall != null ? new StepDefinition.AwaitReply<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitReply);
     }
 }

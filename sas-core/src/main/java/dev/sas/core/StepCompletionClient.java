@@ -187,12 +187,22 @@ public final class StepCompletionClient {
      */
     CompletionOutcome childEnded(TaskInfo parent, TaskInfo child) {
         ReplyToken token = new ReplyToken(parent.taskId(), parent.currentStep(), parent.lease());
-        boolean processed = child.status() == TaskStatus.PROCESSED;
-        String failure = processed ? null : ChildCall.failure(child);
-        String text = processed ? ChildCall.result(child) : failure.length() > MAX_REPLY_ERROR_LENGTH
-                ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…" : failure;
-        return accept(token, parent, (target, def) -> processed ? def.checkEncodedReply(text) : text,
-                processed ? StepReply.Kind.COMPLETED : StepReply.Kind.FAILED_FOR_GOOD);
+        String failure = child.status() == TaskStatus.PROCESSED ? null : ChildCall.failure(child);
+        Workflow<?> wf = core.workflow(parent.workflow(), parent.workflowVersion());
+        if (failure == null && wf != null && parent.currentStep() < wf.steps().size()) {
+            try {
+                wf.steps().get(parent.currentStep()).checkEncodedReply(ChildCall.result(child));
+            } catch (IllegalArgumentException e) {
+                failure = ChildCall.failure(child) + ", but its result cannot be this step's output: " + e.getMessage();
+            }
+        }
+        if (failure == null) {
+            String result = ChildCall.result(child);
+            return accept(token, parent, (target, def) -> result, StepReply.Kind.COMPLETED);
+        }
+        String error = failure.length() > MAX_REPLY_ERROR_LENGTH ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…"
+                : failure;
+        return accept(token, parent, (target, def) -> error, StepReply.Kind.FAILED_FOR_GOOD);
     }
 
     private CompletionOutcome accept(ReplyToken token, TaskInfo info, ReplyPayload payload, StepReply.Kind kind) {

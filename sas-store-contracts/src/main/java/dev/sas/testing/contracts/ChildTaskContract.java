@@ -8,6 +8,7 @@ import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StepRef;
 import dev.sas.core.StepStatus;
 import dev.sas.core.TaskDocument;
 import dev.sas.core.TaskEvent;
@@ -238,6 +239,34 @@ public abstract class ChildTaskContract extends StoreTestSupport {
         assertThat(childDoc.get("parent")).isEqualTo(Map.of("id", id.value(), "step", "ship"));
         assertThat(TaskDocument.detail(client.find(id).orElseThrow(), List.of(), false).get("parent")).isNull();
         assertThat(TaskDocument.children(client, child)).isEmpty();
+    }
+
+    @Test
+    void a_typed_child_step_decodes_the_childs_result_with_its_ref_and_fails_for_good_when_it_cannot() {
+        StepRef<Integer> count = StepRef.of("count", Codec.<Integer>of(i -> Integer.toString(i), Integer::valueOf));
+        Workflow<String> counting = Workflow.builder("child-count", Codec.string())
+                .step("count", s -> s.execute(ctx -> ctx.input().startsWith("many") ? "many" : "" + ctx.input().length()))
+                .build();
+        Workflow<String> order = Workflow.builder("child-count-order", Codec.string())
+                .step(count, s -> s.childTask(counting, ctx -> ctx.input()))
+                .step("double", s -> s.execute(ctx -> "twice " + ctx.output(count) * 2))
+                .build();
+        SasRuntime sas = runtime(order, counting);
+        SasClient client = sas.client();
+        TaskId fine = client.submit(order, "order-1", "four").id();
+        TaskId bad = client.submit(order, "order-2", "many things").id();
+        Drain.untilIdle(sas);
+        Drain.supervisorOnce(sas);
+        Drain.untilIdle(sas);
+
+        assertThat(client.find(fine).orElseThrow().step("double").output()).isEqualTo("twice 8");
+        TaskInfo failed = client.find(bad).orElseThrow();
+        assertThat(failed.status()).isIn(TaskStatus.ERROR, TaskStatus.COMPENSATED);
+        assertThat(failed.step("count").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(failed.lastError()).contains("ended PROCESSED, but its result cannot be this step's output")
+                .contains("NumberFormatException");
+        Drain.supervisorOnce(sas);
+        assertThat(client.find(bad).orElseThrow().step("count").attempts()).isEqualTo(1);
     }
 
     @Test
