@@ -270,6 +270,46 @@ public abstract class ChildTaskContract extends StoreTestSupport {
     }
 
     @Test
+    void children_nest_their_results_come_up_and_cancelling_the_top_cancels_every_level() {
+        AtomicInteger busy = new AtomicInteger();
+        Workflow<String> leaf = shipping("child-leaf", busy, false);
+        Workflow<String> middle = Workflow.builder("child-middle", Codec.string())
+                .step("leaf", s -> s.childTask(leaf, ctx -> ctx.input() + "-leaf").completeWithin(CHILD_DEADLINE))
+                .build();
+        Workflow<String> top = Workflow.builder("child-top", Codec.string())
+                .step("middle", s -> s.childTask(middle, ctx -> ctx.input()).completeWithin(CHILD_DEADLINE))
+                .build();
+        SasRuntime sas = runtime(top, middle, leaf);
+        SasClient client = sas.client();
+        TaskId done = client.submit(top, "order-1", "car").id();
+        for (int pass = 0; pass < 3; pass++) {
+            Drain.untilIdle(sas);
+            Drain.supervisorOnce(sas);
+        }
+        Drain.untilIdle(sas);
+        assertThat(client.find(done).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(client.find(done).orElseThrow().step("middle").output()).isEqualTo("label for packed car-leaf");
+
+        busy.set(1);
+        TaskId cancelled = client.submit(top, "order-2", "bike").id();
+        Drain.untilIdle(sas);
+        TaskInfo middleTask = client.find("child-middle", "sas-child:" + cancelled.value() + "/middle").orElseThrow();
+        TaskInfo leafTask = client.find("child-leaf", "sas-child:" + middleTask.taskId().value() + "/leaf").orElseThrow();
+        assertThat(middleTask.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(leafTask.status()).as("its first attempt failed; retried in 1 s").isEqualTo(TaskStatus.PENDING);
+
+        assertThat(client.operations().cancel(cancelled)).isTrue();
+        Drain.untilIdle(sas);
+        clock.tick(Duration.ofSeconds(2));
+        Drain.untilIdle(sas);
+
+        assertThat(client.find(cancelled).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(client.find(middleTask.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(client.find(leafTask.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(ran).containsExactly("car-leaf:pack", "bike-leaf:pack");
+    }
+
+    @Test
     void a_child_step_is_one_kind_of_work() {
         Workflow<String> ship = shipping("child-kinds");
         assertThatThrownBy(() -> Workflow.builder("child-kinds-order", Codec.string())
