@@ -56,7 +56,11 @@ public abstract class ChildTaskContract extends StoreTestSupport {
     }
 
     private SasRuntime runtime(Workflow<?>... workflows) {
-        var b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a");
+        return runtime("node-a", workflows);
+    }
+
+    private SasRuntime runtime(String instanceId, Workflow<?>... workflows) {
+        var b = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId(instanceId);
         for (Workflow<?> w : workflows) {
             b.workflow(w);
         }
@@ -137,6 +141,31 @@ public abstract class ChildTaskContract extends StoreTestSupport {
         Drain.supervisorOnce(sas); // a repeated delivery changes nothing
         assertThat(count(client, id, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(3);
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+    }
+
+    @Test
+    void a_node_gone_after_the_child_ended_loses_nothing_and_another_nodes_pass_delivers_the_end_once() {
+        Workflow<String> ship = shipping("child-gone");
+        Workflow<String> order = order("child-gone-order", ship);
+        SasRuntime gone = runtime("node-gone", order, ship);
+        TaskId id = gone.client().submit(order, "order-1", "car").id();
+        Drain.untilIdle(gone);
+        assertThat(child(gone.client(), ship).status()).isEqualTo(TaskStatus.PROCESSED);
+        gone.close(); // before any pass delivered the child's end
+
+        SasRuntime b = runtime("node-b", order);
+        SasRuntime c = runtime("node-c", order);
+        Drain.supervisorOnce(b);
+        Drain.supervisorOnce(c); // not the leader, it relays too: the end is delivered already, nothing changes
+        Drain.untilIdle(c);
+
+        SasClient client = b.client();
+        TaskInfo parent = client.find(id).orElseThrow();
+        assertThat(parent.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(parent.step("ship").output()).isEqualTo("label for packed car-parcel");
+        assertThat(count(client, id, TaskEvent.Type.REPLY_RECEIVED)).as("the end delivered once").isEqualTo(1);
+        assertThat(count(client, id, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(3);
+        assertThat(ran).containsExactly("car-parcel:pack");
     }
 
     @Test
