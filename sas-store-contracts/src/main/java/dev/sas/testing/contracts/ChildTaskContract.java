@@ -169,6 +169,32 @@ public abstract class ChildTaskContract extends StoreTestSupport {
     }
 
     @Test
+    void a_child_that_ended_on_a_node_without_the_parent_workflow_is_found_by_the_scan() {
+        Workflow<String> ship = shipping("child-elsewhere");
+        Workflow<String> order = order("child-elsewhere-order", ship);
+        SasRuntime parents = runtime("node-parents", order);
+        SasRuntime children = runtime("node-children", ship);
+        TaskId id = parents.client().submit(order, "order-1", "car").id();
+        Drain.untilIdle(parents);
+        Drain.supervisorOnce(parents); // its first pass scans: the child has not run yet
+        Drain.untilIdle(children);
+        assertThat(child(parents.client(), ship).status()).isEqualTo(TaskStatus.PROCESSED);
+
+        int passes = 0;
+        while (parents.client().find(id).orElseThrow().status() == TaskStatus.AWAITING_REPLY && passes < 20) {
+            Drain.supervisorOnce(parents);
+            passes++;
+        }
+        Drain.untilIdle(parents);
+
+        assertThat(passes).as("found by a scan within ten passes").isLessThanOrEqualTo(10);
+        TaskInfo parent = parents.client().find(id).orElseThrow();
+        assertThat(parent.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(parent.step("invoice").output()).isEqualTo("invoice, label for packed car-parcel");
+        assertThat(count(parents.client(), id, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+    }
+
+    @Test
     void a_child_step_started_again_after_a_time_out_finds_the_same_child() {
         AtomicInteger busy = new AtomicInteger(1);
         Workflow<String> ship = shipping("child-again", busy, false);
