@@ -56,6 +56,7 @@ final class AttemptRunner {
     private volatile Executor stepExecutor = Runnable::run;
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
     private volatile Tracing tracing = Tracing.none();
+    private volatile dev.sas.core.SasClient childClient;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates, Admission admission) {
@@ -80,6 +81,11 @@ final class AttemptRunner {
 
     void completionTokens(CompletionTokens tokens) {
         awaiting.completionTokens(tokens);
+    }
+
+    void childClient(dev.sas.core.SasClient client) {
+        this.childClient = client;
+        awaiting.childClient(client);
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -243,7 +249,7 @@ final class AttemptRunner {
             Function<String, Executor> agents = startingOnAgentThread(a, withTaskLog(agentExecutors, a.trace));
             String to = endpoint;
             a.trace.run(() -> invoked.set(a.compensating
-                    ? def.compensate(a, agents, to).thenApply(done -> null)
+                    ? compensate(def, a, agents, to).thenApply(done -> null)
                     : def.invoke(a, agents, to)));
             stage = invoked.get();
         } catch (Throwable e) {
@@ -257,6 +263,13 @@ final class AttemptRunner {
             }
         }
         stage.whenComplete((out, err) -> ends.onResult(a, out, err));
+    }
+
+    /** A child task step's compensation cancels its child first (if it has not ended), then runs the step's own. */
+    private CompletionStage<Void> compensate(StepDefinition<Object> def, Attempt a, Function<String, Executor> agents,
+            String endpoint) {
+        def.cancelChild(a, childClient);
+        return def.compensate(a, agents, endpoint);
     }
 
     /**

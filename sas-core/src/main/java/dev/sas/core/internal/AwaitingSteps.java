@@ -29,6 +29,7 @@ final class AwaitingSteps {
     private final BooleanSupplier abandoning;
 
     private volatile CompletionTokens completionTokens = CompletionTokens.NONE;
+    private volatile dev.sas.core.SasClient childClient;
 
     AwaitingSteps(Clock clock, Recorder recorder, EventBus events, Metrics metrics, ClaimLoop loop,
             DecisionWriter writer, AttemptEnds ends, BooleanSupplier abandoning) {
@@ -46,6 +47,11 @@ final class AwaitingSteps {
         this.completionTokens = tokens;
     }
 
+    /** The client through which child task steps start their child (the runtime's own). */
+    void childClient(dev.sas.core.SasClient client) {
+        this.childClient = client;
+    }
+
     /**
      * Sends an awaiting step's request on this step thread. A failure to send is a failed attempt,
      * recorded like any step's; once sent, the task is handed to the store to await its reply.
@@ -54,10 +60,16 @@ final class AwaitingSteps {
         Throwable failure = null;
         a.thread = Thread.currentThread();
         try {
-            String token = completionTokens.issue(new CompletionToken(a.run.taskId, a.step, a.run.lease));
+            // a child task step sends no request: it starts (or finds) its child, and the child's end completes it
+            String token = def.startsChildTask() ? null
+                    : completionTokens.issue(new CompletionToken(a.run.taskId, a.step, a.run.lease));
             a.trace.run(() -> {
                 try {
-                    def.sendRequest(a, token);
+                    if (token == null) {
+                        def.startChild(a, childClient);
+                    } else {
+                        def.sendRequest(a, token);
+                    }
                 } catch (RuntimeException e) {
                     throw e;
                 } catch (Exception e) {
