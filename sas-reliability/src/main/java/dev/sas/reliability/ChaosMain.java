@@ -96,7 +96,7 @@ public final class ChaosMain {
                 evidence.forEach(System.out::println);
             }
         }
-        if (s.restartDb && !ChaosRun.waitDbReady(s.url, 60_000)) {
+        if (s.restartDb && !DbDisruption.waitDbReady(s.url, 60_000)) {
             System.err.println("the database is NOT accepting connections after the run");
         }
         System.exit(report.violations().isEmpty() ? 0 : 1);

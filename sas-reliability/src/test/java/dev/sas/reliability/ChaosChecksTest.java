@@ -364,7 +364,7 @@ class ChaosChecksTest {
         assertThat(s.clockOffset(2)).isZero();
         assertThat(ChaosSettings.parse(new String[] {"--clock-offsets", "PT1S,-PT2S"}).clockOffset(1))
                 .isEqualTo(Duration.ofSeconds(-2));
-        assertThat(ChaosSettings.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
+        assertThat(ChaosOptions.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
         assertThat(new ChaosSettings().clockOffset(0)).isZero();
     }
 
