@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Table sets reused from one contract test case to the next on PostgreSQL and MariaDB: creating a
+ * Table sets reused from one contract test case to the next on PostgreSQL, MariaDB and file H2: creating a
  * schema (every migration, each DDL statement a round trip and, on MariaDB, an implicit commit)
  * costs far more than a case's own work there, and hundreds of cases each made a fresh one. A
  * case takes a prefix with the current schema and no rows ({@link #take}); after it the tables
@@ -72,6 +72,10 @@ final class SchemaPool {
             }
             if (db == TestDb.POSTGRES) {
                 st.execute("TRUNCATE TABLE " + String.join(", ", tables) + " RESTART IDENTITY CASCADE");
+            } else if (db == TestDb.H2_FILE) {
+                for (String t : tables) {
+                    st.execute("TRUNCATE TABLE " + t + " RESTART IDENTITY");
+                }
             } else {
                 for (String t : tables) {
                     st.execute("TRUNCATE TABLE " + t); // resets AUTO_INCREMENT
@@ -86,7 +90,9 @@ final class SchemaPool {
     private static List<String> tables(Connection c, String prefix) throws SQLException {
         List<String> out = new ArrayList<>();
         DatabaseMetaData md = c.getMetaData();
-        try (ResultSet rs = md.getTables(c.getCatalog(), null, prefix + "%", new String[] {"TABLE"})) {
+        // H2 keeps unquoted names in upper case, and matches the pattern case-sensitively
+        String pattern = md.storesUpperCaseIdentifiers() ? prefix.toUpperCase(Locale.ROOT) : prefix;
+        try (ResultSet rs = md.getTables(c.getCatalog(), null, pattern + "%", new String[] {"TABLE"})) {
             while (rs.next()) {
                 String name = rs.getString("TABLE_NAME").toLowerCase(Locale.ROOT);
                 if (name.startsWith(prefix) && !name.equals(prefix + "schema_version")) {

@@ -45,7 +45,7 @@ class FaultPointRunTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"claim-start:kill:30", "start-record:kill:30", "compensation:kill:500",
-        "completion:kill:100"})
+        "completion:kill:200"})
     @Timeout(150)
     void faultAtAChosenPoint(String fault) throws Exception {
         // a kill while delivering a completion needs the step that awaits one
