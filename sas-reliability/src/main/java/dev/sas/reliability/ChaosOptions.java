@@ -157,4 +157,32 @@ final class ChaosOptions {
         return v == null || v.isBlank() ? fallback : v;
     }
 
+
+    /** One line describing {@code s}, for the run's log and report. */
+    static String describe(ChaosSettings s) {
+        return "tasks=" + s.tasks + " (submitted over " + s.submitWindowMs() + " ms), workers=" + s.workers + ", kills="
+                + s.kills + " (every ~" + s.killEvery.toMillis() + " ms +-50%), worker clock offsets=" + s.clockOffsets
+                + ", pauses=" + s.pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT)"
+                + (s.faultPoints.isEmpty() ? "" : ", fault points=" + FaultPoints.format(s.faultPoints) + " (budget "
+                        + s.faultBudget + " kills)")
+                + (s.clockJump.isZero() ? "" : ", clock jumps of worker 0 +" + s.clockJump.toSeconds() + " s and worker 1 -"
+                        + s.clockJump.toSeconds() + " s and back every " + s.clockJumpEvery.toMillis() + " ms")
+                + (s.partitions == 0 ? "" : ", partitions=" + s.partitions + " " + s.partitionCuts + " for " + s.freezeMs()
+                        + " ms each")
+                + (s.awaitReply ? ", a 4th step awaits a reply the ledger delivers" : "")
+                + ", failEvery=" + s.failEvery
+                + " (" + s.expectedFailures() + " tasks fail for good at step 3), poisonEvery=" + s.poisonEvery + " ("
+                + s.count(Fault.POISON) + " poison inputs, every other one resubmitted once in ERROR), cancelEvery="
+                + s.cancelEvery + " (" + s.count(Fault.CANCEL) + " tasks cancelled within " + s.cancelWithin.toMillis()
+                + " ms of submission), stall bound=" + s.stallBoundMs() + " ms (slack " + s.stallSlack.toMillis() + " ms)"
+                + ", restartDb=" + s.restartDb + (s.restartDb ? " (" + String.join(" ", s.restartCommand()) + ")" : "")
+                + ", terminateBackends=" + s.terminateBackends
+                + (s.failovers.isEmpty() ? "" : ", failovers=" + s.failovers + " (" + s.haDir + "/), replicationLag="
+                        + s.replicationLagMs + " ms, reconnect allowance " + s.reconnect.toMillis() + " ms after each, ledger outside the store at " + s.ledgerUrl())
+                + ", ledgerLatency="
+                + s.ledgerLatencyMinMs + "-" + s.ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + s.slowPerMille
+                + " per mille of first attempts, lateApplies=" + s.lateApplyPerMille + " per mille of forward calls, service "
+                + (s.serviceEnforcesDeadline ? "enforces" : "ignores") + " deadlines, completeWithin=" + s.completeWithin.toMillis() + " ms, supervisorInterval="
+                + s.supervisorInterval.toMillis() + " ms, pollInterval=" + s.pollInterval.toMillis() + " ms";
+    }
 }

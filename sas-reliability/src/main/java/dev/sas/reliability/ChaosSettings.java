@@ -435,29 +435,6 @@ public final class ChaosSettings {
 
     @Override
     public String toString() {
-        return "tasks=" + tasks + " (submitted over " + submitWindowMs() + " ms), workers=" + workers + ", kills="
-                + kills + " (every ~" + killEvery.toMillis() + " ms +-50%), worker clock offsets=" + clockOffsets
-                + ", pauses=" + pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT)"
-                + (faultPoints.isEmpty() ? "" : ", fault points=" + FaultPoints.format(faultPoints) + " (budget "
-                        + faultBudget + " kills)")
-                + (clockJump.isZero() ? "" : ", clock jumps of worker 0 +" + clockJump.toSeconds() + " s and worker 1 -"
-                        + clockJump.toSeconds() + " s and back every " + clockJumpEvery.toMillis() + " ms")
-                + (partitions == 0 ? "" : ", partitions=" + partitions + " " + partitionCuts + " for " + freezeMs()
-                        + " ms each")
-                + (awaitReply ? ", a 4th step awaits a reply the ledger delivers" : "")
-                + ", failEvery=" + failEvery
-                + " (" + expectedFailures() + " tasks fail for good at step 3), poisonEvery=" + poisonEvery + " ("
-                + count(Fault.POISON) + " poison inputs, every other one resubmitted once in ERROR), cancelEvery="
-                + cancelEvery + " (" + count(Fault.CANCEL) + " tasks cancelled within " + cancelWithin.toMillis()
-                + " ms of submission), stall bound=" + stallBoundMs() + " ms (slack " + stallSlack.toMillis() + " ms)"
-                + ", restartDb=" + restartDb + (restartDb ? " (" + String.join(" ", restartCommand()) + ")" : "")
-                + ", terminateBackends=" + terminateBackends
-                + (failovers.isEmpty() ? "" : ", failovers=" + failovers + " (" + haDir + "/), replicationLag="
-                        + replicationLagMs + " ms, reconnect allowance " + reconnect.toMillis() + " ms after each, ledger outside the store at " + ledgerUrl())
-                + ", ledgerLatency="
-                + ledgerLatencyMinMs + "-" + ledgerLatencyMaxMs + " ms x2 per call, slowReplies=" + slowPerMille
-                + " per mille of first attempts, lateApplies=" + lateApplyPerMille + " per mille of forward calls, service "
-                + (serviceEnforcesDeadline ? "enforces" : "ignores") + " deadlines, completeWithin=" + completeWithin.toMillis() + " ms, supervisorInterval="
-                + supervisorInterval.toMillis() + " ms, pollInterval=" + pollInterval.toMillis() + " ms";
+        return ChaosOptions.describe(this);
     }
 }
