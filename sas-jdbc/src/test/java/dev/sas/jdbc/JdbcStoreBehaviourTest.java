@@ -77,7 +77,7 @@ abstract class JdbcStoreBehaviourTest {
 
     /** PostgreSQL and MariaDB reuse emptied tables between cases ({@link SchemaPool}); H2 is quick to create. */
     private boolean pooled() {
-        return db() == TestDb.POSTGRES || db() == TestDb.MARIADB;
+        return SchemaPool.pooled(db());
     }
 
     private TaskId submit(String key) {

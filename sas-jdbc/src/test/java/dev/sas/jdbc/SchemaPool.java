@@ -35,6 +35,11 @@ final class SchemaPool {
     private SchemaPool() {
     }
 
+    /** True for the databases whose schema is worth reusing: PostgreSQL and MariaDB (and file H2 for the contract). */
+    static boolean pooled(TestDb db) {
+        return db == TestDb.POSTGRES || db == TestDb.MARIADB;
+    }
+
     /** A prefix on {@code url} whose tables are empty (or do not exist yet: the store creates them). */
     static String take(TestDb db, String url) {
         Deque<String> free = FREE.computeIfAbsent(url, u -> new ArrayDeque<>());
