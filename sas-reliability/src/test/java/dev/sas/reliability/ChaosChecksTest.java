@@ -1,6 +1,7 @@
 package dev.sas.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.reliability.ChaosChecks.Action;
 import dev.sas.reliability.ChaosChecks.Effect;
@@ -269,6 +270,32 @@ class ChaosChecksTest {
 
         assertThat(r.falseFailures).isEqualTo(4);
         assertThat(r.violations()).anyMatch(v -> v.startsWith("4 false failures"));
+    }
+
+    @Test
+    void with_the_awaiting_step_a_processed_task_needs_its_effect_too() {
+        ChaosSettings awaiting = new ChaosSettings().tasks(100).failEvery(20).poisonEvery(50).cancelEvery(25)
+                .awaitReply(true);
+        assertThat(awaiting.steps()).containsExactly("reserve", "debit", "settle", ChaosWorkflow.AWAITING_STEP);
+        String without = processed(0, 1_000);
+        String with = processed(1, 2_000);
+        exec(with, ChaosWorkflow.AWAITING_STEP, "forward", 1, NODE_A, 2_300, 2_000, 2_350L, Ledger.APPLIED);
+
+        ChaosReport r = new ChaosReport();
+        r.total = tasks.size();
+        ChaosChecks checks = new ChaosChecks(awaiting, tasks, execs, effects, actions, List.of());
+        checks.check(r);
+
+        assertThat(r.effectMismatches).as("PROCESSED without the confirm effect").isEqualTo(1);
+        assertThat(checks.suspects).contains(without).doesNotContain(with);
+    }
+
+    @Test
+    void the_completion_fault_point_parses() {
+        assertThat(FaultPoints.parse("completion:kill:200,completion:freeze:1000"))
+                .extracting(FaultPoints.Spec::point).containsOnly(FaultPoints.Point.COMPLETION);
+        assertThatThrownBy(() -> FaultPoints.parse("reply:kill:10")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("completion");
     }
 
     @Test
