@@ -22,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * are emptied (every table of the prefix but its schema version, identities reset, the supervisor
  * lease row put back as the first migration writes it) and the prefix goes back to the pool
  * ({@link #give}). What the pool holds is dropped when the test JVM exits. A case that changes
- * the schema itself must not use the pool. Thread-safe.
+ * the schema itself must not use the pool, and a migration that writes rows of its own (as V1
+ * writes the supervisor lease's) must have them put back in {@link #empty}. Thread-safe.
  */
 final class SchemaPool {
     private static final Map<String, Deque<String>> FREE = new ConcurrentHashMap<>();
