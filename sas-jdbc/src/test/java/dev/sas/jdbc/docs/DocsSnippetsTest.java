@@ -61,7 +61,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/rabbitmq.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
-                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"));
+                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "VersionsDocsTest.java", "moves-from"),
+                Arguments.of("docs/operations.md", jdbcDocs + "VersionsDocsTest.java", "move"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
