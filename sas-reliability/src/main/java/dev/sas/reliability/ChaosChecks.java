@@ -306,7 +306,8 @@ final class ChaosChecks {
                     for (int j = i + 1; j < l.size(); j++) {
                         Exec a = l.get(i);
                         Exec b = l.get(j);
-                        if (b.start() < a.activeUntil()) {
+                        // active times intersect (a call that arrived after its deadline has none)
+                        if (b.start() < a.activeUntil() && b.start() < b.activeUntil()) {
                             r.overlaps++;
                             suspects.add(a.task());
                             if (r.overlapExamples.size() < EXAMPLES) {

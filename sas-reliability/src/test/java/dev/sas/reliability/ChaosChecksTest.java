@@ -129,6 +129,18 @@ class ChaosChecksTest {
     }
 
     @Test
+    void a_request_that_reached_the_service_after_its_deadline_is_active_at_no_instant() {
+        String id = processed(0, 1_000);
+        // attempt 1 of debit, held in a frozen node, arrives during node A's execution [1100, 1150]
+        // with no time left: the service ran it anyway, SAS gave it none
+        exec(id, "debit", "forward", 1, NODE_B, 1_120, 0, 1_140L, Ledger.DUPLICATE);
+        assertThat(check().overlaps).isZero();
+
+        exec(id, "debit", "forward", 1, NODE_B, 1_125, 10, 1_140L, Ledger.DUPLICATE);
+        assertThat(check().overlaps).as("with 10 ms left it was active").isEqualTo(1);
+    }
+
+    @Test
     void an_execution_that_never_ended_counts_until_its_deadline_and_no_longer() {
         String id = "task-0";
         tasks.add(new Task(id, 0, "PROCESSED", 1_000, null, 0, 0));
