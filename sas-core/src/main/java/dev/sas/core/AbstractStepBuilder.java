@@ -28,6 +28,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     Duration compensateWithin;
     RetryPolicy compensationRetry;
     final List<StepRef<?>> reads = new ArrayList<>();
+    ChildCall<I, ?> childCall;
 
     AbstractStepBuilder(String name) {
         this.name = name;
@@ -189,9 +190,12 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         if (awaitReply != null) {
             kinds.add("awaitCompletion(...)");
         }
+        if (childCall != null) {
+            kinds.add("childTask(...)");
+        }
         if (kinds.isEmpty()) {
             throw new IllegalStateException(
-                    "step '" + name + "' has no work: set execute(...), call(...) or awaitCompletion(...)");
+                    "step '" + name + "' has no work: set execute(...), call(...), awaitCompletion(...) or childTask(...)");
         }
         if (kinds.size() > 1) {
             throw new IllegalStateException(
@@ -222,6 +226,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
-        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, awaitReply);
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall,
+                childCall != null ? new StepDefinition.AwaitReply<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitReply);
     }
 }

@@ -402,7 +402,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
         if (completionTokenKeys == null) {
             for (Workflow<?> w : workflows) {
                 for (StepDefinition<?> s : w.steps()) {
-                    if (s.awaitsCompletion()) {
+                    if (s.awaitsCompletion() && !s.startsChildTask()) {
                         throw new IllegalStateException("step '" + s.name() + "' of workflow '" + w.name()
                                 + "' awaits a reply, whose token must be signed: set completionTokenKeys(CompletionTokenKeys"
                                 + ".builder().currentKey(id, secret).build()), the same keys on every node and client");

@@ -110,6 +110,8 @@ public final class SasRuntime implements AutoCloseable {
     private final Map<String, ReplyPump> replyPumps = new LinkedHashMap<>();
     private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
+    /** Delivers ended child tasks to their parents; null when no workflow here has a child task step. */
+    private volatile ChildRelay children;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final List<ExecutorService> owned = new ArrayList<>();
     private final Map<String, Executor> agentExecutors = new ConcurrentHashMap<>();
@@ -163,11 +165,21 @@ public final class SasRuntime implements AutoCloseable {
                 new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
         scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
+        scheduler.childClient(client);
+        ChildRelay relay = new ChildRelay(client, config.workflows());
+        this.children = relay.needed() ? relay : null;
+        if (children != null) {
+            supervisor.relayChildrenWith(children);
+        }
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */
-    private void finished(TaskId taskId) {
-        client.waiters().finished(taskId);
+    private void finished(TaskEvent ended) {
+        client.waiters().finished(ended.taskId());
+        ChildRelay relay = children;
+        if (relay != null) {
+            relay.ended(ended);
+        }
     }
 
     /** A poll for one loop: short while recently busy, unless the store pushes wake-up hints. */

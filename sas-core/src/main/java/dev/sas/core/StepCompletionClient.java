@@ -175,6 +175,37 @@ public final class StepCompletionClient {
         if (info == null) {
             return CompletionOutcome.NOT_FOUND;
         }
+        return accept(token, info, payload, kind);
+    }
+
+    /**
+     * Completes (or fails for good) the child task step that {@code parent} awaits, with the end of
+     * {@code child}: its result if it ended {@link TaskStatus#PROCESSED}, else its failure. Fenced
+     * like a reply by token (the parent's current step and lease, read in {@code parent}), so a
+     * delivery repeated by another pass or node answers {@link CompletionOutcome#ALREADY_COMPLETED} or
+     * {@link CompletionOutcome#STALE} and changes nothing.
+     */
+    CompletionOutcome childEnded(TaskInfo parent, TaskInfo child) {
+        ReplyToken token = new ReplyToken(parent.taskId(), parent.currentStep(), parent.lease());
+        String failure = child.status() == TaskStatus.PROCESSED ? null : ChildCall.failure(child);
+        Workflow<?> wf = core.workflow(parent.workflow(), parent.workflowVersion());
+        if (failure == null && wf != null && parent.currentStep() < wf.steps().size()) {
+            try {
+                wf.steps().get(parent.currentStep()).checkEncodedReply(ChildCall.result(child));
+            } catch (IllegalArgumentException e) {
+                failure = ChildCall.failure(child) + ", but its result cannot be this step's output: " + e.getMessage();
+            }
+        }
+        if (failure == null) {
+            String result = ChildCall.result(child);
+            return accept(token, parent, (target, def) -> result, StepReply.Kind.COMPLETED);
+        }
+        String error = failure.length() > MAX_REPLY_ERROR_LENGTH ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…"
+                : failure;
+        return accept(token, parent, (target, def) -> error, StepReply.Kind.FAILED_FOR_GOOD);
+    }
+
+    private CompletionOutcome accept(ReplyToken token, TaskInfo info, ReplyPayload payload, StepReply.Kind kind) {
         Workflow<?> wf = core.workflow(info.workflow(), info.workflowVersion());
         if (wf == null) {
             throw new IllegalArgumentException("the reply token names task " + token.taskId() + " of workflow '"

@@ -32,6 +32,7 @@ public final class StepDefinition<I> {
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
     private final AwaitReply<I> awaitReply;
+    private final ChildCall<I, ?> childCall;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
             RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitReply<I> awaitReply) {
@@ -49,6 +50,7 @@ public final class StepDefinition<I> {
         this.step = step;
         this.agentCall = agentCall;
         this.awaitReply = awaitReply;
+        this.childCall = b.childCall;
     }
 
     /**
@@ -57,6 +59,47 @@ public final class StepDefinition<I> {
      */
     public boolean awaitsCompletion() {
         return awaitReply != null;
+    }
+
+    /**
+     * Whether this step runs another workflow as a child task and completes with its result
+     * ({@link StepBuilder#childTask(Workflow, Function)}). Such a step also
+     * {@linkplain #awaitsCompletion() awaits completion}: the child's end completes it.
+     */
+    public boolean startsChildTask() {
+        return childCall != null;
+    }
+
+    /** The workflow this step runs as a child task, if it {@linkplain #startsChildTask() starts one}. */
+    public Optional<Workflow<?>> childWorkflow() {
+        return childCall == null ? Optional.empty() : Optional.of(childCall.workflow);
+    }
+
+    /**
+     * Starts this step's child task through {@code client} on the calling thread, or finds the
+     * one this step of this task started before (its business key is derived from the parent's
+     * task id and the step's name, so it is started once however often the step is). Called by the
+     * runtime.
+     *
+     * @return the child task's id
+     * @throws IllegalStateException if the step does not start a child task
+     */
+    public TaskId startChild(StepContext<I> context, SasClient client) {
+        if (childCall == null) {
+            throw new IllegalStateException("step '" + name + "' does not start a child task");
+        }
+        return childCall.start(context, client);
+    }
+
+    /**
+     * Requests the cancel of the child task this step started, if any has not ended; the first
+     * part of compensating a step that {@linkplain #startsChildTask() starts a child task} (a step
+     * that does not changes nothing). Called by the runtime.
+     */
+    public void cancelChild(StepContext<I> context, SasClient client) {
+        if (childCall != null) {
+            childCall.cancel(context, client);
+        }
     }
 
     /**
@@ -180,9 +223,9 @@ public final class StepDefinition<I> {
         return maxTimeouts;
     }
 
-    /** Whether the step has a compensation of either kind. */
+    /** Whether the step has a compensation of either kind, or starts a child task (cancelled when compensated). */
     public boolean hasCompensation() {
-        return compensation != null || compensationCall != null;
+        return compensation != null || compensationCall != null || childCall != null;
     }
 
     /**
@@ -201,6 +244,10 @@ public final class StepDefinition<I> {
                     throw e.getCause() instanceof Exception cause ? cause : e;
                 }
             });
+        }
+        if (compensation == null && childCall != null) {
+            // a child task step is always compensated: the runtime cancels its child first (cancelChild)
+            return Optional.of(ctx -> { });
         }
         return Optional.ofNullable(compensation);
     }
@@ -297,7 +344,8 @@ public final class StepDefinition<I> {
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
-                + (awaitReply != null ? ", awaitReply" : "")
+                + (childCall != null ? ", child=" + childCall.workflow.name()
+                        : awaitReply != null ? ", awaitReply" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
     }
 

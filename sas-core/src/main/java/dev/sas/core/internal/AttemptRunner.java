@@ -68,6 +68,7 @@ final class AttemptRunner {
     private volatile ScheduledExecutorService timer;
     private volatile Tracing tracing = Tracing.none();
     private volatile ReplyTokens replyTokens = ReplyTokens.NONE;
+    private volatile dev.sas.core.SasClient childClient;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates, Admission admission) {
@@ -90,6 +91,10 @@ final class AttemptRunner {
 
     void replyTokens(ReplyTokens tokens) {
         this.replyTokens = tokens;
+    }
+
+    void childClient(dev.sas.core.SasClient client) {
+        this.childClient = client;
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -253,7 +258,7 @@ final class AttemptRunner {
             Function<String, Executor> agents = startingOnAgentThread(a, withTaskLog(agentExecutors, a.trace));
             String to = endpoint;
             a.trace.run(() -> invoked.set(a.compensating
-                    ? def.compensate(a, agents, to).thenApply(done -> null)
+                    ? compensate(def, a, agents, to).thenApply(done -> null)
                     : def.invoke(a, agents, to)));
             stage = invoked.get();
         } catch (Throwable e) {
@@ -269,6 +274,13 @@ final class AttemptRunner {
         stage.whenComplete((out, err) -> onResult(a, out, err));
     }
 
+    /** A child task step's compensation cancels its child first (if it has not ended), then runs the step's own. */
+    private CompletionStage<Void> compensate(StepDefinition<Object> def, Attempt a, Function<String, Executor> agents,
+            String endpoint) {
+        def.cancelChild(a, childClient);
+        return def.compensate(a, agents, endpoint);
+    }
+
     // ------------------------------------------------------------------ a step that awaits a reply
 
     /**
@@ -279,10 +291,15 @@ final class AttemptRunner {
         Throwable failure = null;
         a.thread = Thread.currentThread();
         try {
-            String token = replyTokens.issue(new ReplyToken(a.run.taskId, a.step, a.run.lease));
+            // a child task step sends no request: it starts (or finds) its child, and the child's end completes it
+            String token = def.startsChildTask() ? null : replyTokens.issue(new ReplyToken(a.run.taskId, a.step, a.run.lease));
             a.trace.run(() -> {
                 try {
-                    def.sendRequest(a, token);
+                    if (token == null) {
+                        def.startChild(a, childClient);
+                    } else {
+                        def.sendRequest(a, token);
+                    }
                 } catch (RuntimeException e) {
                     throw e;
                 } catch (Exception e) {

@@ -3,7 +3,6 @@ package dev.sas.core.internal;
 import dev.sas.core.Alert;
 import dev.sas.core.AlertSink;
 import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskId;
 import dev.sas.core.TaskListener;
 import java.time.Duration;
 import java.util.List;
@@ -35,7 +34,7 @@ public final class EventBus {
 
     private final List<TaskListener> listeners;
     private final ReplyRouting replies;
-    private final Consumer<TaskId> finished;
+    private final Consumer<TaskEvent> finished;
     private final AlertSink alertSink;
     private final Metrics metrics;
     private final int capacity;
@@ -49,9 +48,10 @@ public final class EventBus {
      *
      * @param replies what to do with the status channel of a recorded transition
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
-     *     state, so waiting handles on this node return without polling; must be quick
+     *     state (its terminal event), so waiting handles on this node return without polling and the
+     *     parent of a child task is delivered on the next pass; must be quick
      */
-    public EventBus(List<TaskListener> listeners, ReplyRouting replies, Consumer<TaskId> finished,
+    public EventBus(List<TaskListener> listeners, ReplyRouting replies, Consumer<TaskEvent> finished,
             AlertSink alertSink, Metrics metrics, int capacity) {
         this.listeners = List.copyOf(listeners);
         this.replies = replies;
@@ -77,7 +77,7 @@ public final class EventBus {
         for (TaskEvent e : events) {
             if (isTerminal(e.type())) {
                 try {
-                    finished.accept(e.taskId());
+                    finished.accept(e);
                 } catch (RuntimeException ex) {
                     metrics.internalErrors.increment();
                     log.error("task {}: waking the handles that wait for it failed", e.taskId(), ex);

@@ -60,6 +60,11 @@ public final class Scheduler {
         runner.replyTokens(tokens);
     }
 
+    /** The client through which steps start and cancel child tasks (the runtime's own). */
+    public void childClient(dev.sas.core.SasClient client) {
+        runner.childClient(client);
+    }
+
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */
     public void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         runner.start(stepExecutor, agentExecutors, timer);

@@ -52,6 +52,8 @@ public final class Supervisor {
     private boolean leader;
     /** Fires the store's recurring schedules on the passes this node leads; null if the store keeps none. */
     private volatile ScheduleFirer schedules;
+    /** Delivers ended child tasks to their parents on the passes this node leads; null without child task steps. */
+    private volatile ChildWatch children;
     /** Until when this node acts on its lease (a margin before the lease ends); null when it does not lead. */
     private volatile Instant leaseValidUntil;
 
@@ -92,6 +94,7 @@ public final class Supervisor {
                 log.info("instance {} is no longer the active supervisor", instanceId);
                 leader = false;
             }
+            relayChildren(false);
             return 0;
         }
         leaseValidUntil = now.plus(leaseTtl).minus(margin(leaseTtl));
@@ -192,6 +195,9 @@ public final class Supervisor {
             wakeScheduler.accept(now);
         }
         fireSchedules();
+        if (stillLeads("delivering ended child tasks")) {
+            relayChildren(true);
+        }
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
@@ -203,6 +209,34 @@ public final class Supervisor {
     /** Fires the store's recurring schedules on every pass this node leads, after recovering claims. */
     public void fireSchedulesWith(ScheduleFirer firer) {
         this.schedules = firer;
+    }
+
+    /** Delivers ended child tasks to their parents on every pass, leading or not (see {@link #relayChildren}). */
+    public void relayChildrenWith(ChildWatch watch) {
+        this.children = watch;
+    }
+
+    /**
+     * Completes the parent steps whose child task ended. Every node that runs parent workflows does
+     * it on its passes, leading or not (the leader may not know those workflows); every delivery is
+     * fenced by the parent's step and lease, so two nodes delivering the same end apply it once. A
+     * failure is logged and retried on the next pass.
+     */
+    private void relayChildren(boolean leading) {
+        ChildWatch watch = children;
+        if (watch == null) {
+            return;
+        }
+        try {
+            int delivered = watch.deliverEnded();
+            if (delivered > 0) {
+                wakeScheduler.accept(clock.instant());
+            }
+        } catch (RuntimeException e) {
+            metrics.storeFailure();
+            log.warn("instance {}: delivering ended child tasks failed ({}); trying again on the next pass{}", instanceId,
+                    e.toString(), leading ? "" : " (not leading)");
+        }
     }
 
     /**
@@ -278,6 +312,7 @@ public final class Supervisor {
     public synchronized void advertise() {
         clock.ensureFresh();
         deployWatch.advertise(clock.instant());
+        relayChildren(false);
     }
 
     /**
