@@ -47,7 +47,7 @@ class PostgresSignalsTest {
     @BeforeEach
     void twoNodes() {
         url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.POSTGRES, url);
         nodeA = TestDb.builder(url, prefix).poolName("signals-a-" + prefix).build();
         nodeB = TestDb.builder(url, prefix).poolName("signals-b-" + prefix).build();
     }
@@ -59,7 +59,7 @@ class PostgresSignalsTest {
         }
         nodeA.close();
         nodeB.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        SchemaPool.give(TestDb.POSTGRES, url, prefix);
     }
 
     /** Subscribes on node B and waits until its listening connection is up. */
