@@ -34,25 +34,27 @@ class SlowStepBacklogTest {
     private static final Duration STEP = Duration.ofMillis(150);
     private static final Duration COMPLETE_WITHIN = Duration.ofSeconds(3);
     /**
-     * Tasks of one runtime: more than {@code maxInFlight} (256), so a runtime that claimed all it
-     * may hold would leave its last claims waiting 256 x 150 ms / 4 threads = 9.6 s for a thread,
-     * three deadlines; 600 proved nothing more and took twice as long.
+     * Tasks of one runtime: issue 28's workload, 600 (212 of them ended in ERROR on 0.2). More than
+     * {@code maxInFlight} (256), so a runtime that claimed all it may hold would leave its last
+     * claims waiting 256 x 150 ms / 4 threads = 9.6 s for a thread, three deadlines.
      */
-    private static final int BACKLOG = 300;
+    private static final int BACKLOG = 600;
+    /** Agent calls: past the agent's 8 threads and {@code maxInFlight}, at half the time. */
+    private static final int AGENT_BACKLOG = 300;
     private static final Duration PROCESSED_WITHIN = Duration.ofMinutes(3);
 
     @Test
-    void h2_one_runtime_300_slow_steps_end_processed_without_time_outs_retries_or_errors() {
+    void h2_one_runtime_600_slow_steps_end_processed_without_time_outs_retries_or_errors() {
         oneRuntime(TestDb.H2_MEMORY);
     }
 
     @Test
-    void postgres_one_runtime_300_slow_steps_end_processed_without_time_outs_retries_or_errors() {
+    void postgres_one_runtime_600_slow_steps_end_processed_without_time_outs_retries_or_errors() {
         oneRuntime(TestDb.POSTGRES);
     }
 
     @Test
-    void mariadb_one_runtime_300_slow_steps_end_processed_without_time_outs_retries_or_errors() {
+    void mariadb_one_runtime_600_slow_steps_end_processed_without_time_outs_retries_or_errors() {
         oneRuntime(TestDb.MARIADB);
     }
 
@@ -91,9 +93,7 @@ class SlowStepBacklogTest {
         try (JdbcStateStore store = TestDb.builder(TestDb.H2_MEMORY.url(), TestDb.randomPrefix()).build();
                 SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("node-1").build()) {
             runtime.start();
-            List<TaskHandle> tasks = runtime.client().submitAll(wf, inputs(BACKLOG));
-            awaitProcessed(store, tasks.size());
-            assertHealthy("H2 agent calls", store, tasks, 1);
+XX, store, tasks, 1);
         }
     }
 
@@ -106,7 +106,7 @@ class SlowStepBacklogTest {
         try (JdbcStateStore store = TestDb.builder(url, prefix).build();
                 SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("node-1").build()) {
             runtime.start();
-            List<TaskHandle> tasks = runtime.client().submitAll(wf, inputs(BACKLOG));
+            List<TaskHandle> tasks = runtime.client().submitAll(wf, inputs(AGENT_BACKLOG));
             awaitProcessed(store, tasks.size());
             assertHealthy(db + " one runtime", store, tasks, 1);
         } finally {
