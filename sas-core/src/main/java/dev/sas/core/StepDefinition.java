@@ -1,6 +1,7 @@
 package dev.sas.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -9,6 +10,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * One step of a {@link Workflow}, as built by {@link StepBuilder} or {@link TypedStepBuilder}.
@@ -32,6 +34,8 @@ public final class StepDefinition<I> {
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
     private final AwaitReply<I> awaitReply;
+    private final Predicate<StepContext<I>> condition;
+    private final Timer<I> timer;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
             RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitReply<I> awaitReply) {
@@ -49,6 +53,41 @@ public final class StepDefinition<I> {
         this.step = step;
         this.agentCall = agentCall;
         this.awaitReply = awaitReply;
+        this.condition = b.condition;
+        this.timer = b.timer;
+    }
+
+    /** Whether this step runs only when a condition holds ({@link AbstractStepBuilder#when}). */
+    public boolean isConditional() {
+        return condition != null;
+    }
+
+    /**
+     * Whether this step should run now: its condition holds, or it has none. Called by the runtime
+     * when the step comes up, on a scheduler thread.
+     *
+     * @throws RuntimeException what the condition threw
+     */
+    public boolean shouldRun(StepContext<I> context) {
+        return condition == null || condition.test(context);
+    }
+
+    /** Whether this step is a durable timer ({@link Workflow.Builder#timer}). */
+    public boolean isTimer() {
+        return timer != null;
+    }
+
+    /**
+     * When this timer fires, if it starts at {@code now} (database time).
+     *
+     * @throws IllegalStateException if this step is not a timer
+     * @throws RuntimeException what the timer's {@code waitUntil} function threw (a null instant included)
+     */
+    public Instant firesAt(StepContext<I> context, Instant now) {
+        if (timer == null) {
+            throw new IllegalStateException("step '" + name + "' is not a timer");
+        }
+        return timer.firesAt(context, now, name);
     }
 
     /**
@@ -249,6 +288,10 @@ public final class StepDefinition<I> {
      */
     public CompletionStage<String> invoke(StepContext<I> context, Function<String, Executor> agentExecutors,
             String endpoint) {
+        if (timer != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("step '" + name + "' is a timer; it has"
+                    + " no work to invoke"));
+        }
         if (agentCall != null) {
             return agentCall.invoke(context, agentExecutors.apply(agentCall.agent.name()), endpoint);
         }
@@ -297,8 +340,27 @@ public final class StepDefinition<I> {
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
-                + (awaitReply != null ? ", awaitReply" : "")
+                + (awaitReply != null ? ", awaitReply" : "") + (timer != null ? ", timer" : "")
+                + (condition != null ? ", conditional" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
+    }
+
+    /** A durable timer: fires {@code after} its start, or at the instant {@code until} computes. */
+    static final class Timer<I> {
+        final Duration after;
+        final Function<StepContext<I>, Instant> until;
+
+        Timer(Duration after, Function<StepContext<I>, Instant> until) {
+            this.after = after;
+            this.until = until;
+        }
+
+        Instant firesAt(StepContext<I> context, Instant now, String step) {
+            if (after != null) {
+                return now.plus(after);
+            }
+            return Objects.requireNonNull(until.apply(context), "timer '" + step + "': waitUntil returned null");
+        }
     }
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */

@@ -85,6 +85,18 @@ public record TaskEvent(
          */
         REPLY_AWAITED,
         /** A reply to the step's request was accepted (the message says whether it completed or failed the attempt). */
-        REPLY_RECEIVED
+        REPLY_RECEIVED,
+        /**
+         * A conditional step was not run: its condition did not hold when it came up. It is recorded
+         * {@link StepStatus#SKIPPED} and never compensated.
+         */
+        STEP_SKIPPED,
+        /**
+         * A durable timer started: the task rests, held by no node, until the instant the message
+         * names ("until 2030-01-03T00:00:00Z", database time).
+         */
+        TIMER_STARTED,
+        /** A durable timer fired: its step completed, with the instant it fired at as its output. */
+        TIMER_FIRED
     }
 }

@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -159,7 +160,7 @@ final class AttemptRunner {
     private void park(ClaimedTask c, Workflow<?> wf, String reason) {
         log.error("task {} step {}: {}", c.taskId(), c.currentStep(), reason);
         Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
-                c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
+                c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false, Set.copyOf(c.skippedSteps()));
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
         Transition t = d.transition().withReplyTo(c.replyTo());
         recorder.write(t, c.completeBy(), (result, refusal, at) -> {
@@ -225,6 +226,14 @@ final class AttemptRunner {
             return;
         }
         Attempt a = new Attempt(run, clock);
+        Outcome instead = StepShapes.instead(a, def, clock.instant());
+        if (instead != null) {
+            // skipped, a timer, or a skipped step passed over: decided without running anything
+            admission.abandon(ticket);
+            a.finish();
+            carryOut(run, TaskStateMachine.decide(snapshot(run), instead, clock.instant()), false);
+            return;
+        }
         String endpoint = FlowControl.DEFAULT_ENDPOINT;
         if (agent != null && gates.gated(agent.name())) {
             AgentGates.Admission admitted = gates.admit(agent.name(), a.completeBy);
@@ -657,6 +666,7 @@ final class AttemptRunner {
 
     private void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
         Transition t = d.transition();
+        StepShapes.applied(run, t);
         count(d, stepCompleted);
         events.publish(t.events(), run.replyTo);
         d.alerts().forEach(a -> events.alert(stamped(a, at)));

@@ -61,7 +61,11 @@ class DocsSnippetsTest {
                 Arguments.of("docs/rabbitmq.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
-                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"));
+                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "conditional"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "timer"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "conditional"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "timer"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
