@@ -11,6 +11,7 @@ import dev.sas.core.internal.TaskStateMachine.StepFailed;
 import dev.sas.core.spi.StepUpdate;
 import dev.sas.core.spi.Transition;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,12 +50,21 @@ final class StepShapes {
             }
             // a timer that started before keeps the instant it recorded then
             String recorded = a.step < a.run.outputs.size() ? a.run.outputs.get(a.step) : null;
-            Instant firesAt = recorded != null ? Instant.parse(recorded) : def.firesAt(a, now);
+            Instant firesAt = recorded != null ? Instant.parse(recorded) : toMillisUp(def.firesAt(a, now));
             log.debug("{}: timer due at {}", a, firesAt);
             return firesAt.isAfter(now) ? new TimerStarted(firesAt, a.startedAt) : new TimerFired(firesAt, a.startedAt);
         } catch (Throwable e) {
             return new StepFailed(e, a.startedAt);
         }
+    }
+
+    /**
+     * A store keeps due times in milliseconds: a timer's instant is rounded up to one, so the task is
+     * never due before its timer fires (and claimed, found early, and released again).
+     */
+    static Instant toMillisUp(Instant t) {
+        Instant ms = t.truncatedTo(ChronoUnit.MILLIS);
+        return ms.isBefore(t) ? ms.plusMillis(1) : ms;
     }
 
     /** Keeps what a written transition did to the steps of the task this claim goes on with. */
