@@ -3,6 +3,7 @@ package dev.sas.testing.contracts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepStatus;
@@ -13,11 +14,13 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -148,6 +151,39 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).containsExactly("reserve:cash");
         assertThat(ran).containsExactly("reserve:cash");
+    }
+
+    @Test
+    void a_skipped_step_is_passed_over_when_a_reply_fails_the_task_where_the_skipped_steps_are_not_known() {
+        AtomicReference<String> token = new AtomicReference<>();
+        Workflow<String> wf = Workflow.builder("shapes-skip-reply", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> record("reserve", ctx.input()))
+                        .compensateWith(ctx -> compensated.add("reserve:" + ctx.input())))
+                .step("charge", s -> s.when(ctx -> false).execute(ctx -> record("charge", ctx.input()))
+                        .compensateWith(ctx -> compensated.add("charge:" + ctx.input())))
+                .step("approve", s -> s.awaitCompletion((ctx, t) -> token.set(t)).completeWithin(Duration.ofDays(1)))
+                .step("ship", s -> s.execute(ctx -> record("ship", ctx.input())))
+                .build();
+        CompletionTokenKeys keys = CompletionTokenKeys.builder()
+                .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build();
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(keys).workflow(wf).build();
+        runtimes.add(sas);
+        TaskId id = sas.client().submit(wf, "order-1", "cash").id();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+
+        // the reply's decision is made without a claim: it releases the task COMPENSATING at the skipped step
+        assertThat(sas.client().stepCompletion().fail(token.get(), "refused", false).accepted()).isTrue();
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("reserve:cash");
+        assertThat(info.step("charge").status()).isEqualTo(StepStatus.SKIPPED);
+        assertThat(info.step("charge").compensationStatus()).isNull();
+        assertThat(events(sas, id)).filteredOn(e -> e.type() == TaskEvent.Type.COMPENSATION_COMPLETED)
+                .extracting(TaskEvent::stepName).containsExactly("reserve");
     }
 
     // ------------------------------------------------------------------ durable timers
