@@ -231,7 +231,13 @@ final class AttemptRunner {
             // skipped, a timer, or a skipped step passed over: decided without running anything
             admission.abandon(ticket);
             a.finish();
-            carryOut(run, TaskStateMachine.decide(snapshot(run), instead, clock.instant()), false);
+            try {
+                carryOut(run, TaskStateMachine.decide(snapshot(run), instead, clock.instant()), false);
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
+                log.error("{}: internal error while deciding its shape; the supervisor will recover it", a, e);
+                loop.release();
+            }
             return;
         }
         String endpoint = FlowControl.DEFAULT_ENDPOINT;
