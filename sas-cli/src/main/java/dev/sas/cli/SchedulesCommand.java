@@ -15,11 +15,12 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code sas schedules}: list, pause, resume and trigger the store's recurring schedules. */
+/** {@code sas schedules}: list, pause, resume, trigger and remove the store's recurring schedules. */
 @Command(name = "schedules", mixinStandardHelpOptions = true,
-        description = "List, pause, resume and trigger recurring schedules.",
+        description = "List, pause, resume, trigger and remove recurring schedules.",
         subcommands = {SchedulesCommand.ListSchedules.class, SchedulesCommand.Pause.class,
-            SchedulesCommand.Resume.class, SchedulesCommand.Trigger.class})
+            SchedulesCommand.Resume.class, SchedulesCommand.Trigger.class,
+            SchedulesCommand.Remove.class})
 final class SchedulesCommand implements Runnable {
 
     @Spec
@@ -79,7 +80,7 @@ final class SchedulesCommand implements Runnable {
         }
     }
 
-    /** The part of pause, resume and trigger that names one schedule. */
+    /** The part of pause, resume, trigger and remove that names one schedule. */
     abstract static class OneSchedule implements Callable<Integer> {
         @Mixin
         StoreOptions store;
@@ -95,10 +96,12 @@ final class SchedulesCommand implements Runnable {
         @Override
         public Integer call() {
             try (StoreOptions.Session s = store.open()) {
+                ScheduleInfo before = s.client().schedules().find(name)
+                        .orElseThrow(() -> new ScheduleNotFoundException(name));
                 String done = act(s);
                 if (store.json) {
-                    Map<String, Object> doc = new LinkedHashMap<>(json(s.client().schedules().find(name)
-                            .orElseThrow(() -> new ScheduleNotFoundException(name))));
+                    // the schedule as it is now; a removed one as it was
+                    Map<String, Object> doc = new LinkedHashMap<>(json(s.client().schedules().find(name).orElse(before)));
                     doc.put("done", done);
                     Output.json(spec.commandLine().getOut(), doc);
                 } else {
@@ -138,6 +141,19 @@ final class SchedulesCommand implements Runnable {
         String act(StoreOptions.Session s) {
             TaskHandle task = s.client().schedules().trigger(name);
             return "schedule " + name + " triggered: task " + task.id();
+        }
+    }
+
+    @Command(name = "remove", mixinStandardHelpOptions = true,
+            description = "Remove a schedule; the tasks it submitted stay. A node that registers it at its next start"
+                    + " brings it back: remove it from the code too.")
+    static final class Remove extends OneSchedule {
+        @Override
+        String act(StoreOptions.Session s) {
+            if (!s.client().schedules().remove(name)) {
+                throw new ScheduleNotFoundException(name); // removed by someone else meanwhile
+            }
+            return "schedule " + name + " removed";
         }
     }
 }

@@ -471,6 +471,17 @@ abstract class CliContract {
                 Run missing = sas("schedules", "pause", "nope");
                 assertThat(missing.exit()).isEqualTo(SasCli.REFUSED);
                 assertThat(missing.err()).contains("schedule 'nope' is not registered");
+
+                JsonNode removed = sas("schedules", "remove", "nightly", "--json").json();
+                assertThat(removed.get("done").asText()).isEqualTo("schedule nightly removed");
+                assertThat(removed.get("name").asText()).isEqualTo("nightly");
+                assertThat(runtime.client().schedules().find("nightly")).isEmpty();
+                assertThat(runtime.client().list(dev.sas.core.TaskQuery.all().withWorkflow("refunds")))
+                        .as("the tasks it submitted stay")
+                        .filteredOn(t -> t.businessKey().startsWith("nightly@triggered-")).hasSize(1);
+                Run again = sas("schedules", "remove", "nightly");
+                assertThat(again.exit()).isEqualTo(SasCli.REFUSED);
+                assertThat(again.err()).contains("schedule 'nightly' is not registered");
             } finally {
                 runtime.client().schedules().remove("nightly");
             }

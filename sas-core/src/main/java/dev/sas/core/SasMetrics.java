@@ -55,6 +55,10 @@ package dev.sas.core;
  *     overran its deadline, so another call may have taken its share ({@link FlowControl#permitLease()})
  * @param supervisorPassesStopped supervisor passes of this runtime stopped because they were held
  *     up past their lease's margin; another instance may have led meanwhile
+ * @param scheduleFires tasks this runtime submitted for the fire times of recurring schedules
+ *     ({@link Schedule}); a fire time another node submitted first is not counted here
+ * @param scheduleFiresSkipped missed fire times of recurring schedules that this runtime dropped as
+ *     their missed-fire policy says ({@link MissedFires}; an outage of more than 10,000 fire times counts about 10,000)
  */
 public record SasMetrics(
         long claimed,
@@ -83,5 +87,7 @@ public record SasMetrics(
         long staleCompletions,
         long invalidCompletionTokens,
         long permitsLapsed,
-        long supervisorPassesStopped) {
+        long supervisorPassesStopped,
+        long scheduleFires,
+        long scheduleFiresSkipped) {
 }

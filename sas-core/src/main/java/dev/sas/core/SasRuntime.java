@@ -150,7 +150,7 @@ public final class SasRuntime implements AutoCloseable {
                 500, scheduler::wakeUpAt,
                 config.schedulerEnabled() ? registry.runnable() : Set.of(), config.unrunnableGrace());
         store.schedules().ifPresent(s -> supervisor.fireSchedulesWith(new dev.sas.core.internal.ScheduleFirer(s, store,
-                instanceId, received -> {
+                instanceId, metrics, received -> {
                     metrics.submitted(received.size());
                     events.publish(received, null);
                     scheduler.wakeUp();

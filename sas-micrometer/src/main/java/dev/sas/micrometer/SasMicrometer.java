@@ -108,6 +108,10 @@ public final class SasMicrometer {
                 + " malformed or signed with a key no longer accepted", runtime, SasMetrics::invalidCompletionTokens);
         counter("agents.permits.lapsed", "agent permits a renewal found lapsed (the node was held up past a lease)",
                 runtime, SasMetrics::permitsLapsed);
+        counter("schedules.fires", "tasks submitted for the fire times of recurring schedules", runtime,
+                SasMetrics::scheduleFires);
+        counter("schedules.fires.skipped", "missed fire times of recurring schedules dropped by their missed-fire policy",
+                runtime, SasMetrics::scheduleFiresSkipped);
         counter("supervisor.passes.stopped", "supervisor passes stopped because they were held up past the lease",
                 runtime, SasMetrics::supervisorPassesStopped);
         counter("deadlines.missed", "attempts the scheduler stopped waiting for at their deadline", runtime,

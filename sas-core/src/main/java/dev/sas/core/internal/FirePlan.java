@@ -13,7 +13,8 @@ import java.util.List;
  *
  * @param fire the fire times to submit, oldest first
  * @param lastDecided the latest fire time at or before now (submitted or skipped), or null if none passed
- * @param skipped how many missed fire times the policy dropped (at least; a long outage is not counted one by one)
+ * @param skipped how many missed fire times the policy dropped (counted one by one up to {@link #MAX_COUNTED}, a
+ *     lower bound beyond)
  */
 public record FirePlan(List<Instant> fire, Instant lastDecided, long skipped) {
 
@@ -43,7 +44,7 @@ public record FirePlan(List<Instant> fire, Instant lastDecided, long skipped) {
             for (Instant p = times.previous(cutoff); p != null && p.isAfter(last); p = times.previous(p)) {
                 start = p;
                 if (++back > keepMissed) {
-                    skipped = 1; // 'start' and, unless it is the first after 'last', older ones
+                    skipped = 1 + countBetween(times, last, start); // 'start' and the older ones
                     lastDecided = start;
                     break;
                 }
@@ -65,5 +66,17 @@ public record FirePlan(List<Instant> fire, Instant lastDecided, long skipped) {
             lastDecided = f;
         }
         return new FirePlan(List.copyOf(fire), lastDecided, skipped);
+    }
+
+    /** Most fire times {@link #countBetween} walks: beyond it a long outage's skipped count is a lower bound. */
+    static final int MAX_COUNTED = 10_000;
+
+    /** The fire times after {@code after} and before {@code before}, counted up to {@link #MAX_COUNTED}. */
+    private static long countBetween(FireTimes times, Instant after, Instant before) {
+        long n = 0;
+        for (Instant p = times.previous(before); p != null && p.isAfter(after) && n < MAX_COUNTED; p = times.previous(p)) {
+            n++;
+        }
+        return n;
     }
 }

@@ -31,6 +31,8 @@ public final class Metrics {
     final LongAdder invalidCompletionTokens = new LongAdder();
     final LongAdder permitsLapsed = new LongAdder();
     final LongAdder supervisorPassesStopped = new LongAdder();
+    final LongAdder scheduleFires = new LongAdder();
+    final LongAdder scheduleFiresSkipped = new LongAdder();
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
@@ -69,6 +71,15 @@ public final class Metrics {
         invalidCompletionTokens.increment();
     }
 
+    /**
+     * Counts a schedule's fire times decided by this runtime: {@code fired} tasks it created, and
+     * {@code skipped} missed fire times its missed-fire policy dropped.
+     */
+    public void scheduleFires(int fired, long skipped) {
+        scheduleFires.add(fired);
+        scheduleFiresSkipped.add(skipped);
+    }
+
     /** Counts tasks submitted through the runtime's client. */
     public void submitted(int tasks) {
         submitted.add(tasks);
@@ -92,6 +103,6 @@ public final class Metrics {
                 internalErrors.sum(), clockSkewMillis, submitted.sum(), statusUpdatesDelivered.sum(), statusUpdateFailures.sum(),
                 statusChannelUnknown.sum(), heldBack.sum(), breakersOpened.sum(), breakersClosed.sum(),
                 lateCompletions.sum(), staleCompletions.sum(), invalidCompletionTokens.sum(), permitsLapsed.sum(),
-                supervisorPassesStopped.sum());
+                supervisorPassesStopped.sum(), scheduleFires.sum(), scheduleFiresSkipped.sum());
     }
 }

@@ -31,12 +31,15 @@ public final class ScheduleFirer {
     private final StateStore store;
     private final String instanceId;
     private final Consumer<List<TaskEvent>> submitted;
+    private final Metrics metrics;
 
     /**
+     * @param metrics counts the fire times submitted and skipped
      * @param submitted told of the RECEIVED events of the tasks created (listeners, the scheduler)
      */
-    public ScheduleFirer(ScheduleStore schedules, StateStore store, String instanceId,
+    public ScheduleFirer(ScheduleStore schedules, StateStore store, String instanceId, Metrics metrics,
             Consumer<List<TaskEvent>> submitted) {
+        this.metrics = metrics;
         this.schedules = schedules;
         this.store = store;
         this.instanceId = instanceId;
@@ -111,13 +114,14 @@ public final class ScheduleFirer {
         }
         if (plan.skipped() > 0) {
             log.info("instance {}: schedule '{}' missed fire times from {} until {} (more than {} late); {} skipped"
-                    + " (at least), {} submitted, as its missed-fire policy {} says", instanceId, spec.name(),
+                    + ", {} submitted, as its missed-fire policy {} says", instanceId, spec.name(),
                     s.lastFireTime(), now.minus(FirePlan.MISSED_AFTER), FirePlan.MISSED_AFTER, plan.skipped(),
                     plan.fire().size(), spec.missedFires());
         }
         if (!schedules.advance(spec.name(), s.lastFireTime(), plan.lastDecided(), now)) {
             log.debug("schedule '{}': another node moved its last fire time meanwhile", spec.name());
         }
+        metrics.scheduleFires(createdEvents.size(), plan.skipped());
         if (!createdEvents.isEmpty()) {
             submitted.accept(createdEvents);
         }

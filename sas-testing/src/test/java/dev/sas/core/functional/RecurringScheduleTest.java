@@ -15,6 +15,7 @@ import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.internal.ScheduleFirer;
+import dev.sas.core.internal.Metrics;
 import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
@@ -108,6 +109,8 @@ class RecurringScheduleTest {
 
             assertThat(keys()).hasSize(60).doesNotHaveDuplicates()
                     .containsExactlyElementsOf(fireKeys("tick", T0, Duration.ofSeconds(1), 60));
+            assertThat(nodes.stream().mapToLong(n -> n.metrics().scheduleFires()).sum())
+                    .as("each fire time counted once, by the node that submitted it").isEqualTo(60);
             assertThat(store.countByStatus().get(TaskStatus.PROCESSED)).isEqualTo(60L);
         }
 
@@ -120,7 +123,7 @@ class RecurringScheduleTest {
                 CountDownLatch start = new CountDownLatch(1);
                 List<Future<Integer>> created = new ArrayList<>();
                 for (int i = 0; i < 4; i++) {
-                    ScheduleFirer firer = new ScheduleFirer(store.schedules().orElseThrow(), store, "n" + i, e -> { });
+                    ScheduleFirer firer = new ScheduleFirer(store.schedules().orElseThrow(), store, "n" + i, new Metrics(), e -> { });
                     created.add(pool.submit(() -> {
                         start.await();
                         return firer.fireDue(clock.instant());
@@ -179,6 +182,8 @@ class RecurringScheduleTest {
         @Test
         void skip_drops_the_missed_fire_times_and_runs_the_late_one() {
             assertThat(afterOutage(MissedFires.skip())).containsExactlyElementsOf(at(10));
+            assertThat(nodes.get(0).metrics().scheduleFires()).as("the late fire time run").isEqualTo(1);
+            assertThat(nodes.get(0).metrics().scheduleFiresSkipped()).as("1..9 min dropped").isEqualTo(9);
         }
 
         @Test
