@@ -51,7 +51,7 @@ final class Claims {
                 .toList();
         long nowMs = now.toEpochMilli();
         return db.run("claim by " + instanceId, null, () -> {
-            if (db.dialect().claimRecordsReplies()) {
+            if (db.dialect().claimRecordsReplies() && !EventRows.claimWritesStarts()) {
                 // one statement claims and records the replies' start events: no transaction round trips
                 // needed, and the outputs of tasks this instance now holds cannot change under it
                 return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs, versions));
@@ -87,8 +87,10 @@ final class Claims {
             return List.of();
         }
         rows.sort(ClaimRow.ORDER);
-        // the start events stay pending in the task rows; only a reply channel hears of them now
+        // the start events stay pending in the task rows (unless the claim writes them); only a
+        // reply channel hears of them now
         List<TaskEvent> replies = new ArrayList<>();
+        List<TaskEvent> written = new ArrayList<>();
         Map<TaskId, String> replyTo = new HashMap<>();
         for (ClaimRow r : rows) {
             TaskId id = TaskId.of(r.taskId());
@@ -96,11 +98,19 @@ final class Claims {
             TaskEvent start = r.cancelRequested() && r.status() != TaskStatus.COMPENSATING ? null
                     : EventRows.started(id, r.businessKey(), r.workflow(), r.status(), r.currentStep(),
                             r.currentStepName(), r.attempt(), nowMs);
-            pendingStarts.claimed(r.taskId(), r.lease(), start);
+            boolean writeNow = start != null && EventRows.claimWritesStarts();
+            if (writeNow) {
+                written.add(start);
+            }
+            pendingStarts.claimed(r.taskId(), r.lease(), writeNow ? null : start);
             if (start != null && r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
                 replyTo.put(id, r.replyTo());
                 replies.add(start);
             }
+        }
+        if (!written.isEmpty()) {
+            db.onConnection(h, "recording " + written.size() + " start event(s)",
+                    c -> EventRows.insert(c, db.t(), written, db.dialect().bindsArrays()));
         }
         if (!replies.isEmpty()) {
             db.recordReplies(h, replies, replyTo);

@@ -38,7 +38,8 @@ public interface Dialect {
     }
 
     /**
-     * The claim's {@code pending_start_at} (one {@code ?}: the claim's time): none for a task whose
+     * The claim's pending start (one {@code ?}: the claim's time, see
+     * {@link EventRows#claimSetsPendingStart}): none for a task whose
      * cancel was requested and that is not compensating, because its claim does not start the step
      * (the scheduler cancels it, or starts compensating it, at once); {@code state} is the row's
      * state before or after the claim (a claim keeps COMPENSATING).
@@ -124,7 +125,7 @@ public interface Dialect {
     /** The plain multi-row INSERT of {@link #insertTasksSql}, for dialects that add a conflict clause to it. */
     static String plainInsertTasksSql(Tables t, int rows, boolean claimed) {
         return "INSERT INTO " + t.task() + " (" + TASK_INSERT_COLUMNS
-                + (claimed ? ", locked_by, complete_by, started_step" : "") + ") VALUES "
+                + (claimed ? ", locked_by, complete_by, " + EventRows.STARTED_STEP : "") + ") VALUES "
                 + String.join(", ", java.util.Collections.nCopies(rows, claimed
                         ? "(?, ?, ?, ?, " + submittedState(true) + ", ?, 1, ?, 0, 0, ?, 1, ?, FALSE, ?, ?, ?, ?, ?, ?, ?, ?)"
                         : "(?, ?, ?, ?, " + submittedState(false) + ", ?, 0, ?, 0, 0, ?, 0, ?, FALSE, ?, ?, ?, ?, ?)"));
@@ -173,8 +174,9 @@ public interface Dialect {
 
     /**
      * True if {@link #claim} already inserted the start events of tasks with a reply channel into
-     * their outbox (PostgreSQL does it in one statement). No claim writes event rows: it leaves its
-     * start events pending in the task row (see {@link EventRows}).
+     * their outbox (PostgreSQL does it in one statement). No dialect's claim writes event rows: it
+     * leaves its start events pending in the task row, or {@link Claims} writes them (see
+     * {@link EventRows#claimSetsPendingStart}).
      */
     boolean claimRecordsReplies();
 

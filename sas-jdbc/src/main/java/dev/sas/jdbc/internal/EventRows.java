@@ -9,8 +9,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import org.slf4j.LoggerFactory;
 
 /**
  * How events are kept in the event table, written lean and read back whole (schema V8):
@@ -31,18 +34,85 @@ import java.util.Objects;
  *       its first row (or in a row of its own if it writes no event), and clears
  *       {@code pending_start_at} in the same transaction.</li>
  * </ul>
- * A one-step task so writes one event row instead of four. Stateless. Not API.
+ * A one-step task so writes one event row instead of four. The single owner of this encoding: the
+ * other classes hand it events to write ({@link #insert}, {@link Batch}), read events through it
+ * ({@link #read}, {@link #pendingStart}) and take the task-row SQL that keeps or clears a pending
+ * start from it ({@link #claimSetsPendingStart}, {@link #CLEAR_PENDING_START},
+ * {@link #PENDING_START_FENCE}); none of them knows the packed column layout.
+ *
+ * <p>Internal switch, for measuring only ({@code docs/benchmarks.md}): with the system property
+ * {@value #MODE_PROPERTY}{@code =plain} every event is written as a row of its own (RECEIVED and
+ * a start at submit too, a claim's start by the claim), nothing packed; reading is the same in
+ * both modes, so nodes of either mode share a database. Stateless. Not API.
  */
 final class EventRows {
+
+    /** The system property of the internal switch: {@code plain} writes every event as its own row. */
+    static final String MODE_PROPERTY = "sas.jdbc.events";
+
+    /** True unless {@link #MODE_PROPERTY} is {@code plain}: events are packed as described above. */
+    static final boolean PACKED = !"plain".equalsIgnoreCase(System.getProperty(MODE_PROPERTY, "packed").trim());
+
+    static {
+        if (!PACKED) {
+            LoggerFactory.getLogger("dev.sas.jdbc.JdbcStateStore").warn("{}=plain: every event is written as a row"
+                    + " of its own (an internal switch for measuring, not a setting)", MODE_PROPERTY);
+        }
+    }
 
     /**
      * A row of the event table: an event, the start event that precedes it in the same row or null,
      * and the event that follows it in the same row or null.
      */
-    record Row(TaskEvent before, TaskEvent event, TaskEvent then) {
+    private record Row(TaskEvent before, TaskEvent event, TaskEvent then) {
     }
 
+    /** Task-row SQL: clears the start a claim left pending (its writer writes it as an event). */
+    static final String CLEAR_PENDING_START = "pending_start_at = NULL";
+
+    /** Task-row SQL: the pending start's time as a fence compares it, -1 for none ({@link #fenceValue}). */
+    static final String PENDING_START_FENCE = "COALESCE(pending_start_at, -1)";
+
     private EventRows() {
+    }
+
+    /**
+     * Task-row SQL for a claim's update (one {@code ?}, bound to {@link #claimPendingStartAt}):
+     * leaves the claim's start pending in the row, unless the claim starts no step (see
+     * {@link Dialect#claimedStart}) or events are not packed.
+     */
+    static String claimSetsPendingStart(String cancelColumn, String stateColumn) {
+        return "pending_start_at = " + Dialect.claimedStart(cancelColumn, stateColumn);
+    }
+
+    /** The value of {@link #claimSetsPendingStart}'s parameter for a claim at {@code now}. */
+    static Long claimPendingStartAt(long now) {
+        return PACKED ? Long.valueOf(now) : null;
+    }
+
+    /**
+     * True if a claim writes its start events as rows (not packed): {@link Claims} hands them to
+     * {@link #insert} in the claim's transaction.
+     */
+    static boolean claimWritesStarts() {
+        return !PACKED;
+    }
+
+    /** Task-row column of a task inserted claimed: its first step's name when its start is read from the row. */
+    static final String STARTED_STEP = "started_step";
+
+    /**
+     * The {@link #STARTED_STEP} value of a task inserted claimed: {@code firstStepName} when its
+     * RECEIVED event is implied by the row ({@code startImplied}, see {@link #impliedByTaskRow}),
+     * whose STEP_STARTED event is then read from the row too; else null (both are written as events).
+     */
+    static String startedStep(boolean startImplied, String firstStepName) {
+        return startImplied ? firstStepName : null;
+    }
+
+    /** A pending start's time as {@link #PENDING_START_FENCE} compares it: -1 for none. */
+    static long fenceValue(TaskEvent start) {
+        return start == null ? -1 : start.at().toEpochMilli();
     }
 
     /**
@@ -92,19 +162,49 @@ final class EventRows {
                 rs.getInt(from + 5), at);
     }
 
-    /** True if {@code e} is the RECEIVED event its task row already tells (so it need not be written). */
+    /**
+     * The start events that claims left pending in the rows of the tasks {@code ids} (distinct, not
+     * empty), by task id; tasks without one are absent. One select, without a lock.
+     */
+    static Map<String, TaskEvent> pendingStarts(Connection c, StoreContext db, List<String> ids) throws SQLException {
+        Map<String, TaskEvent> starts = new HashMap<>();
+        boolean array = db.dialect().bindsArrays();
+        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, " + PENDING_START_COLUMNS
+                + " FROM " + db.t().task() + " WHERE "
+                + (array ? "task_id = ANY(?::varchar[])" : "task_id IN (" + Dialect.placeholders(ids.size()) + ")")
+                + " AND pending_start_at IS NOT NULL")) {
+            if (array) {
+                ps.setArray(1, c.createArrayOf("varchar", ids.toArray()));
+            } else {
+                Rows.setStrings(ps, 1, ids);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String id = rs.getString(1);
+                    starts.put(id, pendingStart(TaskId.of(id), rs, 2));
+                }
+            }
+        }
+        return starts;
+    }
+
+    /**
+     * True if {@code e} is the RECEIVED event its task row already tells (so it need not be written;
+     * never when events are not packed). A submit started at once keeps its STEP_STARTED event in
+     * the row ({@code started_step}) exactly when its RECEIVED event is implied.
+     */
     static boolean impliedByTaskRow(TaskEvent e, Instant createdAt) {
-        return e.type() == TaskEvent.Type.RECEIVED && e.stepIndex() == -1 && e.stepName() == null
+        return PACKED && e.type() == TaskEvent.Type.RECEIVED && e.stepIndex() == -1 && e.stepName() == null
                 && e.attempt() == 0 && e.message() == null && e.at().equals(createdAt);
     }
 
-    /** The rows that keep {@code events}, in order. */
-    static List<Row> pack(List<TaskEvent> events) {
+    /** The rows that keep {@code events}, in order: packed ({@code packed}) or one per event. */
+    private static List<Row> pack(List<TaskEvent> events, boolean packed) {
         List<Row> rows = new ArrayList<>(events.size());
         for (int i = 0; i < events.size(); i++) {
             TaskEvent e = events.get(i);
             TaskEvent next = i + 1 < events.size() ? events.get(i + 1) : null;
-            if (next != null && next.message() == null && next.taskId().equals(e.taskId())
+            if (packed && next != null && next.message() == null && next.taskId().equals(e.taskId())
                     && next.at().equals(e.at()) && Objects.equals(next.businessKey(), e.businessKey())
                     && Objects.equals(next.workflow(), e.workflow())) {
                 rows.add(new Row(null, e, next));
@@ -118,24 +218,55 @@ final class EventRows {
 
     /**
      * The rows that keep {@code events} of one task, after its pending start event {@code start}
-     * (or null): the start shares the first row, or has a row of its own if there is no event.
+     * (or null): packed, the start shares the first row, or has a row of its own if there is no
+     * event; else each has a row of its own.
      */
-    static List<Row> packAfter(TaskEvent start, List<TaskEvent> events) {
-        List<Row> rows = pack(events);
+    private static List<Row> packAfter(TaskEvent start, List<TaskEvent> events, boolean packed) {
+        List<Row> rows = pack(events, packed);
         if (start == null) {
             return rows;
         }
-        if (rows.isEmpty()) {
-            return List.of(new Row(null, start, null));
+        if (rows.isEmpty() || !packed) {
+            rows.add(0, new Row(null, start, null));
+            return rows;
         }
         Row first = rows.get(0);
         rows.set(0, new Row(start, first.event(), first.then()));
         return rows;
     }
 
+    /**
+     * The events of one write, task by task, each after the start its claim left pending: written
+     * in the order added by {@link #insert(Connection, Tables, boolean)}. Not thread-safe.
+     */
+    static final class Batch {
+
+        private final List<Row> rows = new ArrayList<>();
+
+        /** Adds the events of one task, after the start its claim left pending in the task row ({@code start}, or null). */
+        void add(TaskEvent start, List<TaskEvent> events) {
+            rows.addAll(packAfter(start, events, PACKED));
+        }
+
+        /** Inserts the rows, in order, from arrays where {@code arrays} ({@link Dialect#bindsArrays}). */
+        void insert(Connection c, Tables t, boolean arrays) throws SQLException {
+            insertRows(c, t, rows, arrays);
+        }
+    }
+
+    /** Inserts {@code events} of one task after its pending start {@code start} (or null), in order. */
+    static void insertAfter(Connection c, Tables t, TaskEvent start, List<TaskEvent> events) throws SQLException {
+        insertRows(c, t, packAfter(start, events, PACKED));
+    }
+
     /** Inserts {@code events} as multi-row inserts, in list order (so their ids keep each task's order). */
     static void insert(Connection c, Tables t, List<TaskEvent> events) throws SQLException {
-        insertRows(c, t, pack(events));
+        insertRows(c, t, pack(events, PACKED));
+    }
+
+    /** {@link #insert}, from arrays where {@code arrays} ({@link Dialect#bindsArrays}). */
+    static void insert(Connection c, Tables t, List<TaskEvent> events, boolean arrays) throws SQLException {
+        insertRows(c, t, pack(events, PACKED), arrays);
     }
 
     /** The event table's columns as {@link #insertRows} writes them. */
@@ -160,7 +291,7 @@ final class EventRows {
     }
 
     /** Inserts {@code rows} as multi-row inserts, in list order (so their ids keep each task's order). */
-    static void insertRows(Connection c, Tables t, List<Row> rows) throws SQLException {
+    private static void insertRows(Connection c, Tables t, List<Row> rows) throws SQLException {
         Rows.insertRows(c, rows, n -> "INSERT INTO " + t.event() + " (" + INSERT_COLUMNS + ") VALUES "
                 + Dialect.valueRows(n, INSERT_TYPES.length),
                 (ps, k, r) -> ArrayColumns.bindRow(ps, k, values(r), INSERT_TYPES));
@@ -170,7 +301,7 @@ final class EventRows {
      * Inserts {@code rows} in list order, as {@link #insertRows} does, from one array per column
      * where {@code arrays} (the dialect {@link Dialect#bindsArrays}) and there is more than one.
      */
-    static void insertRows(Connection c, Tables t, List<Row> rows, boolean arrays) throws SQLException {
+    private static void insertRows(Connection c, Tables t, List<Row> rows, boolean arrays) throws SQLException {
         if (!arrays || rows.size() < 2) {
             insertRows(c, t, rows);
             return;

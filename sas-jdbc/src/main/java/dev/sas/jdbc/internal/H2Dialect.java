@@ -69,10 +69,11 @@ final class H2Dialect implements Dialect {
         org.jdbi.v3.core.statement.Update update = h.createUpdate("UPDATE " + t.task()
                 + " SET locked_by = ?, claim_token = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
-                + " pending_start_at = " + Dialect.claimedStart("cancel_requested", "state") + ","
+                + " " + EventRows.claimSetsPendingStart("cancel_requested", "state") + ","
                 + " state = " + Dialect.claimedState("state")
                 + " WHERE task_id IN (" + Dialect.placeholders(candidates.size()) + ") AND " + claimable)
-                .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now).bind(4, now);
+                .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now)
+                .bind(4, EventRows.claimPendingStartAt(now));
         int next = 5;
         for (String id : candidates) {
             update.bind(next++, id);

@@ -115,10 +115,10 @@ final class MariaDbDialect implements Dialect {
         // state is assigned last: MySQL evaluates SET assignments left to right on the new values
         Update update = h.createUpdate("UPDATE " + t.task() + " SET locked_by = ?, lease = lease + 1,"
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
-                + " pending_start_at = " + Dialect.claimedStart("cancel_requested", "state") + ","
+                + " " + EventRows.claimSetsPendingStart("cancel_requested", "state") + ","
                 + " state = " + Dialect.claimedState("state") + " WHERE task_id IN ("
                 + Dialect.placeholders(locked.size()) + ")");
-        update.bind(0, instanceId).bind(1, now).bind(2, now).bind(3, now);
+        update.bind(0, instanceId).bind(1, now).bind(2, now).bind(3, EventRows.claimPendingStartAt(now));
         int i = 4;
         for (ClaimRow r : locked) {
             update.bind(i++, r.taskId());

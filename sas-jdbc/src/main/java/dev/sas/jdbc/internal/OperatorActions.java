@@ -66,8 +66,8 @@ final class OperatorActions {
                 return false;
             }
             String replyTo = row.get().replyTo();
-            db.onConnection(h, operation + " recording its event", c -> EventRows.insertRows(c, db.t(),
-                    EventRows.packAfter(row.get().pendingStart(), List.of(event))));
+            db.onConnection(h, operation + " recording its event",
+                    c -> EventRows.insertAfter(c, db.t(), row.get().pendingStart(), List.of(event)));
             db.recordReplies(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
             return true;
         }));

@@ -1,13 +1,10 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WriteOutcome;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,23 +79,7 @@ final class PendingStarts {
         if (ids.isEmpty()) {
             return starts;
         }
-        boolean array = db.dialect().bindsArrays();
-        try (PreparedStatement ps = c.prepareStatement("SELECT task_id, " + EventRows.PENDING_START_COLUMNS
-                + " FROM " + db.t().task() + " WHERE "
-                + (array ? "task_id = ANY(?::varchar[])" : "task_id IN (" + Dialect.placeholders(ids.size()) + ")")
-                + " AND pending_start_at IS NOT NULL")) {
-            if (array) {
-                ps.setArray(1, c.createArrayOf("varchar", ids.toArray()));
-            } else {
-                Rows.setStrings(ps, 1, ids);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String id = rs.getString(1);
-                    starts.put(id, EventRows.pendingStart(TaskId.of(id), rs, 2));
-                }
-            }
-        }
+        starts.putAll(EventRows.pendingStarts(c, db, ids));
         return starts;
     }
 }

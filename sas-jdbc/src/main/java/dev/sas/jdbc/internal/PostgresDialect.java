@@ -92,7 +92,8 @@ final class PostgresDialect implements Dialect {
         Query q = h.createQuery(claimSql(t, runnable.size()));
         q.bind(0, now);
         int i = Dialect.bindRunnable(q, 1, runnable);
-        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, now).bind(i + 5, now);
+        q.bind(i, limit).bind(i + 1, instanceId).bind(i + 2, now).bind(i + 3, now).bind(i + 4, EventRows.claimPendingStartAt(now))
+                .bind(i + 5, now);
         return q.map((rs, ctx) -> ClaimRow.map(rs))
                 .list();
     }
@@ -114,7 +115,7 @@ final class PostgresDialect implements Dialect {
                 + " u AS (UPDATE " + t.task() + " AS t SET locked_by = ?, lease = t.lease + 1,"
                 + " attempt = t.attempt + 1, complete_by = ? + t.step_timeout_ms,"
                 + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?,"
-                + " pending_start_at = " + Dialect.claimedStart("t.cancel_requested", "t.state")
+                + " " + EventRows.claimSetsPendingStart("t.cancel_requested", "t.state")
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
                 // the start events of tasks with a reply channel go to its outbox too
                 + " o AS (INSERT INTO " + t.replyOutbox() + " (channel, task_id, business_key, workflow, type,"

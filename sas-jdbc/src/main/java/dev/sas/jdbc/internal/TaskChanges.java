@@ -88,7 +88,7 @@ final class TaskChanges {
                 + " cancel_requested = ?, updated_at = ?"
                 + (c.releaseHolder() ? ", locked_by = NULL, complete_by = NULL" : "")
                 + (c.lastError() != null ? ", last_error = ?" : "")
-                + (clearPendingStart ? ", pending_start_at = NULL" : "")
+                + (clearPendingStart ? ", " + EventRows.CLEAR_PENDING_START : "")
                 + " WHERE task_id = ? AND lease = ? AND state = ? AND locked_by "
                 + (w.from().lockedBy() == null ? "IS NULL" : "= ?");
     }

@@ -159,8 +159,7 @@ final class TaskInserts {
             if (claim != null) {
                 ps.setString(k++, claim.instanceId());
                 ps.setLong(k++, task.createdAt().plus(task.firstStepTimeout()).toEpochMilli());
-                // the STEP_STARTED event it stands for (see submitIn)
-                setString(ps, k++, claim.startImplied() ? task.firstStepName() : null);
+                setString(ps, k++, EventRows.startedStep(claim.startImplied(), task.firstStepName()));
             }
         }
     }

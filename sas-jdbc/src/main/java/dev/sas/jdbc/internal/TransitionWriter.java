@@ -63,7 +63,7 @@ final class TransitionWriter {
             + " locked_by = CASE WHEN {keep} = 1 THEN locked_by WHEN {keep} = 2 THEN '" + Transition.AWAITING_REPLY_HOLDER
             + "' ELSE NULL END, complete_by = CASE WHEN {keep} = 2 THEN complete_by ELSE {complete_by} END,"
             + " next_attempt_at = CASE WHEN {keep} >= 1 THEN next_attempt_at ELSE {next_at} END,"
-            + " last_error = COALESCE({error}, last_error), last_transition = {id}, pending_start_at = NULL";
+            + " last_error = COALESCE({error}, last_error), last_transition = {id}, " + EventRows.CLEAR_PENDING_START;
 
     /**
      * The fence: lease, held, guard (holder: deadline not passed; expired: passed), cancel, step,
@@ -77,7 +77,7 @@ final class TransitionWriter {
             + " AND (({holder} = 1 AND complete_by >= {now}) OR ({holder} = 0 AND complete_by < {now}))"
             + " AND ({unless_cancel} = 0 OR cancel_requested = FALSE) AND current_step = {from_step}"
             + " AND state = {from_state} AND (last_transition IS NULL OR last_transition <> {id})"
-            + " AND COALESCE(pending_start_at, -1) = {pending}";
+            + " AND " + EventRows.PENDING_START_FENCE + " = {pending}";
 
     /** The array element type of each slot, in slot order. */
     private static final String[] ARRAY_TYPES = Arrays.stream(Slot.values()).map(x -> x.arrayType)
@@ -218,7 +218,8 @@ final class TransitionWriter {
                     new WriteOutcome[n], false);
             List<Integer> again = new ArrayList<>();
             for (int i : notApplied) {
-                if (pendingAt(current.get(transitions.get(i).taskId().value())) != pendingAt(starts[i])) {
+                if (EventRows.fenceValue(current.get(transitions.get(i).taskId().value()))
+                        != EventRows.fenceValue(starts[i])) {
                     again.add(i);
                 }
             }
@@ -232,7 +233,7 @@ final class TransitionWriter {
         }
 
         List<Transition> steps = new ArrayList<>();
-        List<EventRows.Row> eventRows = new ArrayList<>();
+        EventRows.Batch eventRows = new EventRows.Batch();
         List<TaskEvent> events = new ArrayList<>();
         Map<TaskId, String> replyTo = new HashMap<>();
         PreparedStatement compensations = null;
@@ -255,7 +256,7 @@ final class TransitionWriter {
                     steps.add(x);
                 }
                 // the claim's start event, pending in the task row until now, goes first
-                eventRows.addAll(EventRows.packAfter(starts[i], x.events()));
+                eventRows.add(starts[i], x.events());
                 events.addAll(x.events());
                 if (x.replyTo() != null) {
                     replyTo.put(x.taskId(), x.replyTo());
@@ -268,7 +269,7 @@ final class TransitionWriter {
             Rows.closeQuietly(compensations);
         }
         stepRows.upsert(c, steps);
-        EventRows.insertRows(c, db.t(), eventRows, db.dialect().bindsArrays());
+        eventRows.insert(c, db.t(), db.dialect().bindsArrays());
         // a reply channel heard of the start at the claim
         Rows.insertOutbox(c, db.t(), events, replyTo);
         for (int i = 0; i < n; i++) {
@@ -301,7 +302,7 @@ final class TransitionWriter {
             distinct &= first;
             starts[i] = first ? pendingStarts.get(id.value()) : null;
         }
-        IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, pendingAt(starts[i]));
+        IntFunction<Object[]> values = i -> values(transitions.get(i), nowMs, EventRows.fenceValue(starts[i]));
         int[] counts = updateTasksFromArrays != null && toUpdate.size() >= 2 && distinct
                 ? updateFromArrays(c, transitions, toUpdate, values)
                 : updateEach(c, toUpdate, values);
@@ -320,11 +321,6 @@ final class TransitionWriter {
             }
         }
         return notApplied;
-    }
-
-    /** The time of a pending start event, or -1 for none (as the fence compares it). */
-    private static long pendingAt(TaskEvent start) {
-        return start == null ? -1 : start.at().toEpochMilli();
     }
 
     /** One transition's update values, by {@link Slot} ordinal. */
