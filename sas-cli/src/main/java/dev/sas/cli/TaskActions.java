@@ -67,7 +67,7 @@ final class TaskActions {
                 description = "with filters: refuse if more than N tasks match (default: ${DEFAULT-VALUE})")
         int max;
 
-        /** "resubmit", "cancel". */
+        /** "resubmit", "cancel", "move". */
         abstract String verb();
 
         /** Acts on one task. */

@@ -25,10 +25,11 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code sas tasks list|show|result|resubmit|cancel}. */
-@Command(name = "tasks", mixinStandardHelpOptions = true, description = "List, show, resubmit and cancel tasks.",
+/** {@code sas tasks list|show|result|resubmit|cancel|move}. */
+@Command(name = "tasks", mixinStandardHelpOptions = true,
+        description = "List, show, resubmit, cancel and move tasks.",
         subcommands = {TasksCommand.ListTasks.class, TasksCommand.Show.class, TasksCommand.Result.class,
-            TaskActions.Resubmit.class, TaskActions.Cancel.class})
+            TaskActions.Resubmit.class, TaskActions.Cancel.class, TaskMove.class})
 final class TasksCommand implements Runnable {
 
     @Spec

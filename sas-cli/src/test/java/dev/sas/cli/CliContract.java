@@ -179,6 +179,45 @@ abstract class CliContract {
     }
 
     @Nested
+    class Tasks_move {
+
+        @Test
+        void moves_a_task_in_error_to_the_version_the_workflows_class_supplies_and_it_completes_there() {
+            Run r = sas("tasks", "move", failed.id().value(), "--to-version", "2", "--workflows",
+                    OrdersV2.class.getName(), "--operator", "bob", "--reason", "v2 reserves elsewhere");
+
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains(failed.id().value() + ": moved to v2, now PENDING at step 0");
+            try (SasRuntime v2 = SasRuntime.builder().stateStore(store).instanceId("node-v2")
+                    .workflow(OrdersV2.ORDERS_V2).build()) {
+                Drain.untilIdle(v2);
+            }
+            assertThat(failed.info().status()).isEqualTo(TaskStatus.PROCESSED);
+            assertThat(failed.info().workflowVersion()).isEqualTo(2);
+            assertThat(sas("tasks", "show", failed.id().value()).out()).contains("VERSION_MOVED")
+                    .contains("moved from v1 step 'reserve' to v2 step 'reserve-v2' by bob"); // the table cuts it
+        }
+
+        @Test
+        void a_refused_move_says_why_and_exits_1_and_a_bad_workflows_class_is_a_usage_error() {
+            Run finished = sas("tasks", "move", done.get(0).id().value(), "--to-version", "2", "--workflows",
+                    OrdersV2.class.getName());
+            assertThat(finished.exit()).isEqualTo(SasCli.REFUSED);
+            assertThat(finished.err()).contains("it is PROCESSED");
+
+            Run unknown = sas("tasks", "move", failed.id().value(), "--to-version", "3", "--workflows",
+                    OrdersV2.class.getName());
+            assertThat(unknown.exit()).isEqualTo(SasCli.REFUSED);
+            assertThat(unknown.err()).contains("'orders' v3 is not known to this client");
+
+            Run bad = sas("tasks", "move", failed.id().value(), "--to-version", "2", "--workflows", "no.such.Type");
+            assertThat(bad.exit()).isEqualTo(2);
+            assertThat(bad.err()).contains("--workflows no.such.Type");
+            assertThat(failed.info().workflowVersion()).isEqualTo(1);
+        }
+    }
+
+    @Nested
     class Tasks_list {
 
         @Test

@@ -110,6 +110,51 @@ class ConsoleOperationsTest {
     }
 
     @Nested
+    class Moving_a_task_to_another_version {
+
+        private final Workflow<String> ordersV2 = Workflow.builder("orders", Codec.string()).version(2)
+                .step("reserve-v2", s -> s.execute(ctx -> "v2 reservation " + ctx.input()))
+                .step("ship", s -> s.execute(ctx -> "v2 shipment"))
+                .movesFrom(1, m -> m.step("reserve", "reserve-v2"))
+                .build();
+
+        @BeforeEach
+        void aConsoleWhoseApplicationKnowsV2() {
+            SasClient withV2 = SasClient.builder().stateStore(store).clock(clock).workflow(ordersV2).build();
+            console = SasConsole.builder().client(withV2).actionToken(TOKEN).operator(r -> r.header(USER_HEADER)).build();
+        }
+
+        @Test
+        void moves_a_task_in_error_records_who_and_why_and_refuses_what_it_cannot_move() throws Exception {
+            String id = blocked.id().value();
+            assertThat(json(get("/api/tasks/" + id)).get("can").get("move").asBoolean()).isTrue();
+
+            ConsoleResponse moved = post("/api/tasks/" + id + "/move?toVersion=2&reason=" + enc("v2 reserves elsewhere"),
+                    "alice");
+            assertThat(moved.status()).as(moved.bodyText()).isEqualTo(200);
+            assertThat(json(moved).get("message").asText()).isEqualTo("order-2 (orders): moved to v2");
+            JsonNode task = json(get("/api/tasks/" + id));
+            assertThat(task.get("version").asInt()).isEqualTo(2);
+            assertThat(task.get("status").asText()).isEqualTo("PENDING");
+            JsonNode event = task.get("events").get(task.get("events").size() - 1);
+            assertThat(event.get("type").asText()).isEqualTo("VERSION_MOVED");
+            assertThat(event.get("by").asText()).isEqualTo("operator");
+            assertThat(event.get("message").asText())
+                    .isEqualTo("moved from v1 step 'reserve' to v2 step 'reserve-v2' by alice: v2 reserves elsewhere");
+
+            ConsoleResponse unknown = post("/api/tasks/" + blockedLater.id().value() + "/move?toVersion=7", "alice");
+            assertThat(unknown.status()).isEqualTo(409);
+            assertThat(json(unknown).get("error").asText()).contains("'orders' v7 is not known to this client");
+            ConsoleResponse notNumber = post("/api/tasks/" + blockedLater.id().value() + "/move?toVersion=two", "alice");
+            assertThat(notNumber.status()).isEqualTo(400);
+            assertThat(json(notNumber).get("error").asText()).contains("toVersion must be a number");
+            ConsoleResponse again = post("/api/tasks/" + id + "/move?toVersion=2", "alice");
+            assertThat(again.status()).isEqualTo(409);
+            assertThat(json(again).get("error").asText()).contains("at v2 already");
+        }
+    }
+
+    @Nested
     class Searching {
 
         @Test

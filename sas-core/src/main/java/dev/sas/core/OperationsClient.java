@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What an operator does to tasks and agents: resubmit failed tasks, cancel tasks, each with an
+ * What an operator does to tasks and agents: resubmit failed tasks, cancel tasks, move tasks to
+ * another version of their workflow, each with an
  * optional {@link OperatorNote} recorded in the task's timeline; see the agents' shared flow-control
  * state and reset their circuit breakers. The console and the CLI act through it.
  *
@@ -165,6 +166,50 @@ public final class OperationsClient {
             core.hooks.operatorAction(event);
         }
         return requested;
+    }
+
+    /**
+     * Moves a task to another version of its workflow, where it continues at the step the new
+     * version's {@link Workflow.Builder#movesFrom mapping} gives for its current step; the steps it
+     * completed keep their outputs and attempts under their new names, and a
+     * {@link TaskEvent.Type#VERSION_MOVED} event records the move. Only a task no runtime holds and
+     * that has no cancel requested moves: {@code PENDING} (it keeps its due time: a delayed or
+     * retrying task goes on waiting), {@code WAITING} and {@code PARKED} (due at once), and
+     * {@code ERROR} (due at once with its attempts reset, as a resubmit). A task running a step or
+     * awaiting a reply is refused, never moved under its holder; move it once it is released.
+     *
+     * <p>This client must know the new version (built with it, as a runtime's client is); the old one
+     * need not be deployed anywhere. Tasks of the new version are claimed only by runtimes that
+     * register it.
+     *
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws TaskStateException if the task's state does not allow a move
+     * @throws VersionMoveException if the new version is unknown to this client, declares no mapping
+     *     from the task's version, or has no place of its own for a step of the task, or the task has
+     *     a cancel requested (the message says which)
+     * @throws UnsupportedOperationException if the store cannot move tasks
+     * @throws StateStoreException if the store failed
+     */
+    public void moveVersion(TaskId taskId, int toVersion) {
+        moveVersion(taskId, toVersion, null);
+    }
+
+    /**
+     * As {@link #moveVersion(TaskId, int)}, recording who moved the task and why in its
+     * {@link TaskEvent.Type#VERSION_MOVED} event.
+     *
+     * @param note who and why, or null
+     * @throws NullPointerException if {@code taskId} is null
+     * @throws TaskNotFoundException if there is no such task
+     * @throws TaskStateException if the task's state does not allow a move
+     * @throws VersionMoveException if the task cannot move to {@code toVersion} (see above)
+     * @throws UnsupportedOperationException if the store cannot move tasks
+     * @throws StateStoreException if the store failed
+     */
+    public void moveVersion(TaskId taskId, int toVersion, OperatorNote note) {
+        Objects.requireNonNull(taskId, "taskId must not be null");
+        new VersionMover(core).move(taskId, toVersion, note);
     }
 
     // ------------------------------------------------------------------ agents

@@ -3,8 +3,9 @@ package dev.sas.core;
 import java.util.Objects;
 
 /**
- * Who carried out an operator action (resubmit, cancel) and why: recorded in the detail of the
- * task's {@link TaskEvent.Type#RESUBMITTED} or {@link TaskEvent.Type#CANCEL_REQUESTED} event, so the
+ * Who carried out an operator action (resubmit, cancel, move) and why: recorded in the detail of the
+ * task's {@link TaskEvent.Type#RESUBMITTED}, {@link TaskEvent.Type#CANCEL_REQUESTED} or
+ * {@link TaskEvent.Type#VERSION_MOVED} event, so the
  * timeline in the console, the CLI and {@link SasClient#events} says {@code by alice: card
  * provider confirmed the refund}. Immutable.
  *

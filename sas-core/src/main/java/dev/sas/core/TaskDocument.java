@@ -29,6 +29,12 @@ public final class TaskDocument {
     /** States a cancel may be accepted in (see {@link OperationsClient#cancel(TaskId)}). */
     public static final Set<TaskStatus> CANCELLABLE = EnumSet.of(TaskStatus.PENDING, TaskStatus.PARKED,
             TaskStatus.PROCESSING, TaskStatus.COMPENSATING, TaskStatus.ERROR);
+    /**
+     * States a move to another workflow version accepts, when no runtime holds the task and no cancel
+     * was requested (see {@link OperationsClient#moveVersion(TaskId, int)}).
+     */
+    public static final Set<TaskStatus> MOVABLE = Set.copyOf(EnumSet.of(TaskStatus.PENDING, TaskStatus.WAITING,
+            TaskStatus.PARKED, TaskStatus.ERROR));
 
     private TaskDocument() {
     }
@@ -59,7 +65,7 @@ public final class TaskDocument {
     /**
      * A task in full: the {@link #summary} fields, then {@code priority, lockedBy, lease, completeBy,
      * nextAttemptAt, terminal, final, can} (what its state lets an operator do: {@code resubmit},
-     * {@code cancel}), {@code steps} and {@code events} (oldest first, each with the party that
+     * {@code cancel}, {@code move} to another workflow version), {@code steps} and {@code events} (oldest first, each with the party that
      * recorded it, {@code by}, and for an operator's event the {@code operator} and {@code reason}
      * of its {@link OperatorNote}).
      *
@@ -81,6 +87,7 @@ public final class TaskDocument {
         can.put("resubmit", RESUBMITTABLE.contains(task.status()));
         can.put("cancel", CANCELLABLE.contains(task.status())
                 && (!task.cancelRequested() || task.status() == TaskStatus.ERROR));
+        can.put("move", MOVABLE.contains(task.status()) && task.lockedBy() == null && !task.cancelRequested());
         m.put("can", can);
         List<Object> steps = new ArrayList<>();
         for (TaskInfo.StepInfo s : task.steps()) {
@@ -142,7 +149,7 @@ public final class TaskDocument {
     public static String actor(TaskEvent.Type type) {
         return switch (type) {
             case RECEIVED, REPLY_RECEIVED -> "client";
-            case RESUBMITTED, CANCEL_REQUESTED -> "operator";
+            case RESUBMITTED, CANCEL_REQUESTED, VERSION_MOVED -> "operator";
             case STEP_TIMED_OUT, PARKED, UNPARKED -> "supervisor";
             default -> "runtime";
         };

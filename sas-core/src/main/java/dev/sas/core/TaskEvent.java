@@ -87,6 +87,11 @@ public record TaskEvent(
         /** A reply to the step's request was accepted (the message says whether it completed or failed the attempt). */
         REPLY_RECEIVED,
         /**
+         * An operator moved the task to another version of its workflow (the message says from which
+         * version and step to which, and who); it continues at the event's step.
+         */
+        VERSION_MOVED,
+        /**
          * A conditional step was not run: its condition did not hold when it came up. It is recorded
          * {@link StepStatus#SKIPPED} and never compensated.
          */

@@ -16,7 +16,7 @@ import java.util.Objects;
  * @param currentStep index of the step running or next to run (or being compensated)
  * @param failureCount how many times the supervisor found the current step past its deadline
  * @param lockedBy the instance holding the task, or null
- * @param lease the fencing token of the current or last claim
+ * @param lease the fencing token of the current or last claim (a move to another version increments it too)
  * @param completeBy deadline of the current attempt, or null
  * @param nextAttemptAt when the task is next due, or null
  * @param createdAt when it was submitted

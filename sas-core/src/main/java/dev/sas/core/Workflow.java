@@ -1,8 +1,12 @@
 package dev.sas.core;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -43,6 +47,7 @@ public final class Workflow<I> {
     private final List<StepDefinition<I>> steps;
     private final List<StepRef<?>> refs;
     private final boolean compensateOnFailure;
+    private final Map<Integer, VersionMapping> movesFrom;
 
     private Workflow(Builder<I> b) {
         this.name = b.name;
@@ -51,6 +56,7 @@ public final class Workflow<I> {
         this.steps = List.copyOf(b.steps);
         this.refs = steps.stream().<StepRef<?>>map(StepDefinition::ref).toList();
         this.compensateOnFailure = b.compensateOnFailure;
+        this.movesFrom = Map.copyOf(b.movesFrom);
     }
 
     /**
@@ -122,6 +128,14 @@ public final class Workflow<I> {
         return def;
     }
 
+    /**
+     * The mapping this version declares for moving tasks of {@code oldVersion} to it
+     * ({@link Builder#movesFrom}), or empty if it declares none.
+     */
+    public Optional<VersionMapping> movesFrom(int oldVersion) {
+        return Optional.ofNullable(movesFrom.get(oldVersion));
+    }
+
     /** Whether a task that fails for good compensates its completed steps. */
     public boolean compensateOnFailure() {
         return compensateOnFailure;
@@ -178,6 +192,7 @@ public final class Workflow<I> {
         private int version = 1;
         private boolean compensateOnFailure = true;
         private final List<StepDefinition<I>> steps = new ArrayList<>();
+        private final Map<Integer, VersionMapping> movesFrom = new TreeMap<>();
 
         private Builder(String name, Codec<I> inputCodec) {
             checkName("workflow name", name);
@@ -264,6 +279,34 @@ public final class Workflow<I> {
         }
 
         /**
+         * Declares where the tasks of {@code oldVersion} continue when an operator moves them to this
+         * version ({@link OperationsClient#moveVersion}): {@code mapping} names the old steps whose
+         * place here has another name; every other old step continues at the step of the same name.
+         *
+         * <pre>{@code .version(2).movesFrom(1, m -> m.step("charge", "charge-v2"))}</pre>
+         *
+         * @throws NullPointerException if {@code mapping} is null
+         * @throws IllegalArgumentException if {@code oldVersion} is below 1, a mapping from it was
+         *     already declared, or a step is mapped twice
+         */
+        public Builder<I> movesFrom(int oldVersion, Consumer<VersionMapping.Builder> mapping) {
+            Objects.requireNonNull(mapping, "workflow '" + name + "': movesFrom(" + oldVersion
+                    + ") mapping must not be null");
+            if (oldVersion < 1) {
+                throw new IllegalArgumentException("workflow '" + name + "': movesFrom version must be at least 1, was "
+                        + oldVersion);
+            }
+            if (movesFrom.containsKey(oldVersion)) {
+                throw new IllegalArgumentException("workflow '" + name + "': movesFrom(" + oldVersion
+                        + ") is declared twice; declare each old version's mapping once");
+            }
+            VersionMapping.Builder b = VersionMapping.builder(name, oldVersion);
+            mapping.accept(b);
+            movesFrom.put(oldVersion, b.build());
+            return this;
+        }
+
+        /**
          * Whether a task that fails for good runs the compensations of its completed steps
          * (default true). Without it the task stays in {@code ERROR} for an operator.
          */
@@ -275,9 +318,10 @@ public final class Workflow<I> {
         /**
          * The immutable workflow.
          *
-         * @throws IllegalStateException if no step was added, or a step
+         * @throws IllegalStateException if no step was added, a step
          *     {@linkplain AbstractStepBuilder#reads reads} a ref that is not an earlier step of this
-         *     workflow defined with that same ref
+         *     workflow defined with that same ref, or a {@link #movesFrom} mapping is from this very
+         *     version, names a step this version lacks, or maps two old steps to one step
          */
         public Workflow<I> build() {
             if (steps.isEmpty()) {
@@ -288,7 +332,28 @@ public final class Workflow<I> {
                     checkRead(reader, read);
                 }
             }
+            movesFrom.values().forEach(this::checkMapping);
             return new Workflow<>(this);
+        }
+
+        private void checkMapping(VersionMapping m) {
+            String where = "workflow '" + name + "' v" + version + ": movesFrom(" + m.fromVersion() + ")";
+            if (m.fromVersion() == version) {
+                throw new IllegalStateException(where + " maps this version to itself; declare it on the version"
+                        + " tasks move to, from an older one");
+            }
+            Map<String, String> sources = new HashMap<>();
+            for (Map.Entry<String, String> e : m.steps().entrySet()) {
+                if (find(steps, e.getValue()) == null) {
+                    throw new IllegalStateException(where + " maps step '" + e.getKey() + "' to '" + e.getValue()
+                            + "', which is not a step of this version; steps are " + stepNames(steps));
+                }
+                String other = sources.putIfAbsent(e.getValue(), e.getKey());
+                if (other != null) {
+                    throw new IllegalStateException(where + " maps both '" + other + "' and '" + e.getKey()
+                            + "' to step '" + e.getValue() + "'; each step of this version takes one old step");
+                }
+            }
         }
 
         private void checkRead(StepDefinition<I> reader, StepRef<?> read) {

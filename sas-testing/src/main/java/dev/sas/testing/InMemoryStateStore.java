@@ -603,6 +603,55 @@ public final class InMemoryStateStore implements StateStore {
         }
     }
 
+    /** {@inheritDoc} Moves under the store's lock, as a JDBC store does under the task's row lock. */
+    @Override
+    public Optional<dev.sas.core.spi.VersionMoves> versionMoves() {
+        return Optional.of(this::moveVersion);
+    }
+
+    private dev.sas.core.spi.VersionMove.Result moveVersion(dev.sas.core.spi.VersionMove move, Instant now) {
+        synchronized (lock) {
+            Row r = tasks.get(move.taskId());
+            if (r == null) {
+                return new dev.sas.core.spi.VersionMove.Result(dev.sas.core.spi.VersionMove.Kind.NOT_FOUND, null, 0,
+                        null, null);
+            }
+            dev.sas.core.spi.VersionMove.Kind refused = null;
+            Map<Integer, String> rows = new TreeMap<>();
+            r.steps.forEach((i, s) -> rows.put(i, s.name));
+            dev.sas.core.spi.VersionMove.Plan plan = move.plan(r.currentStepName, rows);
+            Optional<TaskChange> change = TaskDecisions.moveVersion(snapshot(r), now);
+            if (r.version != move.fromVersion()) {
+                refused = dev.sas.core.spi.VersionMove.Kind.OTHER_VERSION;
+            } else if (change.isEmpty()) {
+                refused = dev.sas.core.spi.VersionMove.Kind.NOT_MOVABLE;
+            } else if (!plan.complete()) {
+                refused = dev.sas.core.spi.VersionMove.Kind.UNMAPPED_STEP;
+            }
+            if (refused != null) {
+                return new dev.sas.core.spi.VersionMove.Result(refused, r.status, r.version, plan.unmapped(), null);
+            }
+            TaskEvent event = move.event(r.businessKey, r.workflow, r.currentStepName, plan.current(), now);
+            apply(r, change, now);
+            r.version = move.toVersion();
+            r.currentStep = plan.current().index();
+            r.currentStepName = plan.current().name();
+            r.stepTimeout = plan.current().timeout();
+            r.lease++;
+            List<StepRow> moved = new ArrayList<>(r.steps.values());
+            r.steps.clear();
+            for (StepRow s : moved) {
+                dev.sas.core.spi.VersionMove.Target t = plan.rows().get(s.index);
+                s.index = t.index();
+                s.name = t.name();
+                r.steps.put(s.index, s);
+            }
+            addEvents(r, List.of(event));
+            return new dev.sas.core.spi.VersionMove.Result(dev.sas.core.spi.VersionMove.Kind.MOVED, r.status,
+                    r.version, null, event);
+        }
+    }
+
     /** {@inheritDoc} Kept under the store's lock with the events it copies. */
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {

@@ -42,6 +42,7 @@ import org.slf4j.MDC;
  * GET  api/bulk?action=&amp;(filters)&amp;max=           preview: how many tasks, a sample, the confirm digest
  * POST api/tasks/{id}/resubmit?reason=           resubmit an ERROR or COMPENSATION_FAILED task
  * POST api/tasks/{id}/cancel?reason=             cancel a task
+ * POST api/tasks/{id}/move?toVersion=&amp;reason=   move a task to another version of its workflow
  * POST api/workflows/{name}/resubmit-errors?reason=   resubmit every ERROR task of a workflow
  * POST api/bulk/{action}?(filters)&amp;max=&amp;count=&amp;confirm=&amp;reason=   act on what the preview counted
  * </pre>
@@ -158,14 +159,19 @@ public final class Api {
             Map<String, String> q = query(request.query());
             return operations.act(p.get(1), q, note(request, q), who(request));
         }
-        if (p.size() == 3 && p.get(0).equals("tasks") && (p.get(2).equals("resubmit") || p.get(2).equals("cancel"))) {
+        if (p.size() == 3 && p.get(0).equals("tasks") && List.of("resubmit", "cancel", "move").contains(p.get(2))) {
             ActionGuard.Refusal refused = guard.check(request);
             if (refused != null) {
                 return refusal(request, refused);
             }
             TaskId id = TaskId.of(p.get(1));
-            OperatorNote note = note(request, query(request.query()));
-            return p.get(2).equals("resubmit") ? resubmit(id, note, request) : cancel(id, note, request);
+            Map<String, String> q = query(request.query());
+            OperatorNote note = note(request, q);
+            return switch (p.get(2)) {
+                case "resubmit" -> resubmit(id, note, request);
+                case "cancel" -> cancel(id, note, request);
+                default -> ConsoleMoves.move(client, id, q, note, who(request));
+            };
         }
         if (p.size() == 3 && p.get(0).equals("workflows") && p.get(2).equals("resubmit-errors")) {
             ActionGuard.Refusal refused = guard.check(request);
@@ -309,6 +315,7 @@ public final class Api {
             Map<String, Object> none = new LinkedHashMap<>();
             none.put("resubmit", false);
             none.put("cancel", false);
+            none.put("move", false);
             m.put("can", none); // this console takes no actions, whatever the task's state allows
         }
         return m;

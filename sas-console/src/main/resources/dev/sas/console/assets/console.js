@@ -471,6 +471,10 @@
         title: t.can.cancel ? 'Compensate its completed steps and end it CANCELLED' : 'This task cannot be cancelled now',
         onclick: () => { if (confirm('Cancel task ' + t.businessKey + '? Its completed steps are compensated.')) act('tasks/' + encodeURIComponent(t.id) + '/cancel', reason.value.trim(), render); },
         text: 'Cancel' }),
+      el('button', { id: 'move', type: 'button', disabled: !t.can.move,
+        title: t.can.move ? 'Move it to another version of ' + t.workflow + ' (the version declares where each step continues)' : 'Only a PENDING, WAITING, PARKED or ERROR task that nobody holds can be moved',
+        onclick: () => { const v = prompt('Move task ' + t.businessKey + ' from v' + t.version + ' to which version?', String(t.version + 1)); if (v) act('tasks/' + encodeURIComponent(t.id) + '/move?toVersion=' + encodeURIComponent(v.trim()), reason.value.trim(), render); },
+        text: 'Move version…' }),
       token() ? null : el('span', { class: 'muted', text: 'Actions need the operator token (top right).' })) : null;
 
     const steps = el('div', { class: 'panel' }, el('table', { id: 'steps' },

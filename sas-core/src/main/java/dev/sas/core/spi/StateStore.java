@@ -383,6 +383,11 @@ public interface StateStore extends AutoCloseable {
         return Optional.empty();
     }
 
+    /** The store's moves of tasks between workflow versions, if it can move them; empty otherwise. */
+    default Optional<VersionMoves> versionMoves() {
+        return Optional.empty();
+    }
+
     /**
      * The wake-up hints this store pushes across nodes, if it can (PostgreSQL). Empty otherwise:
      * runtimes then poll adaptively.

@@ -149,6 +149,33 @@ public final class TaskDecisions {
     }
 
 
+    /**
+     * {@link VersionMoves#move}: whether an unclaimed task may move to another version of its
+     * workflow, and its state after. A {@code PENDING} task keeps its due time (a delayed or
+     * retrying task goes on waiting); a {@code WAITING} task (held back for its old step's agent)
+     * becomes {@code PENDING}, due at {@code now}; a {@code PARKED} one too; an {@code ERROR} one
+     * becomes {@code PENDING} due at {@code now} with its attempts and failure count reset, as a
+     * resubmit does. A claimed task (a step running, a reply awaited), one whose cancel was
+     * requested, and a task compensating, failed in compensation or finished are not moved.
+     *
+     * @return the change, or empty if the task may not move
+     * @throws NullPointerException if an argument is null
+     */
+    public static Optional<TaskChange> moveVersion(TaskSnapshot s, Instant now) {
+        Objects.requireNonNull(s, "snapshot must not be null");
+        Objects.requireNonNull(now, "now must not be null");
+        if (s.held() || s.cancelRequested()) {
+            return Optional.empty();
+        }
+        TaskChange c = TaskChange.keeping(s);
+        return switch (s.status()) {
+            case PENDING -> Optional.of(c);
+            case WAITING, PARKED -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now));
+            case ERROR -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withCounts(0, 0));
+            default -> Optional.empty();
+        };
+    }
+
     private static boolean isAfter(Instant dueAt, Instant now) {
         return dueAt != null && dueAt.isAfter(now);
     }

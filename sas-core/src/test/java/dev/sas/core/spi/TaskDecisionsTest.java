@@ -95,6 +95,44 @@ class TaskDecisionsTest {
     }
 
     @Test
+    void a_move_takes_only_an_unclaimed_task_with_no_cancel_waiting_parked_or_in_error() {
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, false, LATER, false), NOW))
+                .as("a delayed or retrying task keeps waiting")
+                .contains(new TaskChange(TaskStatus.PENDING, LATER, 2, 1, false, false, null));
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.WAITING, false, LATER, false), NOW))
+                .contains(new TaskChange(TaskStatus.PENDING, NOW, 2, 1, false, false, null));
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.PARKED, false, CREATED, false), NOW))
+                .contains(new TaskChange(TaskStatus.PENDING, NOW, 2, 1, false, false, null));
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.ERROR, false, null, false), NOW))
+                .as("as a resubmit").contains(new TaskChange(TaskStatus.PENDING, NOW, 0, 0, false, false, null));
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, true, NOW, false), NOW)).isEmpty();
+        assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, false, NOW, true), NOW)).isEmpty();
+        for (TaskStatus s : EnumSet.of(TaskStatus.PROCESSING, TaskStatus.AWAITING_REPLY, TaskStatus.COMPENSATING,
+                TaskStatus.COMPENSATION_FAILED, TaskStatus.PROCESSED, TaskStatus.COMPENSATED, TaskStatus.CANCELLED)) {
+            assertThat(TaskDecisions.moveVersion(task(s, false, NOW, false), NOW)).as("%s", s).isEmpty();
+        }
+    }
+
+    @Test
+    void a_move_plan_places_every_step_row_by_name_and_names_the_first_without_a_place_of_its_own() {
+        VersionMove.Target a = new VersionMove.Target(1, "a2", java.time.Duration.ofSeconds(5));
+        VersionMove.Target b = new VersionMove.Target(0, "b", java.time.Duration.ofSeconds(6));
+        VersionMove move = new VersionMove(dev.sas.core.TaskId.of("t"), 1, 2, java.util.Map.of("a", a, "b", b,
+                "c", b), null);
+
+        VersionMove.Plan swap = move.plan("b", java.util.Map.of(0, "a", 1, "b"));
+        assertThat(swap.complete()).isTrue();
+        assertThat(swap.current()).isEqualTo(b);
+        assertThat(swap.rows()).isEqualTo(java.util.Map.of(0, a, 1, b));
+        assertThat(move.plan("x", java.util.Map.of()).unmapped()).isEqualTo("x");
+        assertThat(move.plan("a", java.util.Map.of(0, "gone")).unmapped()).isEqualTo("gone");
+        assertThat(move.plan("a", java.util.Map.of(0, "b", 1, "c")).unmapped()).as("two rows, one place")
+                .isIn("b", "c");
+        assertThatThrownBy(() -> new VersionMove(dev.sas.core.TaskId.of("t"), 2, 2, java.util.Map.of(), null))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void a_claim_starts_a_step_or_goes_on_compensating_and_takes_nothing_else() {
         assertThat(TaskDecisions.claimed(TaskStatus.PENDING)).isEqualTo(TaskStatus.PROCESSING);
         assertThat(TaskDecisions.claimed(TaskStatus.WAITING)).isEqualTo(TaskStatus.PROCESSING);

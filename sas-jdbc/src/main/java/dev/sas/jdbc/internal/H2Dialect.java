@@ -51,8 +51,8 @@ final class H2Dialect implements Dialect {
         // (state, priority DESC, next_attempt_at) returns them in claim order), then a conditional
         // update by primary key: an UPDATE ... WHERE task_id IN (subquery) cost ~30 ms per 64 rows
         // on H2. The update re-checks that each row is still claimable, so a row another claimer
-        // took in between is skipped. The workflow is fixed per row, so the update by id need not
-        // re-check it.
+        // took in between is skipped, and still of a runnable version: an operator may have moved
+        // the task to another version in between.
         List<Candidate> found = new ArrayList<>();
         for (String state : CLAIMABLE_STATE_LIST) {
             Query select = h.createQuery(claimCandidatesSql(t, runnable.size()));
@@ -71,14 +71,16 @@ final class H2Dialect implements Dialect {
                 + " attempt = attempt + 1, complete_by = ? + step_timeout_ms, updated_at = ?,"
                 + " " + EventRows.claimSetsPendingStart("cancel_requested", "state") + ","
                 + " state = " + Dialect.claimedState("state")
-                + " WHERE task_id IN (" + Dialect.placeholders(candidates.size()) + ") AND " + claimable)
+                + " WHERE task_id IN (" + Dialect.placeholders(candidates.size()) + ") AND " + claimable
+                + " AND " + Dialect.runnableFilter(runnable.size()))
                 .bind(0, instanceId).bind(1, token).bind(2, now).bind(3, now)
                 .bind(4, EventRows.claimPendingStartAt(now));
         int next = 5;
         for (String id : candidates) {
             update.bind(next++, id);
         }
-        update.bind(next, now);
+        update.bind(next++, now);
+        Dialect.bindRunnable(update, next, runnable);
         if (update.execute() == 0) {
             return List.of();
         }

@@ -70,6 +70,7 @@ public class JdbcStore implements StateStore {
     private final StepReplies stepReplies;
     private final Gates gates;
     private final JdbcSchedules schedules;
+    private final VersionMoveWriter moves;
 
     /** A store on {@code jdbi}, whose schema is already in place. */
     public JdbcStore(Jdbi jdbi, Dialect dialect, Tables tables) {
@@ -100,6 +101,7 @@ public class JdbcStore implements StateStore {
         this.gates = new Gates(db);
         this.replies = new Replies(db);
         this.schedules = new JdbcSchedules(db);
+        this.moves = new VersionMoveWriter(db);
         this.signals = dialect.signals(db);
     }
 
@@ -125,6 +127,12 @@ public class JdbcStore implements StateStore {
     @Override
     public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
         return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Under the task's row lock, with its step rows re-indexed in the same transaction. */
+    @Override
+    public Optional<dev.sas.core.spi.VersionMoves> versionMoves() {
+        return Optional.of(moves);
     }
 
     @Override

@@ -62,6 +62,8 @@ class DocsSnippetsTest {
                 Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "VersionsDocsTest.java", "moves-from"),
+                Arguments.of("docs/operations.md", jdbcDocs + "VersionsDocsTest.java", "move"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "conditional"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "conditional"),
