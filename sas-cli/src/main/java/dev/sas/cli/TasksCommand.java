@@ -126,16 +126,17 @@ final class TasksCommand implements Runnable {
                 }
                 TaskInfo t = found.get();
                 List<TaskEvent> events = s.client().events(t.taskId());
+                List<Map<String, Object>> children = TaskDocument.children(s.client(), t);
                 if (store.json) {
-                    Output.json(out, TaskDocument.detail(t, events, payloads));
+                    Output.json(out, TaskDocument.detail(t, events, payloads, children));
                     return 0;
                 }
-                print(out, t, events);
+                print(out, t, events, children);
                 return 0;
             }
         }
 
-        private void print(PrintWriter out, TaskInfo t, List<TaskEvent> events) {
+        private void print(PrintWriter out, TaskInfo t, List<TaskEvent> events, List<Map<String, Object>> children) {
             Map<String, String> fields = new LinkedHashMap<>();
             fields.put("task", t.taskId().value());
             fields.put("workflow", t.workflow() + " v" + t.workflowVersion());
@@ -155,6 +156,13 @@ final class TasksCommand implements Runnable {
             fields.put("updated", Output.time(t.updatedAt()));
             if (t.lastError() != null) {
                 fields.put("last error", t.lastError().strip());
+            }
+            Object parent = TaskDocument.detail(t, List.of(), false).get("parent");
+            if (parent instanceof Map<?, ?> p) {
+                fields.put("parent", p.get("id") + " (step " + p.get("step") + ")");
+            }
+            for (Map<String, Object> c : children) {
+                fields.put("child " + c.get("step"), c.get("id") + " " + c.get("workflow") + " " + c.get("status"));
             }
             fields.forEach((k, v) -> out.printf("%-13s %s%n", k + ":", v));
             out.println();

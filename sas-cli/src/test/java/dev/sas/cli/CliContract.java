@@ -287,6 +287,36 @@ abstract class CliContract {
         }
 
         @Test
+        void shows_a_tasks_child_tasks_and_a_child_tasks_parent() throws Exception {
+            Workflow<String> parcels = Workflow.builder("parcels", Codec.string())
+                    .step("pack", s -> s.execute(ctx -> "packed " + ctx.input())).build();
+            Workflow<String> parcelOrders = Workflow.builder("parcel-orders", Codec.string())
+                    .step("ship", s -> s.childTask(parcels, ctx -> ctx.input())).build();
+            try (SasRuntime other = SasRuntime.builder().stateStore(store).instanceId("node-2").workflow(parcels)
+                    .workflow(parcelOrders).build()) {
+                TaskHandle parent = other.client().submit(parcelOrders, "parcel-order-1", "a box");
+                Drain.untilIdle(other);
+                Drain.supervisorOnce(other);
+                Drain.untilIdle(other);
+                assertThat(parent.info().status()).isEqualTo(TaskStatus.PROCESSED);
+
+                JsonNode json = sas("tasks", "show", parent.id().value(), "--json").json();
+                assertThat(json.get("parent").isNull()).isTrue();
+                assertThat(json.get("children")).hasSize(1);
+                JsonNode child = json.get("children").get(0);
+                assertThat(child.get("step").asText()).isEqualTo("ship");
+                assertThat(child.get("workflow").asText()).isEqualTo("parcels");
+                assertThat(child.get("status").asText()).isEqualTo("PROCESSED");
+                String childId = child.get("id").asText();
+                JsonNode childJson = sas("tasks", "show", childId, "--json").json();
+                assertThat(childJson.get("parent").get("id").asText()).isEqualTo(parent.id().value());
+                assertThat(childJson.get("parent").get("step").asText()).isEqualTo("ship");
+                assertThat(sas("tasks", "show", parent.id().value()).out()).contains("child ship:").contains(childId);
+                assertThat(sas("tasks", "show", childId).out()).contains("parent:").contains(parent.id().value());
+            }
+        }
+
+        @Test
         void shows_a_skipped_step_and_until_when_a_timer_waits() {
             Workflow<String> shapes = Workflow.builder("shapes", Codec.string())
                     .step("charge", s -> s.when(ctx -> false).execute(ctx -> "charged"))

@@ -29,6 +29,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     Duration compensateWithin;
     RetryPolicy compensationRetry;
     final List<StepRef<?>> reads = new ArrayList<>();
+    ChildCall<I, ?> childCall;
     Predicate<StepContext<I>> condition;
     StepDefinition.Timer<I> timer;
 
@@ -198,7 +199,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
 
     /** Checks the combination of settings and builds the step. */
     StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall,
-            StepDefinition.AwaitReply<I> awaitReply) {
+            StepDefinition.AwaitCompletion<I> awaitCompletion) {
         List<String> kinds = new ArrayList<>();
         if (step != null) {
             kinds.add("execute(...)");
@@ -206,15 +207,18 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         if (agentCall != null) {
             kinds.add("call(...)");
         }
-        if (awaitReply != null) {
+        if (awaitCompletion != null) {
             kinds.add("awaitCompletion(...)");
+        }
+        if (childCall != null) {
+            kinds.add("childTask(...)");
         }
         if (timer != null) {
             kinds.add("a timer");
         }
         if (kinds.isEmpty()) {
             throw new IllegalStateException(
-                    "step '" + name + "' has no work: set execute(...), call(...) or awaitCompletion(...)");
+                    "step '" + name + "' has no work: set execute(...), call(...), awaitCompletion(...) or childTask(...)");
         }
         if (kinds.size() > 1) {
             throw new IllegalStateException(
@@ -245,6 +249,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
-        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, awaitReply);
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, childCall != null
+                ? new StepDefinition.AwaitCompletion<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitCompletion);
     }
 }

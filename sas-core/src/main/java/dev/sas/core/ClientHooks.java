@@ -10,7 +10,7 @@ interface ClientHooks {
 
     ClientHooks NONE = new ClientHooks() {
         @Override
-        public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
+        public void submitted(List<TaskEvent> received, String statusChannel, boolean dueNow, boolean inHostTransaction) {
         }
 
         @Override
@@ -19,11 +19,11 @@ interface ClientHooks {
     };
 
     /** Tasks were created (duplicates excluded). */
-    void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction);
+    void submitted(List<TaskEvent> received, String statusChannel, boolean dueNow, boolean inHostTransaction);
 
     /**
      * Takes room on this node to start {@code task} at once, inserted already claimed
-     * ({@code StateStore.submitClaimed}); null if the node has none to spare (busy, stopped, not
+     * ({@code ClaimedSubmits.submitClaimed}); null if the node has none to spare (busy, stopped, not
      * running the workflow, or a store that cannot). Else {@link #startReserved} must follow.
      *
      * @return the instance id to claim the task for, or null
@@ -47,11 +47,11 @@ interface ClientHooks {
     }
 
     /** A reply was rejected as {@link CompletionOutcome#LATE}, {@link CompletionOutcome#STALE} or {@link CompletionOutcome#INVALID_TOKEN} (counted). */
-    default void replyRejected(CompletionOutcome outcome) {
+    default void completionRejected(CompletionOutcome outcome) {
     }
 
     /** True if this node consumes the status channel {@code name} itself (known before it registered it in the store). */
-    default boolean consumesReplyChannel(String name) {
+    default boolean consumesStatusChannel(String name) {
         return false;
     }
 }

@@ -1,6 +1,6 @@
 package dev.sas.core;
 
-import dev.sas.core.internal.ReplyTokens;
+import dev.sas.core.internal.CompletionTokens;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -71,9 +71,9 @@ public final class CompletionTokenKeys {
         return acceptUnsigned;
     }
 
-    /** The token codec of {@code keys}; {@link ReplyTokens#NONE} for null. */
-    static ReplyTokens tokens(CompletionTokenKeys keys) {
-        return keys == null ? ReplyTokens.NONE : new ReplyTokens(keys.currentKeyId, keys.keys, keys.acceptUnsigned);
+    /** The token codec of {@code keys}; {@link CompletionTokens#NONE} for null. */
+    static CompletionTokens tokens(CompletionTokenKeys keys) {
+        return keys == null ? CompletionTokens.NONE : new CompletionTokens(keys.currentKeyId, keys.keys, keys.acceptUnsigned);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package dev.sas.core;
 
-import dev.sas.core.internal.AgentGates;
+import dev.sas.core.internal.AgentGateOperations;
 import dev.sas.core.spi.StateStore;
 import java.time.Instant;
 import java.util.EnumSet;
@@ -223,7 +223,7 @@ public final class OperationsClient {
      * @throws StateStoreException if the store failed
      */
     public List<AgentStatus> agents() {
-        return AgentGates.statuses(store, core.now());
+        return AgentGateOperations.statuses(store, core.now());
     }
 
     /**
@@ -239,7 +239,7 @@ public final class OperationsClient {
      */
     public int resetCircuitBreaker(String agent) {
         Objects.requireNonNull(agent, "agent must not be null");
-        return AgentGates.reset(store, agent, null, core.now());
+        return AgentGateOperations.reset(store, agent, null, core.now());
     }
 
     /**
@@ -254,7 +254,7 @@ public final class OperationsClient {
     public boolean resetCircuitBreaker(String agent, String endpoint) {
         Objects.requireNonNull(agent, "agent must not be null");
         Objects.requireNonNull(endpoint, "endpoint must not be null");
-        return AgentGates.reset(store, agent, endpoint, core.now()) > 0;
+        return AgentGateOperations.reset(store, agent, endpoint, core.now()) > 0;
     }
 
     private static TaskEvent operatorEvent(TaskInfo info, TaskEvent.Type type, Instant at, OperatorNote note) {

@@ -313,7 +313,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
      * Registers a status channel this runtime consumes: the status messages of every task submitted
      * with {@code SubmitOptions.Builder.statusChannel(channel.name())}, recorded by any node, reach the channel's
      * handler from the store's outbox, in order per task, at least once, with a delivery id, on the
-     * thread {@code sas-reply-<name>}. The channel is registered in the store when the runtime starts
+     * thread {@code sas-status-<name>}. The channel is registered in the store when the runtime starts
      * (submits naming it are accepted by every node from then on, and by this runtime's own client at
      * once); its messages wait in the store while no node consumes it. Of several nodes registering
      * the same channel one consumes it at a time (see {@link StatusChannel}).
@@ -394,7 +394,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
                 : SasRuntime.DEFAULT_BUSY_POLL_INTERVAL.compareTo(pollInterval) < 0 ? SasRuntime.DEFAULT_BUSY_POLL_INTERVAL
                 : pollInterval;
         for (Map.Entry<String, FlowControl> e : AgentFlowControls.of(workflows).entrySet()) {
-            if (e.getValue().isLimited() && !store.supportsFlowControl()) {
+            if (e.getValue().isLimited() && store.flowControl().isEmpty()) {
                 throw new IllegalStateException("agent '" + e.getKey() + "' has flow control (" + e.getValue()
                         + "), which needs a stateStore that keeps it; " + store + " does not");
             }
@@ -402,7 +402,7 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
         if (completionTokenKeys == null) {
             for (Workflow<?> w : workflows) {
                 for (StepDefinition<?> s : w.steps()) {
-                    if (s.awaitsCompletion()) {
+                    if (s.awaitsCompletion() && !s.startsChildTask()) {
                         throw new IllegalStateException("step '" + s.name() + "' of workflow '" + w.name()
                                 + "' awaits a reply, whose token must be signed: set completionTokenKeys(CompletionTokenKeys"
                                 + ".builder().currentKey(id, secret).build()), the same keys on every node and client");

@@ -26,17 +26,17 @@ final class RuntimeHooks implements ClientHooks {
     }
 
     @Override
-    public boolean consumesReplyChannel(String name) {
+    public boolean consumesStatusChannel(String name) {
         return statusChannels.contains(name);
     }
 
     @Override
-    public void submitted(List<TaskEvent> received, String replyTo, boolean dueNow, boolean inHostTransaction) {
+    public void submitted(List<TaskEvent> received, String statusChannel, boolean dueNow, boolean inHostTransaction) {
         metrics.submitted(received.size());
         if (!inHostTransaction) {
             // Inside a host transaction the task may still roll back: its RECEIVED event is in
             // the event log once committed, but listeners hear first of it at its claim.
-            events.publish(received, replyTo);
+            events.publish(received, statusChannel);
         }
         if (dueNow && inHostTransaction) {
             scheduler.wakeUpAfterHostCommit();
@@ -72,7 +72,7 @@ final class RuntimeHooks implements ClientHooks {
         if (written.status() == TaskStatus.PROCESSED) {
             metrics.tasksProcessed();
         }
-        events.publish(written.events(), written.replyTo());
+        events.publish(written.events(), written.statusChannel());
         alerts.forEach(events::alert);
         if (written.nextAttemptAt() != null) {
             scheduler.wakeUp();
@@ -80,13 +80,13 @@ final class RuntimeHooks implements ClientHooks {
     }
 
     @Override
-    public void replyRejected(CompletionOutcome outcome) {
+    public void completionRejected(CompletionOutcome outcome) {
         if (outcome == CompletionOutcome.LATE) {
-            metrics.lateReply();
+            metrics.lateCompletion();
         } else if (outcome == CompletionOutcome.STALE) {
-            metrics.staleReply();
+            metrics.staleCompletion();
         } else if (outcome == CompletionOutcome.INVALID_TOKEN) {
-            metrics.invalidReplyToken();
+            metrics.invalidCompletionToken();
         }
     }
 }

@@ -2,7 +2,7 @@ package dev.sas.core;
 
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.Metrics;
-import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.StatusPump;
 import dev.sas.core.internal.Scheduler;
 import dev.sas.core.spi.StoreSignals;
 import java.time.Duration;
@@ -28,9 +28,9 @@ final class RuntimeLoops {
      * Registers and starts the status channels, and listens for the store's wake-up hints
      * ({@code scheduler} null: this runtime claims nothing).
      */
-    static void startSignals(Map<String, ReplyPump> pumps, StoreSignals signals, Scheduler scheduler,
+    static void startSignals(Map<String, StatusPump> pumps, StoreSignals signals, Scheduler scheduler,
             DatabaseClock clock, Metrics metrics, String instanceId, List<StoreSignals.Subscription> subscriptions) {
-        for (ReplyPump pump : pumps.values()) {
+        for (StatusPump pump : pumps.values()) {
             try {
                 pump.register();
             } catch (RuntimeException e) {
@@ -58,11 +58,11 @@ final class RuntimeLoops {
             }));
         }
         if (!pumps.isEmpty()) {
-            subscriptions.add(signals.subscribe(StoreSignals.Topic.REPLIES, channel -> {
+            subscriptions.add(signals.subscribe(StoreSignals.Topic.STATUS_UPDATES, channel -> {
                 if (channel == null) {
-                    pumps.values().forEach(ReplyPump::wake);
+                    pumps.values().forEach(StatusPump::wake);
                 } else {
-                    ReplyPump pump = pumps.get(channel);
+                    StatusPump pump = pumps.get(channel);
                     if (pump != null) {
                         pump.wake();
                     }

@@ -28,9 +28,9 @@ package dev.sas.core;
  * @param submitted new tasks submitted through this runtime's {@link SasRuntime#client() client}
  *     (duplicates of existing tasks not counted; in a host transaction counted when the submit
  *     returns, so a rollback does not take it back)
- * @param statusUpdatesDelivered reply-channel messages this node's channels delivered and acknowledged
+ * @param statusUpdatesDelivered status updates this node's channels delivered and acknowledged
  *     (a message delivered again after a failure counts again)
- * @param statusUpdateFailures reply-channel batches whose handler failed (delivered again after a backoff)
+ * @param statusUpdateFailures status update batches whose handler failed (delivered again after a backoff)
  *     and store failures while consuming a channel
  * @param statusChannelUnknown events this node recorded for tasks whose status channel no node has
  *     registered: they wait in the store's outbox until a node registers it (each logged at WARN, at

@@ -8,13 +8,13 @@ import dev.sas.core.internal.Metrics;
 import dev.sas.core.internal.NamedThreadFactory;
 import dev.sas.core.internal.Recorder;
 import dev.sas.core.internal.Registry;
-import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.StatusPump;
 import dev.sas.core.internal.RuntimeDriver;
-import dev.sas.core.internal.ReplyRouting;
+import dev.sas.core.internal.StatusRouting;
 import dev.sas.core.internal.Retention;
 import dev.sas.core.internal.Scheduler;
 import dev.sas.core.internal.Supervisor;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StoreSignals;
 import java.time.Clock;
@@ -107,9 +107,11 @@ public final class SasRuntime implements AutoCloseable {
     private final Retention retention;
     private final SasClient client;
     private final StoreSignals signals;
-    private final Map<String, ReplyPump> replyPumps = new LinkedHashMap<>();
+    private final Map<String, StatusPump> statusPumps = new LinkedHashMap<>();
     private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
+    /** Delivers ended child tasks to their parents; null when no workflow here has a child task step. */
+    private volatile ChildRelay children;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final List<ExecutorService> owned = new ArrayList<>();
     private final Map<String, Executor> agentExecutors = new ConcurrentHashMap<>();
@@ -127,20 +129,20 @@ public final class SasRuntime implements AutoCloseable {
         this.store = config.stateStore();
         this.registry = new Registry(config.workflows());
         this.instanceId = config.instanceId();
-        this.claimsAtSubmit = store.claimsAtSubmit();
+        this.claimsAtSubmit = store.claimedSubmits().isPresent();
         this.clock = DatabaseClock.of(config.clock(), store, config.databaseClock(), "instance " + instanceId,
                 metrics::clockSkew);
         this.signals = store.signals().orElse(null);
-        ReplyOutbox outbox = store.replyOutbox().orElse(null);
+        StatusOutbox outbox = store.statusOutbox().orElse(null);
         if (outbox == null && !config.statusChannels().isEmpty()) {
             throw new IllegalStateException("status channels " + config.statusChannels().keySet() + " are registered,"
                     + " but the store " + store + " keeps no status channels; use a store that does (JdbcStateStore,"
                     + " InMemoryStateStore)");
         }
         for (StatusChannel channel : config.statusChannels().values()) {
-            replyPumps.put(channel.name(), new ReplyPump(channel, outbox, clock, instanceId, metrics, poll(config)));
+            statusPumps.put(channel.name(), new StatusPump(channel, outbox, clock, instanceId, metrics, poll(config)));
         }
-        this.events = new EventBus(config.listeners(), new ReplyRouting(replyPumps, outbox, metrics),
+        this.events = new EventBus(config.listeners(), new StatusRouting(statusPumps, outbox, metrics),
                 this::finished, config.alertSink(), metrics, config.eventQueueCapacity());
         this.recorder = new Recorder(store, clock, metrics, Math.max(config.claimBatchSize(), 64) * 2);
         this.scheduler = new Scheduler(store, registry, clock, instanceId, recorder, events, metrics,
@@ -160,14 +162,24 @@ public final class SasRuntime implements AutoCloseable {
                 instanceId);
         this.client = new SasClient(new SasClient.Config(store, config.clock(), config.databaseClock(),
                 config.maxPayloadBytes(), config.tracing(), config.completionTokenKeys()), clock, config.workflows(),
-                new RuntimeHooks(metrics, events, scheduler, replyPumps.keySet(), claimsAtSubmit, instanceId));
+                new RuntimeHooks(metrics, events, scheduler, statusPumps.keySet(), claimsAtSubmit, instanceId));
         scheduler.tracing(config.tracing());
-        scheduler.replyTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
+        scheduler.completionTokens(CompletionTokenKeys.tokens(config.completionTokenKeys()));
+        scheduler.childClient(client);
+        ChildRelay relay = new ChildRelay(client, config.workflows());
+        this.children = relay.needed() ? relay : null;
+        if (children != null) {
+            supervisor.relayChildrenWith(children);
+        }
     }
 
     /** A task reached a terminal state here: the handles waiting for it on this node return. */
-    private void finished(TaskId taskId) {
-        client.waiters().finished(taskId);
+    private void finished(TaskEvent ended) {
+        client.waiters().finished(ended.taskId());
+        ChildRelay relay = children;
+        if (relay != null) {
+            relay.ended(ended);
+        }
     }
 
     /** A poll for one loop: short while recently busy, unless the store pushes wake-up hints. */
@@ -237,7 +249,7 @@ public final class SasRuntime implements AutoCloseable {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
         }
-        RuntimeLoops.startSignals(replyPumps, signals, config.schedulerEnabled() ? scheduler : null, clock, metrics,
+        RuntimeLoops.startSignals(statusPumps, signals, config.schedulerEnabled() ? scheduler : null, clock, metrics,
                 instanceId, subscriptions);
         long supervisorMs = config.supervisorInterval().toMillis();
         if (config.supervisorEnabled()) {
@@ -338,7 +350,7 @@ public final class SasRuntime implements AutoCloseable {
         Duration drain = config.shutdownGrace().compareTo(MAX_EVENT_DRAIN) > 0 ? MAX_EVENT_DRAIN
                 : config.shutdownGrace().compareTo(MIN_EVENT_DRAIN) < 0 ? MIN_EVENT_DRAIN : config.shutdownGrace();
         subscriptions.forEach(StoreSignals.Subscription::close);
-        for (ReplyPump pump : replyPumps.values()) {
+        for (StatusPump pump : statusPumps.values()) {
             try {
                 // what it has not delivered stays in the store: the next node consuming the channel delivers it
                 pump.stop(drain);
@@ -390,7 +402,7 @@ public final class SasRuntime implements AutoCloseable {
         @Override
         public int statusUpdates() {
             requireManual();
-            return ReplyPump.runEachOnce(replyPumps.values());
+            return StatusPump.runEachOnce(statusPumps.values());
         }
 
         private void requireManual() {

@@ -3,9 +3,9 @@ package dev.sas.core;
 import dev.sas.core.internal.AdaptivePoll;
 import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.Metrics;
-import dev.sas.core.internal.ReplyPump;
+import dev.sas.core.internal.StatusPump;
 import dev.sas.core.internal.RuntimeDriver;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StoreSignals;
 import java.time.Clock;
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Consumes status channels on a node that runs no {@link SasRuntime}: a web tier that submits with a
  * {@link SasClient} and wants its tasks' status messages, whichever node runs them. Each channel gets
- * a thread ({@code sas-reply-<name>}) that delivers its messages from the store's outbox, in order
+ * a thread ({@code sas-status-<name>}) that delivers its messages from the store's outbox, in order
  * per task, at least once, with delivery ids (see {@link StatusChannel}).
  *
  * <pre>{@code
@@ -47,7 +47,7 @@ public final class StatusConsumer implements AutoCloseable {
     private final String consumerId;
     private final StoreSignals signals;
     private final Metrics metrics = new Metrics();
-    private final Map<String, ReplyPump> pumps = new LinkedHashMap<>();
+    private final Map<String, StatusPump> pumps = new LinkedHashMap<>();
     private final List<StoreSignals.Subscription> subscriptions = new ArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -57,7 +57,7 @@ public final class StatusConsumer implements AutoCloseable {
         RuntimeDriver.registerConsumer(consumer -> ((StatusConsumer) consumer)::runOnce);
     }
 
-    private StatusConsumer(Builder b, ReplyOutbox outbox) {
+    private StatusConsumer(Builder b, StatusOutbox outbox) {
         this.consumerId = b.consumerId != null ? b.consumerId : defaultConsumerId();
         this.signals = b.store.signals().orElse(null);
         this.closeWait = b.closeWait;
@@ -66,7 +66,7 @@ public final class StatusConsumer implements AutoCloseable {
         for (StatusChannel c : b.channels.values()) {
             AdaptivePoll poll = new AdaptivePoll(b.pollInterval, b.busyPollInterval,
                     () -> signals != null && signals.connected());
-            pumps.put(c.name(), new ReplyPump(c, outbox, clock, consumerId, metrics, poll));
+            pumps.put(c.name(), new StatusPump(c, outbox, clock, consumerId, metrics, poll));
         }
     }
 
@@ -98,7 +98,7 @@ public final class StatusConsumer implements AutoCloseable {
         if (!started.compareAndSet(false, true)) {
             return this;
         }
-        for (ReplyPump pump : pumps.values()) {
+        for (StatusPump pump : pumps.values()) {
             try {
                 pump.register();
             } catch (RuntimeException e) {
@@ -109,11 +109,11 @@ public final class StatusConsumer implements AutoCloseable {
             pump.start();
         }
         if (signals != null) {
-            subscriptions.add(signals.subscribe(StoreSignals.Topic.REPLIES, channel -> {
+            subscriptions.add(signals.subscribe(StoreSignals.Topic.STATUS_UPDATES, channel -> {
                 if (channel == null) {
-                    pumps.values().forEach(ReplyPump::wake);
+                    pumps.values().forEach(StatusPump::wake);
                 } else {
-                    ReplyPump pump = pumps.get(channel);
+                    StatusPump pump = pumps.get(channel);
                     if (pump != null) {
                         pump.wake();
                     }
@@ -130,7 +130,7 @@ public final class StatusConsumer implements AutoCloseable {
             throw new IllegalStateException("Drain drives a status consumer that was not started; " + consumerId
                     + " is " + (closed.get() ? "closed" : "started"));
         }
-        return ReplyPump.runEachOnce(pumps.values());
+        return StatusPump.runEachOnce(pumps.values());
     }
 
     /** Counters since this consumer was built (the reply counters and store failures). */
@@ -150,7 +150,7 @@ public final class StatusConsumer implements AutoCloseable {
         }
         subscriptions.forEach(StoreSignals.Subscription::close);
         boolean interrupted = false;
-        for (ReplyPump pump : pumps.values()) {
+        for (StatusPump pump : pumps.values()) {
             try {
                 pump.stop(closeWait);
             } catch (InterruptedException e) {
@@ -338,7 +338,7 @@ public final class StatusConsumer implements AutoCloseable {
                 throw new IllegalStateException("busyPollInterval (" + busyPollInterval + ") must not exceed"
                         + " pollInterval (" + pollInterval + ")");
             }
-            ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalStateException("the store " + store
+            StatusOutbox outbox = store.statusOutbox().orElseThrow(() -> new IllegalStateException("the store " + store
                     + " keeps no status channels; use a store that does (JdbcStateStore, InMemoryStateStore)"));
             return new StatusConsumer(this, outbox);
         }

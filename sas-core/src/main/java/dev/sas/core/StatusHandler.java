@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * Delivers the status messages of one status channel to where the application listens: a message
  * broker, a queue, a callback. Called by the node that holds the channel's consumer lease, on the
- * channel's own thread ({@code sas-reply-<channel>}), with a batch of messages read from the
+ * channel's own thread ({@code sas-status-<channel>}), with a batch of messages read from the
  * store's outbox in order (each task's messages in the order of its events).
  *
  * <p>Return normally only once every message of the batch is safely delivered (a broker confirmed

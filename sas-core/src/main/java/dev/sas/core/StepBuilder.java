@@ -8,7 +8,8 @@ import java.util.function.Function;
  * Configures one step whose output is a plain string (or none), inside
  * {@link Workflow.Builder#step(String, java.util.function.Consumer)}. Set exactly one kind of work:
  * {@link #execute} (a local function), {@link #call} (a call through an {@link Agent} replying a
- * string) or {@link #awaitCompletion} (a request whose reply arrives later, from anywhere). For a typed output, define the step with a {@link StepRef} instead
+ * string), {@link #awaitCompletion} (a request whose reply arrives later, from anywhere) or
+ * {@link #childTask} (another workflow run as a child task). For a typed output, define the step with a {@link StepRef} instead
  * ({@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}). Not thread-safe.
  *
  * @param <I> the workflow's input type
@@ -29,7 +30,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
 
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
-    private StepDefinition.AwaitReply<I> awaitReply;
+    private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     StepBuilder(String name) {
         super(name);
@@ -77,12 +78,37 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      * @throws NullPointerException if {@code request} is null
      */
     public StepBuilder<I> awaitCompletion(CompletionRequest<I> request) {
-        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
-        this.awaitReply = new StepDefinition.AwaitReply<>(request, Codec.string());
+        Objects.requireNonNull(request, "step '" + name + "': awaitCompletion request must not be null");
+        this.awaitCompletion = new StepDefinition.AwaitCompletion<>(request, Codec.string());
+        return this;
+    }
+
+    /**
+     * The step's work: runs {@code child} as a child task, with the input {@code input} builds from
+     * this step's context, and completes with the child's result: the output of the child's last
+     * step becomes this step's output. The child is an ordinary task (any runtime that registered
+     * {@code child} runs it) whose business key is derived from this task's id and this step's name,
+     * so however often the step is started (a time-out, a dead node, a resubmit) it starts one child.
+     * No thread waits meanwhile: this task rests {@link TaskStatus#AWAITING_REPLY} until the child
+     * ends, and the supervisor completes the step then, exactly once, from any node. A child that
+     * ends other than {@link TaskStatus#PROCESSED} fails this step for good (compensation follows as
+     * for any step); cancelling this task, or compensating this step, cancels the child if it has not
+     * ended. {@link #completeWithin} bounds how long the step waits for the child; a missed deadline
+     * counts a time-out and the step is started again, finding the same child.
+     *
+     * @param child the workflow the child task runs
+     * @param input builds the child's input from this step's context
+     * @param <C> the child workflow's input type
+     * @throws NullPointerException if an argument is null
+     */
+    public <C> StepBuilder<I> childTask(Workflow<C> child, Function<StepContext<I>, C> input) {
+        Objects.requireNonNull(child, "step '" + name + "': child workflow must not be null");
+        Objects.requireNonNull(input, "step '" + name + "': child input must not be null");
+        this.childCall = new ChildCall<>(child, input);
         return this;
     }
 
     StepDefinition<I> build(int index) {
-        return build(index, StepRef.of(name), step, agentCall, awaitReply);
+        return build(index, StepRef.of(name), step, agentCall, awaitCompletion);
     }
 }

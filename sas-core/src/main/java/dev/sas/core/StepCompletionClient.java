@@ -1,12 +1,12 @@
 package dev.sas.core;
 
-import dev.sas.core.internal.ReplyToken;
-import dev.sas.core.internal.ReplyTokens;
-import dev.sas.core.internal.StepReplies;
+import dev.sas.core.internal.CompletionToken;
+import dev.sas.core.internal.CompletionTokens;
+import dev.sas.core.internal.StepCompletions;
 import dev.sas.core.internal.TaskLog;
-import dev.sas.core.spi.ReplyWrite;
+import dev.sas.core.spi.CompletionWrite;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StepReply;
+import dev.sas.core.spi.StepCompletion;
 import dev.sas.core.spi.StorableText;
 import java.time.Instant;
 import java.util.List;
@@ -37,12 +37,12 @@ public final class StepCompletionClient {
 
     private final ClientCore core;
     private final StateStore store;
-    private final ReplyTokens replyTokens;
+    private final CompletionTokens completionTokens;
 
     StepCompletionClient(ClientCore core) {
         this.core = core;
         this.store = core.store;
-        this.replyTokens = CompletionTokenKeys.tokens(core.config.completionTokenKeys());
+        this.completionTokens = CompletionTokenKeys.tokens(core.config.completionTokenKeys());
     }
 
     /**
@@ -78,7 +78,7 @@ public final class StepCompletionClient {
      *     (sending it again is safe: a duplicate answers {@link CompletionOutcome#ALREADY_COMPLETED})
      */
     public CompletionOutcome complete(String replyToken, Object reply) {
-        return reply(replyToken, (target, def) -> def.encodeReply(reply), StepReply.Kind.COMPLETED);
+        return reply(replyToken, (target, def) -> def.encodeReply(reply), StepCompletion.Kind.COMPLETED);
     }
 
     /**
@@ -98,7 +98,7 @@ public final class StepCompletionClient {
      */
     public CompletionOutcome completeEncoded(String replyToken, String encodedReply) {
         return reply(replyToken, (target, def) -> def.checkEncodedReply(encodedReply),
-                StepReply.Kind.COMPLETED);
+                StepCompletion.Kind.COMPLETED);
     }
 
     /**
@@ -139,8 +139,8 @@ public final class StepCompletionClient {
         Objects.requireNonNull(error, "error must not be null");
         String message = StorableText.replaceUnstorable(error.length() > MAX_REPLY_ERROR_LENGTH
                 ? error.substring(0, MAX_REPLY_ERROR_LENGTH) + "…" : error);
-        return reply(replyToken, (target, def) -> message, retryable ? StepReply.Kind.FAILED
-                : StepReply.Kind.FAILED_FOR_GOOD);
+        return reply(replyToken, (target, def) -> message, retryable ? StepCompletion.Kind.FAILED
+                : StepCompletion.Kind.FAILED_FOR_GOOD);
     }
 
     /** Longest error a {@link #fail} records, in chars (longer ones are cut). */
@@ -151,18 +151,18 @@ public final class StepCompletionClient {
         String encode(TaskInfo task, StepDefinition<?> step);
     }
 
-    private CompletionOutcome reply(String replyToken, ReplyPayload payload, StepReply.Kind kind) {
+    private CompletionOutcome reply(String replyToken, ReplyPayload payload, StepCompletion.Kind kind) {
         if (replyToken == null || replyToken.isBlank()) {
             throw new IllegalArgumentException("replyToken must not be " + (replyToken == null ? "null" : "blank")
                     + ": pass the token the step's CompletionRequest.send was given, unchanged");
         }
-        ReplyTokens.Checked checked = replyTokens.check(replyToken);
+        CompletionTokens.Checked checked = completionTokens.check(replyToken);
         if (!checked.accepted()) {
             log.warn("a reply was refused: its token is {}; nothing changed", checked.refusal());
-            core.hooks.replyRejected(CompletionOutcome.INVALID_TOKEN);
+            core.hooks.completionRejected(CompletionOutcome.INVALID_TOKEN);
             return CompletionOutcome.INVALID_TOKEN;
         }
-        ReplyToken token = checked.token();
+        CompletionToken token = checked.token();
         if (checked.unsigned()) {
             log.warn("task {} step {}: a reply with an unsigned (format 1) token was accepted"
                     + " (CompletionTokenKeys.acceptUnsignedTokens()); turn that off once the upgrade's awaiting steps are"
@@ -175,6 +175,37 @@ public final class StepCompletionClient {
         if (info == null) {
             return CompletionOutcome.NOT_FOUND;
         }
+        return accept(token, info, payload, kind);
+    }
+
+    /**
+     * Completes (or fails for good) the child task step that {@code parent} awaits, with the end of
+     * {@code child}: its result if it ended {@link TaskStatus#PROCESSED}, else its failure. Fenced
+     * like a reply by token (the parent's current step and lease, read in {@code parent}), so a
+     * delivery repeated by another pass or node answers {@link CompletionOutcome#ALREADY_COMPLETED} or
+     * {@link CompletionOutcome#STALE} and changes nothing.
+     */
+    CompletionOutcome childEnded(TaskInfo parent, TaskInfo child) {
+        CompletionToken token = new CompletionToken(parent.taskId(), parent.currentStep(), parent.lease());
+        String failure = child.status() == TaskStatus.PROCESSED ? null : ChildCall.failure(child);
+        Workflow<?> wf = core.workflow(parent.workflow(), parent.workflowVersion());
+        if (failure == null && wf != null && parent.currentStep() < wf.steps().size()) {
+            try {
+                wf.steps().get(parent.currentStep()).checkEncodedReply(ChildCall.result(child));
+            } catch (IllegalArgumentException e) {
+                failure = ChildCall.failure(child) + ", but its result cannot be this step's output: " + e.getMessage();
+            }
+        }
+        if (failure == null) {
+            String result = ChildCall.result(child);
+            return accept(token, parent, (target, def) -> result, StepCompletion.Kind.COMPLETED);
+        }
+        String error = failure.length() > MAX_REPLY_ERROR_LENGTH ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…"
+                : failure;
+        return accept(token, parent, (target, def) -> error, StepCompletion.Kind.FAILED_FOR_GOOD);
+    }
+
+    private CompletionOutcome accept(CompletionToken token, TaskInfo info, ReplyPayload payload, StepCompletion.Kind kind) {
         Workflow<?> wf = core.workflow(info.workflow(), info.workflowVersion());
         if (wf == null) {
             throw new IllegalArgumentException("the reply token names task " + token.taskId() + " of workflow '"
@@ -203,17 +234,18 @@ public final class StepCompletionClient {
                     + " or encode it (JSON, base64)");
         }
         Instant now = core.now();
-        StepReply reply = new StepReply(token.taskId(), token.step(), token.lease(),
+        StepCompletion reply = new StepCompletion(token.taskId(), token.step(), token.lease(),
                 kind, encoded, now);
-        AtomicReference<StepReplies.Decided> decided =
+        AtomicReference<StepCompletions.Decided> decided =
                 new AtomicReference<>();
-        ReplyWrite w = store.acceptReply(reply, target -> {
-            StepReplies.Decided d = StepReplies.decide(target, wf, reply);
+        CompletionWrite w = store.stepCompletions().orElseThrow(() -> new UnsupportedOperationException("the store "
+                + store + " does not support steps that await a completion")).acceptCompletion(reply, target -> {
+            StepCompletions.Decided d = StepCompletions.decide(target, wf, reply);
             decided.set(d);
             return d.transition();
         }, now);
         CompletionOutcome outcome = switch (w.kind()) {
-            case APPLIED, KEPT -> kind == StepReply.Kind.COMPLETED ? CompletionOutcome.COMPLETED
+            case APPLIED, KEPT -> kind == StepCompletion.Kind.COMPLETED ? CompletionOutcome.COMPLETED
                     : CompletionOutcome.FAILED;
             case DUPLICATE -> CompletionOutcome.ALREADY_COMPLETED;
             case LATE -> CompletionOutcome.LATE;
@@ -222,19 +254,19 @@ public final class StepCompletionClient {
         };
         TaskLog.run(token.taskId(), wf.name(), token.step(), 0, () -> logReply(token, def,
                 w, outcome));
-        if (w.kind() == ReplyWrite.Kind.APPLIED) {
+        if (w.kind() == CompletionWrite.Kind.APPLIED) {
             core.hooks.replied(w.transition(), decided.get() == null ? List.of() : decided.get().alerts());
             if (w.transition().status().isTerminal()) {
                 core.waiters.finished(token.taskId());
             }
         } else if (outcome == CompletionOutcome.LATE || outcome == CompletionOutcome.STALE) {
-            core.hooks.replyRejected(outcome);
+            core.hooks.completionRejected(outcome);
         }
         return outcome;
     }
 
-    private static void logReply(ReplyToken token, StepDefinition<?> def,
-            ReplyWrite w, CompletionOutcome outcome) {
+    private static void logReply(CompletionToken token, StepDefinition<?> def,
+            CompletionWrite w, CompletionOutcome outcome) {
         switch (w.kind()) {
             case APPLIED -> log.info("task {} step {}: reply accepted ({}); task now {}", token.taskId(), def.name(),
                     outcome, w.transition().status());

@@ -33,12 +33,13 @@ public final class StepDefinition<I> {
     private final RetryPolicy compensationRetryPolicy;
     private final Step<I> step;
     private final AgentCall<I, ?, ?> agentCall;
-    private final AwaitReply<I> awaitReply;
+    private final AwaitCompletion<I> awaitCompletion;
+    private final ChildCall<I, ?> childCall;
     private final Predicate<StepContext<I>> condition;
     private final Timer<I> timer;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
-            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitReply<I> awaitReply) {
+            RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitCompletion<I> awaitCompletion) {
         this.name = b.name;
         this.index = index;
         this.ref = ref;
@@ -52,7 +53,8 @@ public final class StepDefinition<I> {
         this.compensationRetryPolicy = compensationRetryPolicy;
         this.step = step;
         this.agentCall = agentCall;
-        this.awaitReply = awaitReply;
+        this.awaitCompletion = awaitCompletion;
+        this.childCall = b.childCall;
         this.condition = b.condition;
         this.timer = b.timer;
     }
@@ -95,7 +97,48 @@ public final class StepDefinition<I> {
      * ({@link StepBuilder#awaitCompletion(CompletionRequest)}).
      */
     public boolean awaitsCompletion() {
-        return awaitReply != null;
+        return awaitCompletion != null;
+    }
+
+    /**
+     * Whether this step runs another workflow as a child task and completes with its result
+     * ({@link StepBuilder#childTask(Workflow, Function)}). Such a step also
+     * {@linkplain #awaitsCompletion() awaits completion}: the child's end completes it.
+     */
+    public boolean startsChildTask() {
+        return childCall != null;
+    }
+
+    /** The workflow this step runs as a child task, if it {@linkplain #startsChildTask() starts one}. */
+    public Optional<Workflow<?>> childWorkflow() {
+        return childCall == null ? Optional.empty() : Optional.of(childCall.workflow);
+    }
+
+    /**
+     * Starts this step's child task through {@code client} on the calling thread, or finds the
+     * one this step of this task started before (its business key is derived from the parent's
+     * task id and the step's name, so it is started once however often the step is). Called by the
+     * runtime.
+     *
+     * @return the child task's id
+     * @throws IllegalStateException if the step does not start a child task
+     */
+    public TaskId startChild(StepContext<I> context, SasClient client) {
+        if (childCall == null) {
+            throw new IllegalStateException("step '" + name + "' does not start a child task");
+        }
+        return childCall.start(context, client);
+    }
+
+    /**
+     * Requests the cancel of the child task this step started, if any has not ended; the first
+     * part of compensating a step that {@linkplain #startsChildTask() starts a child task} (a step
+     * that does not changes nothing). Called by the runtime.
+     */
+    public void cancelChild(StepContext<I> context, SasClient client) {
+        if (childCall != null) {
+            childCall.cancel(context, client);
+        }
     }
 
     /**
@@ -105,10 +148,10 @@ public final class StepDefinition<I> {
      * @throws Exception what the request threw
      */
     public void sendRequest(StepContext<I> context, String replyToken) throws Exception {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
-        awaitReply.request.send(context, replyToken);
+        awaitCompletion.request.send(context, replyToken);
     }
 
     /**
@@ -119,10 +162,10 @@ public final class StepDefinition<I> {
      * @throws IllegalArgumentException if the reply cannot be encoded with the step's codec
      */
     public String encodeReply(Object reply) {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
-        return awaitReply.encode(reply, name);
+        return awaitCompletion.encode(reply, name);
     }
 
     /**
@@ -131,12 +174,12 @@ public final class StepDefinition<I> {
      * @throws IllegalArgumentException if the codec cannot decode it; the codec's exception is the cause
      */
     String checkEncodedReply(String encoded) {
-        if (awaitReply == null) {
+        if (awaitCompletion == null) {
             throw new IllegalStateException("step '" + name + "' does not await a reply");
         }
         if (encoded != null) {
             try {
-                awaitReply.codec.decode(encoded);
+                awaitCompletion.codec.decode(encoded);
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException("reply to step '" + name + "' cannot be decoded with the step's"
                         + " codec (" + e.getClass().getName() + "); send text the step's codec encoded", e);
@@ -219,9 +262,9 @@ public final class StepDefinition<I> {
         return maxTimeouts;
     }
 
-    /** Whether the step has a compensation of either kind. */
+    /** Whether the step has a compensation of either kind, or starts a child task (cancelled when compensated). */
     public boolean hasCompensation() {
-        return compensation != null || compensationCall != null;
+        return compensation != null || compensationCall != null || childCall != null;
     }
 
     /**
@@ -240,6 +283,10 @@ public final class StepDefinition<I> {
                     throw e.getCause() instanceof Exception cause ? cause : e;
                 }
             });
+        }
+        if (compensation == null && childCall != null) {
+            // a child task step is always compensated: the runtime cancels its child first (cancelChild)
+            return Optional.of(ctx -> { });
         }
         return Optional.ofNullable(compensation);
     }
@@ -340,8 +387,9 @@ public final class StepDefinition<I> {
     public String toString() {
         return "Step{" + name + ", completeWithin=" + completeWithin + ", maxTimeouts=" + maxTimeouts
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
-                + (awaitReply != null ? ", awaitReply" : "") + (timer != null ? ", timer" : "")
-                + (condition != null ? ", conditional" : "")
+                + (childCall != null ? ", child=" + childCall.workflow.name()
+                        : awaitCompletion != null ? ", awaitCompletion" : "")
+                + (timer != null ? ", timer" : "") + (condition != null ? ", conditional" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
     }
 
@@ -364,11 +412,11 @@ public final class StepDefinition<I> {
     }
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */
-    static final class AwaitReply<I> {
+    static final class AwaitCompletion<I> {
         final CompletionRequest<I> request;
         final Codec<?> codec;
 
-        AwaitReply(CompletionRequest<I> request, Codec<?> codec) {
+        AwaitCompletion(CompletionRequest<I> request, Codec<?> codec) {
             this.request = Objects.requireNonNull(request, "request must not be null");
             this.codec = Objects.requireNonNull(codec, "codec must not be null");
         }

@@ -3,7 +3,7 @@ package dev.sas.core;
 import dev.sas.core.internal.SubmitGroup;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.SubmitResult;
@@ -28,7 +28,7 @@ final class Submissions {
     private final ClientCore core;
     private final StateStore store;
     private final SubmitGroup submitGroup;
-    private final Set<String> registeredReplyChannels = ConcurrentHashMap.newKeySet();
+    private final Set<String> registeredStatusChannels = ConcurrentHashMap.newKeySet();
 
     Submissions(ClientCore core) {
         this.core = core;
@@ -39,7 +39,7 @@ final class Submissions {
     /** One task; see {@link SasClient#submit(Workflow, String, Object, SubmitOptions)}. */
     <I> SubmitResult submit(Workflow<I> workflow, String businessKey, I input, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null");
-        checkReplyChannel(options.statusChannel());
+        checkStatusChannel(options.statusChannel());
         NewTask task = newTask(workflow, businessKey, input, options, core.now());
         TaskEvent received = received(task);
         Object transaction = transaction(options);
@@ -60,7 +60,8 @@ final class Submissions {
     private SubmitResult submitClaimed(NewTask task, TaskEvent received, SubmitOptions options, String instanceId) {
         SubmitResult result;
         try {
-            result = store.submitClaimed(task, received, instanceId);
+            result = store.claimedSubmits().orElseThrow(() -> new IllegalStateException("the store " + store
+                    + " does not claim at submit")).submitClaimed(task, received, instanceId);
         } catch (RuntimeException | Error e) {
             core.hooks.startReserved(null);
             throw e;
@@ -79,7 +80,7 @@ final class Submissions {
             SubmitOptions options) {
         Objects.requireNonNull(inputsByBusinessKey, "inputsByBusinessKey must not be null");
         Objects.requireNonNull(options, "options must not be null");
-        checkReplyChannel(options.statusChannel());
+        checkStatusChannel(options.statusChannel());
         Instant now = core.now();
         List<NewTask> tasks = new ArrayList<>(inputsByBusinessKey.size());
         List<TaskEvent> received = new ArrayList<>(inputsByBusinessKey.size());
@@ -102,15 +103,15 @@ final class Submissions {
      * application would never hear of its task. Channels found registered are remembered; an unknown
      * one is looked up in the store on every submit naming it (until it is registered).
      */
-    private void checkReplyChannel(String channel) {
-        if (channel == null || registeredReplyChannels.contains(channel) || core.hooks.consumesReplyChannel(channel)) {
+    private void checkStatusChannel(String channel) {
+        if (channel == null || registeredStatusChannels.contains(channel) || core.hooks.consumesStatusChannel(channel)) {
             return;
         }
-        ReplyOutbox outbox = store.replyOutbox().orElseThrow(() -> new IllegalArgumentException("statusChannel '"
+        StatusOutbox outbox = store.statusOutbox().orElseThrow(() -> new IllegalArgumentException("statusChannel '"
                 + channel + "': the store " + store + " keeps no status channels; use a store that does"
                 + " (JdbcStateStore, InMemoryStateStore) or submit without statusChannel"));
-        registeredReplyChannels.addAll(outbox.channels());
-        if (!registeredReplyChannels.contains(channel)) {
+        registeredStatusChannels.addAll(outbox.channels());
+        if (!registeredStatusChannels.contains(channel)) {
             throw new IllegalArgumentException("status channel '" + channel + "' is not registered: no runtime"
                     + " (RuntimeBuilder.statusChannel) or StatusConsumer has registered it with this store, so nobody"
                     + " would receive its messages. Register the channel first (on the node that consumes it), or"

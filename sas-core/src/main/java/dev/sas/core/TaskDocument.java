@@ -67,7 +67,8 @@ public final class TaskDocument {
      * nextAttemptAt, terminal, final, can} (what its state lets an operator do: {@code resubmit},
      * {@code cancel}, {@code move} to another workflow version), {@code steps} and {@code events} (oldest first, each with the party that
      * recorded it, {@code by}, and for an operator's event the {@code operator} and {@code reason}
-     * of its {@link OperatorNote}).
+     * of its {@link OperatorNote}), and {@code parent} ({@code id, step} of the task whose child
+     * task step started it, or null).
      *
      * @param payloads whether step outputs are shown ({@code output}); else only whether there is one
      *     ({@code outputHidden})
@@ -99,7 +100,60 @@ public final class TaskDocument {
             timeline.add(event(e));
         }
         m.put("events", timeline);
+        m.put("parent", ChildCall.parentOf(task.businessKey())
+                .<Object>map(p -> parent(p.get(0), p.get(1))).orElse(null));
         return m;
+    }
+
+    /**
+     * A task in full ({@link #detail(TaskInfo, List, boolean)}) with the child tasks its steps started
+     * ({@link StepBuilder#childTask}), as {@link #children} found them.
+     *
+     * @throws NullPointerException if an argument is null
+     */
+    public static Map<String, Object> detail(TaskInfo task, List<TaskEvent> events, boolean payloads,
+            List<Map<String, Object>> children) {
+        Objects.requireNonNull(children, "children must not be null");
+        Map<String, Object> m = detail(task, events, payloads);
+        m.put("children", List.copyOf(children));
+        return m;
+    }
+
+    /**
+     * The child tasks {@code task}'s steps started ({@link StepBuilder#childTask}), each as
+     * {@code step, id, workflow, status}, in step order: found by the business key each child has
+     * (derived from the parent's id and the step's name) in every workflow the store holds tasks of.
+     * Needs no workflow definitions, so operator tools can call it; it reads one task per workflow
+     * and step.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws StateStoreException if the store failed
+     */
+    public static List<Map<String, Object>> children(SasClient client, TaskInfo task) {
+        Objects.requireNonNull(client, "client must not be null");
+        Objects.requireNonNull(task, "task must not be null");
+        List<Map<String, Object>> children = new ArrayList<>();
+        Set<String> workflows = client.countByWorkflow().keySet();
+        for (TaskInfo.StepInfo s : task.steps()) {
+            for (String w : workflows) {
+                client.find(w, ChildCall.childKey(task.taskId(), s.name())).ifPresent(c -> {
+                    Map<String, Object> child = new LinkedHashMap<>();
+                    child.put("step", s.name());
+                    child.put("id", c.taskId().value());
+                    child.put("workflow", c.workflow());
+                    child.put("status", c.status().name());
+                    children.add(child);
+                });
+            }
+        }
+        return children;
+    }
+
+    private static Map<String, Object> parent(String taskId, String step) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("id", taskId);
+        p.put("step", step);
+        return p;
     }
 
     private static Map<String, Object> step(TaskInfo.StepInfo s, boolean payloads) {

@@ -8,8 +8,9 @@ import java.util.function.Function;
  * {@link Workflow.Builder#step(StepRef, java.util.function.Consumer)}: its output has the ref's
  * type and is encoded with the ref's codec, so neither is repeated here. Set exactly one kind of
  * work: {@link #execute} (a local function returning the output), {@link #call} (a call through
- * an {@link Agent} whose reply is the output) or {@link #awaitCompletion} (a request whose reply, arriving
- * later from anywhere, is the output). Not thread-safe.
+ * an {@link Agent} whose reply is the output), {@link #awaitCompletion} (a request whose reply, arriving
+ * later from anywhere, is the output) or {@link #childTask} (another workflow run as a child task,
+ * whose result is the output). Not thread-safe.
  *
  * <pre>{@code
  * .step(CHARGE, s -> s.call(payments, ctx -> new ChargeRequest(ctx.input().amount())))
@@ -23,7 +24,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
     private final StepRef<O> ref;
     private Step<I> step;
     private StepDefinition.AgentCall<I, ?, ?> agentCall;
-    private StepDefinition.AwaitReply<I> awaitReply;
+    private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     TypedStepBuilder(StepRef<O> ref) {
         super(ref.name());
@@ -73,12 +74,30 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
      * @throws NullPointerException if {@code request} is null
      */
     public TypedStepBuilder<I, O> awaitCompletion(CompletionRequest<I> request) {
-        Objects.requireNonNull(request, "step '" + name + "': awaitReply request must not be null");
-        this.awaitReply = new StepDefinition.AwaitReply<>(request, ref.codec());
+        Objects.requireNonNull(request, "step '" + name + "': awaitCompletion request must not be null");
+        this.awaitCompletion = new StepDefinition.AwaitCompletion<>(request, ref.codec());
+        return this;
+    }
+
+    /**
+     * The step's work: runs {@code child} as a child task and completes with its result, as
+     * {@link StepBuilder#childTask(Workflow, Function)} does; the output of the child's last step,
+     * decoded with this ref's codec, is this step's output (a child whose last output the codec
+     * cannot decode fails this step for good, naming the codec's exception).
+     *
+     * @param child the workflow the child task runs
+     * @param input builds the child's input from this step's context
+     * @param <C> the child workflow's input type
+     * @throws NullPointerException if an argument is null
+     */
+    public <C> TypedStepBuilder<I, O> childTask(Workflow<C> child, Function<StepContext<I>, C> input) {
+        Objects.requireNonNull(child, "step '" + name + "': child workflow must not be null");
+        Objects.requireNonNull(input, "step '" + name + "': child input must not be null");
+        this.childCall = new ChildCall<>(child, input);
         return this;
     }
 
     StepDefinition<I> build(int index) {
-        return build(index, ref, step, agentCall, awaitReply);
+        return build(index, ref, step, agentCall, awaitCompletion);
     }
 }

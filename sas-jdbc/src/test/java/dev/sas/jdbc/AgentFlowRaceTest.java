@@ -80,7 +80,9 @@ class AgentFlowRaceTest {
         runtimes.forEach(SasRuntime::close);
         stores.forEach(JdbcStateStore::close);
         service.clock.shutdownNow();
-        if (db != null) {
+        if (db != null && SchemaPool.pooled(db)) {
+            SchemaPool.give(db, url, prefix);
+        } else if (db != null) {
             db.drop(url, prefix);
         }
     }
@@ -89,7 +91,7 @@ class AgentFlowRaceTest {
         db = database;
         url = database == TestDb.H2_MEMORY ? "jdbc:h2:mem:race-" + TestDb.randomLetters(8) + ";DB_CLOSE_DELAY=-1"
                 : database.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.pooled(database) ? SchemaPool.take(database, url) : TestDb.randomPrefix();
         Agent<String, String> agent = Agent.builder("payments").retryPolicy(RETRY).flowControl(flow).call(service::call);
         Workflow<String> wf = Workflow.builder("orders", Codec.string())
                 .step("charge", s -> s.call(agent, ctx -> ctx.input()).completeWithin(Duration.ofSeconds(30)))

@@ -44,7 +44,7 @@ class DatabaseClockTest {
     private void open(TestDb which) {
         db = which;
         url = which.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.pooled(which) ? SchemaPool.take(which, url) : TestDb.randomPrefix();
         store = TestDb.builder(url, prefix).build();
     }
 
@@ -53,7 +53,11 @@ class DatabaseClockTest {
         runtimes.forEach(SasRuntime::close);
         if (store != null) {
             store.close();
-            db.drop(url, prefix);
+            if (SchemaPool.pooled(db)) {
+                SchemaPool.give(db, url, prefix);
+            } else {
+                db.drop(url, prefix);
+            }
         }
     }
 

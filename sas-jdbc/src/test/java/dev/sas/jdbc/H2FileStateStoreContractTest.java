@@ -12,14 +12,14 @@ class H2FileStateStoreContractTest extends StateStoreContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.H2_FILE.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.H2_FILE, url);
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.H2_FILE.drop(url, prefix);
+        SchemaPool.give(TestDb.H2_FILE, url, prefix);
     }
 
     @Override

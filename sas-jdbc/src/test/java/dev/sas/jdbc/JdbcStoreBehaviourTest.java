@@ -52,10 +52,13 @@ abstract class JdbcStoreBehaviourTest {
         return true;
     }
 
+    /** Set by a case that changes the schema: its tables are dropped, not reused. */
+    boolean schemaChanged;
+
     @BeforeEach
     void open() {
         url = db().url();
-        prefix = TestDb.randomPrefix();
+        prefix = pooled() ? SchemaPool.take(db(), url) : TestDb.randomPrefix();
         store = TestDb.builder(url, prefix).build();
     }
 
@@ -65,7 +68,16 @@ abstract class JdbcStoreBehaviourTest {
             return; // skipped: the database is not configured
         }
         store.close();
-        db().drop(url, prefix);
+        if (pooled() && !schemaChanged) {
+            SchemaPool.give(db(), url, prefix);
+        } else {
+            db().drop(url, prefix);
+        }
+    }
+
+    /** PostgreSQL and MariaDB reuse emptied tables between cases ({@link SchemaPool}); H2 is quick to create. */
+    private boolean pooled() {
+        return SchemaPool.pooled(db());
     }
 
     private TaskId submit(String key) {
@@ -99,6 +111,7 @@ abstract class JdbcStoreBehaviourTest {
     @Test
     void submit_joins_a_host_connection_and_commits_with_the_business_row() throws Exception {
         TaskId id = TaskId.random();
+        schemaChanged = true; // a business table of its own, dropped only if the case gets that far
         try (Connection c = DriverManager.getConnection(url)) {
             try (Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE " + prefix + "orders (id VARCHAR(20) PRIMARY KEY)");
@@ -194,6 +207,7 @@ abstract class JdbcStoreBehaviourTest {
 
     @Test
     void input_too_long_for_its_column_fails_naming_the_task_and_stores_nothing() throws Exception {
+        schemaChanged = true;
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute(db().shrinkInputColumnSql(prefix + "task", 10));
         }

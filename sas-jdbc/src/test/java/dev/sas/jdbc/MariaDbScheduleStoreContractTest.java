@@ -12,13 +12,13 @@ class MariaDbScheduleStoreContractTest extends ScheduleStoreContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.MARIADB.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.MARIADB, url);
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.MARIADB.drop(url, prefix);
+        SchemaPool.give(TestDb.MARIADB, url, prefix);
     }
 }

@@ -12,13 +12,13 @@ class MariaDbVersionMoveContractTest extends VersionMoveContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.MARIADB.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.MARIADB, url);
         return TestDb.builder(url, prefix).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.MARIADB.drop(url, prefix);
+        SchemaPool.give(TestDb.MARIADB, url, prefix);
     }
 }

@@ -303,7 +303,7 @@ class MultiJvmFlowTest {
         assertThat(store.currentTime().orElseThrow()).as("precondition: the held calls are within their deadline")
                 .isBefore(deadline);
         assertThat(kill.arrivals).extracting(Arrival::payload).containsExactlyInAnyOrder("held-1", "held-2");
-        assertThat(store.gates(store.currentTime().orElseThrow()).get(0).permitsInUse()).isEqualTo(2);
+        assertThat(store.flowControl().orElseThrow().gates(store.currentTime().orElseThrow()).get(0).permitsInUse()).isEqualTo(2);
 
         List<Arrival> beforeKill = List.copyOf(kill.arrivals);
         doomed.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // SIGKILL: nothing is given back
@@ -322,7 +322,7 @@ class MultiJvmFlowTest {
                 .as("every call after the kill started once a dead node's permit had lapsed (database time)")
                 .isNotEmpty()
                 .allSatisfy(a -> assertThat(a.started().toEpochMilli()).isGreaterThanOrEqualTo(firstExpiry));
-        assertThat(store.gates(store.currentTime().orElseThrow()).get(0).permitsInUse()).isZero();
+        assertThat(store.flowControl().orElseThrow().gates(store.currentTime().orElseThrow()).get(0).permitsInUse()).isZero();
     }
 
     private static Instant later(Instant a, Instant b) {

@@ -12,13 +12,13 @@ class PostgresAgentFlowContractTest extends AgentFlowContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.POSTGRES, url);
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        SchemaPool.give(TestDb.POSTGRES, url, prefix);
     }
 }

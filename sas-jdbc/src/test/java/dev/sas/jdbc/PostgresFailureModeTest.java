@@ -12,13 +12,13 @@ class PostgresFailureModeTest extends FailureModeContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.POSTGRES, url);
         return TestDb.builder(url, prefix).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        SchemaPool.give(TestDb.POSTGRES, url, prefix);
     }
 }

@@ -47,7 +47,7 @@ class PostgresSignalsTest {
     @BeforeEach
     void twoNodes() {
         url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.POSTGRES, url);
         nodeA = TestDb.builder(url, prefix).poolName("signals-a-" + prefix).build();
         nodeB = TestDb.builder(url, prefix).poolName("signals-b-" + prefix).build();
     }
@@ -59,7 +59,7 @@ class PostgresSignalsTest {
         }
         nodeA.close();
         nodeB.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        SchemaPool.give(TestDb.POSTGRES, url, prefix);
     }
 
     /** Subscribes on node B and waits until its listening connection is up. */
@@ -71,8 +71,8 @@ class PostgresSignalsTest {
         return heard;
     }
 
-    private static NewTask task(String key, String replyTo, Instant due) {
-        return new NewTask(TaskId.random(), "wf", 1, key, 0, "in", replyTo, "s0", Duration.ofSeconds(30), due, due);
+    private static NewTask task(String key, String statusChannel, Instant due) {
+        return new NewTask(TaskId.random(), "wf", 1, key, 0, "in", statusChannel, "s0", Duration.ofSeconds(30), due, due);
     }
 
     private static TaskEvent received(NewTask t) {
@@ -132,7 +132,7 @@ class PostgresSignalsTest {
 
     @Test
     void new_reply_messages_signal_their_channel() {
-        List<String> heard = listen(Topic.REPLIES);
+        List<String> heard = listen(Topic.STATUS_UPDATES);
         NewTask t = task("k1", "web-replies", Instant.now());
 
         nodeA.submit(t, received(t), null);

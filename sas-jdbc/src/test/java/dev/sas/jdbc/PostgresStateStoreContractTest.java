@@ -12,14 +12,14 @@ class PostgresStateStoreContractTest extends StateStoreContract {
     @Override
     protected StateStore createStore() {
         url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
+        prefix = SchemaPool.take(TestDb.POSTGRES, url);
         return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
         store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        SchemaPool.give(TestDb.POSTGRES, url, prefix);
     }
 
     @Override

@@ -61,7 +61,7 @@ final class StoreGauges {
             c.putAll(store.countByStatus());
             counts = c;
             Instant now = clock.instant().plusMillis(skewMillis.getAsLong());
-            List<DueBacklog> due = store.dueBacklog(now, BACKLOG_LIMIT);
+            List<DueBacklog> due = store.deployments().map(d -> d.dueBacklog(now, BACKLOG_LIMIT)).orElse(List.of());
             oldestDueAgeMillis = due.stream().map(DueBacklog::dueSince).min(Instant::compareTo)
                     .map(since -> (double) Math.max(0, Duration.between(since, now).toMillis())).orElse(0.0);
         } catch (RuntimeException e) {

@@ -5,6 +5,7 @@ import dev.sas.core.TaskId;
 import dev.sas.rabbitmq.internal.AgentMessages;
 import dev.sas.rabbitmq.internal.ConfirmPool;
 import dev.sas.rabbitmq.internal.QueueConsumer;
+import dev.sas.rabbitmq.internal.TaskMdc;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,7 +16,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * An agent worker: the process that stands between a {@link RabbitAgent}'s request queue and the
@@ -183,10 +183,7 @@ public final class AgentWorker implements AutoCloseable {
             return;
         }
         String replyTo = props.getReplyTo();
-        String previousTask = MDC.get("sas.taskId");
-        String previousStep = MDC.get("sas.step");
-        MDC.put("sas.taskId", h.taskId());
-        MDC.put("sas.step", Integer.toString(h.stepIndex()));
+        TaskMdc mdc = TaskMdc.of(h.taskId(), h.stepIndex());
         try {
             if (replyTo == null || replyTo.isBlank()) {
                 rejected.incrementAndGet();
@@ -246,22 +243,13 @@ public final class AgentWorker implements AutoCloseable {
             }
             settle.ack();
         } finally {
-            restore("sas.taskId", previousTask);
-            restore("sas.step", previousStep);
+            mdc.close();
         }
     }
 
     private static String describe(Exception e) {
         String m = e.getMessage();
         return m == null || m.isBlank() ? e.getClass().getName() : m;
-    }
-
-    private static void restore(String key, String value) {
-        if (value == null) {
-            MDC.remove(key);
-        } else {
-            MDC.put(key, value);
-        }
     }
 
     /** The agent's name. */

@@ -85,7 +85,7 @@ public final class RabbitAgent implements AutoCloseable {
     }
 
     /**
-     * The request of an {@code awaitReply} step whose payload is the text {@code payload} makes of
+     * The request of an {@code awaitCompletion} step whose payload is the text {@code payload} makes of
      * the step's context.
      *
      * @param <I> the workflow's input type
@@ -96,7 +96,7 @@ public final class RabbitAgent implements AutoCloseable {
     }
 
     /**
-     * The request of an {@code awaitReply} step whose payload is the value {@code payload} makes of
+     * The request of an {@code awaitCompletion} step whose payload is the value {@code payload} makes of
      * the step's context, encoded with {@code codec}. A payload that cannot be made or encoded fails
      * the step without retry ({@link NonRetryableException}); a publish the broker does not confirm
      * is a failed attempt, retried per the step's policy.

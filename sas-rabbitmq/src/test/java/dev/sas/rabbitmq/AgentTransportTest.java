@@ -16,7 +16,13 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.core.spi.AwaitWrite;
+import dev.sas.core.spi.CompletionTarget;
+import dev.sas.core.spi.CompletionWrite;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.StepCompletion;
+import dev.sas.core.spi.StepCompletionStore;
+import dev.sas.core.spi.Transition;
 import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
@@ -24,11 +30,14 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -241,8 +250,24 @@ class AgentTransportTest {
         AtomicInteger failuresLeft = new AtomicInteger(2);
         StateStore flaky = (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(),
                 new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("acceptReply") && failuresLeft.getAndDecrement() > 0) {
-                        throw new StoreUnavailableException("database down (test)", null);
+                    if (method.getName().equals("stepCompletions")) {
+                        StepCompletionStore real = store.stepCompletions().orElseThrow();
+                        return Optional.of(new StepCompletionStore() {
+                            @Override
+                            public AwaitWrite awaitCompletion(Transition awaiting,
+                                    Function<StepCompletion, Transition> ifCompleted, Instant now) {
+                                return real.awaitCompletion(awaiting, ifCompleted, now);
+                            }
+
+                            @Override
+                            public CompletionWrite acceptCompletion(StepCompletion completion,
+                                    Function<CompletionTarget, Transition> decide, Instant now) {
+                                if (failuresLeft.getAndDecrement() > 0) {
+                                    throw new StoreUnavailableException("database down (test)", null);
+                                }
+                                return real.acceptCompletion(completion, decide, now);
+                            }
+                        });
                     }
                     try {
                         return method.invoke(store, args);

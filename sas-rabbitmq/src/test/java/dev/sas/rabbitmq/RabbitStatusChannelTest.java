@@ -109,7 +109,7 @@ class RabbitStatusChannelTest {
         assertThat(last.getProps().getHeaders().get("sas-business-key")).hasToString("order-1");
         assertThat(last.getProps().getHeaders().get("sas-workflow")).hasToString("greet");
         assertThat(got.get(1).getProps().getHeaders().get("sas-step")).hasToString("hello");
-        assertThat(store.replyOutbox().orElseThrow().pending("orders-replies", 10)).isEmpty();
+        assertThat(store.statusOutbox().orElseThrow().pending("orders-replies", 10)).isEmpty();
     }
 
     @Test
@@ -123,7 +123,7 @@ class RabbitStatusChannelTest {
 
         assertThatThrownBy(() -> Drain.statusUpdatesOnce(runtime)).isInstanceOf(SasException.class)
                 .hasMessageContaining("unroutable");
-        List<StatusUpdate> waiting = store.replyOutbox().orElseThrow().pending("orders-replies", 10);
+        List<StatusUpdate> waiting = store.statusOutbox().orElseThrow().pending("orders-replies", 10);
         assertThat(waiting).extracting(StatusUpdate::taskId).containsExactly(id);
 
         try (Channel ch = rabbit.openChannel()) {

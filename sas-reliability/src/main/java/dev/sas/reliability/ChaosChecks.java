@@ -17,7 +17,6 @@ import java.util.TreeSet;
  * milliseconds. Not thread-safe; one instance per check.
  */
 final class ChaosChecks {
-    static final Set<String> FORWARD_ALL = Set.of(ChaosWorkflow.STEPS);
     static final Set<String> FAILURE_STATES = Set.of("ERROR", "COMPENSATED", "COMPENSATION_FAILED", "CANCELLED");
     private static final int EXAMPLES = 10;
 
@@ -281,7 +280,7 @@ final class ChaosChecks {
             Set<String> mustBeUndone = new HashSet<>(forward);
             mustBeUndone.removeAll(lateOnly);
             boolean ok = switch (t.state()) {
-                case "PROCESSED" -> forward.equals(FORWARD_ALL) && undone.isEmpty();
+                case "PROCESSED" -> forward.equals(Set.copyOf(s.steps())) && undone.isEmpty();
                 case "COMPENSATED" -> forward.equals(Set.of("reserve", "debit")) && undone.containsAll(mustBeUndone)
                         && forward.containsAll(undone);
                 case "CANCELLED" -> undone.containsAll(mustBeUndone);
@@ -307,7 +306,8 @@ final class ChaosChecks {
                     for (int j = i + 1; j < l.size(); j++) {
                         Exec a = l.get(i);
                         Exec b = l.get(j);
-                        if (b.start() < a.activeUntil()) {
+                        // active times intersect (a call that arrived after its deadline has none)
+                        if (b.start() < a.activeUntil() && b.start() < b.activeUntil()) {
                             r.overlaps++;
                             suspects.add(a.task());
                             if (r.overlapExamples.size() < EXAMPLES) {

@@ -16,7 +16,8 @@ import java.util.List;
  * {@code --slow-per-mille}, {@code --complete-within-ms}, {@code --supervisor-interval-ms},
  * {@code --poll-interval-ms}, {@code --timeout-s}, {@code --log-dir}, {@code --keep-tables}.
  * Faults at chosen points (worker 0): {@code --fault-points after-effect:freeze:30,claim-start:kill:30}
- * (points claim-start, start-record, after-effect, compensation; actions kill, freeze; per mille),
+ * (points claim-start, start-record, after-effect, compensation, completion — the last needs
+ * {@code --await-reply true}, which adds a step that awaits a reply; actions kill, freeze; per mille),
  * {@code --fault-budget} (fault-point kills before restarted workers get no more, default 3);
  * {@code --clock-jump 5m} with {@code --clock-jump-every-ms} (worker 0 ahead and back, worker 1
  * behind and back); {@code --partitions N} with {@code --partition-cuts both,from-db,to-db}.
@@ -96,7 +97,7 @@ public final class ChaosMain {
                 evidence.forEach(System.out::println);
             }
         }
-        if (s.restartDb && !ChaosRun.waitDbReady(s.url, 60_000)) {
+        if (s.restartDb && !DbDisruption.waitDbReady(s.url, 60_000)) {
             System.err.println("the database is NOT accepting connections after the run");
         }
         System.exit(report.violations().isEmpty() ? 0 : 1);

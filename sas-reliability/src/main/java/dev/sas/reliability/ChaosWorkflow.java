@@ -2,10 +2,17 @@ package dev.sas.reliability;
 
 import dev.sas.core.Agent;
 import dev.sas.core.AgentRequest;
+import dev.sas.core.Compensation;
+import dev.sas.core.CompletionOutcome;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
+import dev.sas.core.SasClient;
+import dev.sas.core.StepContext;
 import dev.sas.core.Workflow;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -16,12 +23,24 @@ import java.util.concurrent.ThreadLocalRandom;
  * each a call through {@link LedgerAgent} with the step's idempotency key, each compensated by
  * a ledger call with the compensation's key. The input is the task's index ({@link ChaosInput},
  * whose poison variants cannot be decoded); {@code settle} declines some indexes for good
- * ({@link ChaosSettings#failsForGood}), so those tasks compensate.
+ * ({@link ChaosSettings#failsForGood}), so those tasks compensate. With
+ * {@link ChaosSettings#awaitReply} a fourth step, {@code confirm}, awaits a reply: its request
+ * goes to the ledger service, which applies the step's effect and later delivers the completion
+ * through the worker's client ({@link LedgerAgent#requestConfirmation}).
  */
 final class ChaosWorkflow {
     static final String NAME = "chaos-transfer";
     static final String[] STEPS = {"reserve", "debit", "settle"};
+    /** The step that awaits a reply ({@link ChaosSettings#awaitReply}), after {@link #STEPS}. */
+    static final String AWAITING_STEP = "confirm";
     static final int MAX_TIMEOUTS = 10;
+    /**
+     * The harness's reply-token key, the same in every worker JVM: a test key, not a secret (the
+     * harness's workers and their ledger are its only holders).
+     */
+    static final CompletionTokenKeys KEYS = CompletionTokenKeys.builder()
+            .currentKey("chaos", "sas-reliability chaos harness key (test only)".getBytes(StandardCharsets.UTF_8))
+            .build();
 
     private ChaosWorkflow() {
     }
@@ -41,24 +60,37 @@ final class ChaosWorkflow {
     static Workflow<String> create(LedgerAgent agent, Ledger ledger, ChaosSettings s, FaultPoints faults) {
         Workflow.Builder<String> b = Workflow.builder(NAME, ChaosInput.CODEC);
         Agent<String, String> a = agent != null ? agent : LedgerAgent.unusable();
+        Compensation<String> undo = ctx -> {
+            if (ledger == null) {
+                throw new IllegalStateException("no ledger in this process");
+            }
+            long deadline = System.nanoTime() + ctx.remaining().toNanos();
+            String outcome = ledger.execute(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(),
+                    "compensate", ctx.attempt(), deadline, () -> LedgerAgent.pause(s));
+            if (faults != null && outcome.equals(Ledger.APPLIED)) {
+                faults.at(FaultPoints.Point.COMPENSATION, ctx.taskId(), ctx.stepName());
+            }
+            LedgerAgent.refuseLate(outcome, ctx.stepName(), ctx.attempt());
+            LedgerAgent.pause(s);
+        };
         for (String step : STEPS) {
             b.step(step, sb -> sb.call(a, ctx -> ctx.input())
                     .completeWithin(s.completeWithin)
                     .retry(retryPolicy())
                     .maxTimeouts(MAX_TIMEOUTS)
-                    .compensateWith(ctx -> {
-                        if (ledger == null) {
-                            throw new IllegalStateException("no ledger in this process");
-                        }
-                        long deadline = System.nanoTime() + ctx.remaining().toNanos();
-                        String outcome = ledger.execute(ctx.idempotencyKey(), ctx.taskId().value(), ctx.stepName(),
-                                "compensate", ctx.attempt(), deadline, () -> LedgerAgent.pause(s));
-                        if (faults != null && outcome.equals(Ledger.APPLIED)) {
-                            faults.at(FaultPoints.Point.COMPENSATION, ctx.taskId(), ctx.stepName());
-                        }
-                        LedgerAgent.refuseLate(outcome, ctx.stepName(), ctx.attempt());
-                        LedgerAgent.pause(s);
-                    }));
+                    .compensateWith(undo));
+        }
+        if (s.awaitReply) {
+            b.step(AWAITING_STEP, sb -> sb.awaitCompletion((ctx, token) -> {
+                if (agent == null) {
+                    throw new IllegalStateException("no ledger in this process");
+                }
+                agent.requestConfirmation(ctx, token);
+            })
+                    .completeWithin(s.completeWithin)
+                    .retry(retryPolicy())
+                    .maxTimeouts(MAX_TIMEOUTS)
+                    .compensateWith(undo));
         }
         return b.build();
     }
@@ -72,12 +104,71 @@ final class ChaosWorkflow {
         private final ExecutorService service;
         private final ChaosSettings s;
         private final FaultPoints faults;
+        /** Delivers the awaiting step's completions: the worker's runtime's client, set once it is built. */
+        private volatile SasClient completions;
 
         LedgerAgent(Ledger ledger, ExecutorService service, ChaosSettings s, FaultPoints faults) {
             this.ledger = ledger;
             this.service = service;
             this.s = s;
             this.faults = faults;
+        }
+
+        /** The client through which the service delivers the awaiting step's completions. */
+        void completeThrough(SasClient client) {
+            this.completions = client;
+        }
+
+        /**
+         * The awaiting step's request: the service applies the step's effect under its idempotency
+         * key while the request is sent (so the call, like every other, runs under the step's
+         * claim, and a cancel that finds the task awaiting compensates an effect already applied),
+         * then delivers the completion with the token later, from its own pool, like a partner
+         * system answering a webhook. The {@code completion} fault point strikes there: the effect
+         * is applied, the completion not yet delivered.
+         */
+        void requestConfirmation(StepContext<String> ctx, String token) throws Exception {
+            long deadline = System.nanoTime() + ctx.remaining().toNanos();
+            String task = ctx.taskId().value();
+            int attempt = ctx.attempt();
+            String outcome = ledger.execute(ctx.idempotencyKey(), task, AWAITING_STEP, "forward", attempt, deadline,
+                    () -> pause(s));
+            refuseLate(outcome, AWAITING_STEP, attempt);
+            service.execute(() -> {
+                try {
+                    if (outcome.equals(Ledger.APPLIED)) {
+                        faults.at(FaultPoints.Point.COMPLETION, ctx.taskId(), AWAITING_STEP);
+                    }
+                    pause(s);
+                    deliver(token, outcome, task, attempt);
+                } catch (Throwable e) {
+                    // not delivered: the step times out and its request is sent again
+                    System.err.println("completion of task " + task + " attempt " + attempt + " failed: " + e);
+                }
+            });
+        }
+
+        /**
+         * Delivers one completion, retried while the store cannot be reached (at least once, as a
+         * reply sender would); a refusal ({@code LATE}, {@code STALE}) is the answer, not retried:
+         * a frozen node's completion arrives after the deadline and must change nothing.
+         */
+        private void deliver(String token, String outcome, String task, int attempt) throws InterruptedException {
+            for (int i = 1; ; i++) {
+                try {
+                    CompletionOutcome answer = completions.stepCompletion().complete(token, outcome);
+                    if (!answer.accepted()) {
+                        // counted by the run as reply-refused:<outcome> (not a fault: the store's answer)
+                        faults.record("reply-refused", answer.name().toLowerCase(Locale.ROOT), task, AWAITING_STEP, 0);
+                    }
+                    return;
+                } catch (dev.sas.core.StateStoreException e) {
+                    if (i >= 40) {
+                        throw e;
+                    }
+                    Thread.sleep(250);
+                }
+            }
         }
 
         static Agent<String, String> unusable() {

@@ -12,7 +12,8 @@ import java.util.TreeMap;
 
 /**
  * What {@code <prefix>chaos_fault} holds at the end of a run: the faults fired at chosen points,
- * the clock jumps and the partitions, counted by {@code point:action}, and the windows in which a
+ * the clock jumps, the partitions and the completions the store refused ({@code reply-refused:late},
+ * {@code reply-refused:stale}), counted by {@code point:action}, and the windows in which a
  * node that held the supervisor lease was frozen, dead or cut off (the stall check allows for them).
  */
 final class FaultLog {
@@ -42,7 +43,7 @@ final class FaultLog {
                     freezes(log, Integer.parseInt(m.group(1)), rs.getLong(5), rs.getLong(4));
                 }
                 log.counts.merge(point + ":" + rs.getString(2), 1, Integer::sum);
-                if (rs.getInt(3) == 1 && !point.equals("clock-jump")) {
+                if (rs.getInt(3) == 1 && !point.equals("clock-jump") && !point.equals("reply-refused")) {
                     long at = rs.getLong(5);
                     log.supervisorLosses.add(new ChaosChecks.Outage(at, at + rs.getLong(4) + 2 * leaseMs));
                 }

@@ -39,7 +39,13 @@ final class FaultPoints {
         /** The service applied the step's effect; SAS has not recorded the step. */
         AFTER_EFFECT("after-effect"),
         /** The service applied a compensation's effect; SAS has not recorded the compensation. */
-        COMPENSATION("compensation");
+        COMPENSATION("compensation"),
+        /**
+         * The service applied an awaiting step's effect and is about to deliver its completion
+         * (the reply to an awaiting step, {@link ChaosSettings#awaitReply}): killed, the reply is
+         * never delivered; frozen, it is delivered after the step's deadline.
+         */
+        COMPLETION("completion");
 
         final String label;
 
@@ -53,8 +59,8 @@ final class FaultPoints {
                     return p;
                 }
             }
-            throw new IllegalArgumentException("fault point must be claim-start, start-record, after-effect or"
-                    + " compensation, not " + v);
+            throw new IllegalArgumentException("fault point must be claim-start, start-record, after-effect,"
+                    + " compensation or completion, not " + v);
         }
     }
 

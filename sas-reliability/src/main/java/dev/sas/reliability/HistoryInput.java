@@ -24,8 +24,11 @@ final class HistoryInput {
     private HistoryInput() {
     }
 
-    static HistoryChecker.Result check(Connection store, Connection harness, String prefix, List<String> submitted,
-            long stallBoundMs) throws SQLException {
+    /**
+     * @param steps the workflow's forward steps, in order ({@link ChaosSettings#steps()})
+     */
+    static HistoryChecker.Result check(Connection store, Connection harness, String prefix, List<String> steps,
+            List<String> submitted, long stallBoundMs) throws SQLException {
         List<Call> calls = new ArrayList<>();
         try (Statement st = harness.createStatement(); ResultSet rs = st.executeQuery("SELECT x.id, x.task_id, x.step,"
                 + " x.kind, x.idem_key, x.attempt, x.node, x.started_at, x.ended_at, x.window_ms,"
@@ -55,7 +58,7 @@ final class HistoryInput {
                 states.put(rs.getString(1), rs.getString(2));
             }
         }
-        int last = ChaosWorkflow.STEPS.length - 1;
+        int last = steps.size() - 1;
         List<Write> starts = new ArrayList<>();
         // a start is kept in an event row of its own, next to another event (then_, before_), or,
         // while it runs, in the task row (pending_start_at): read them back as the store writes them
@@ -69,10 +72,10 @@ final class HistoryInput {
                 + " AND current_step = " + last + ") x GROUP BY task_id")) {
             while (rs.next()) {
                 starts.add(new Write(rs.getString(1), rs.getLong(2), WriteKind.OTHER, 0, last, -1, false, -1,
-                        "STEP_STARTED " + ChaosWorkflow.STEPS[last]));
+                        "STEP_STARTED " + steps.get(last)));
             }
         }
-        return new HistoryChecker(List.of(ChaosWorkflow.STEPS), stallBoundMs, stallBoundMs)
+        return new HistoryChecker(steps, stallBoundMs, stallBoundMs)
                 .check(submitted, states, starts, calls, cancels, List.of());
     }
 }

@@ -132,8 +132,10 @@ public final class WorkerMain {
         if (s.faultPoints.stream().anyMatch(f -> f.point() == FaultPoints.Point.CLAIM_START)) {
             rb.tracing(faults.claimStartHook());
         }
+        LedgerAgent agent = new LedgerAgent(ledger, service, s, faults);
         SasRuntime sas = rb
-                .workflow(ChaosWorkflow.create(new LedgerAgent(ledger, service, s, faults), ledger, s, faults))
+                .workflow(ChaosWorkflow.create(agent, ledger, s, faults))
+                .completionTokenKeys(ChaosWorkflow.KEYS)
                 .instanceId(instanceId)
                 .schedulerThreads(4)
                 .agentThreads(8)
@@ -143,6 +145,7 @@ public final class WorkerMain {
                 .supervisorInterval(s.supervisorInterval)
                 .shutdownGrace(Duration.ofSeconds(3))
                 .build();
+        agent.completeThrough(sas.client());
         String sql = db.metricsUpsert(prefix);
         int fSlot = slot;
         int fIncarnation = incarnation;

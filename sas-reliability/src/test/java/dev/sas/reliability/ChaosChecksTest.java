@@ -1,6 +1,7 @@
 package dev.sas.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.reliability.ChaosChecks.Action;
 import dev.sas.reliability.ChaosChecks.Effect;
@@ -125,6 +126,18 @@ class ChaosChecksTest {
         assertThat(r.overlaps).isEqualTo(1);
         assertThat(r.overlapExamples).singleElement().asString().contains(id, NODE_A, NODE_B);
         assertThat(r.violations()).anyMatch(v -> v.contains("overlapping executions"));
+    }
+
+    @Test
+    void a_request_that_reached_the_service_after_its_deadline_is_active_at_no_instant() {
+        String id = processed(0, 1_000);
+        // attempt 1 of debit, held in a frozen node, arrives during node A's execution [1100, 1150]
+        // with no time left: the service ran it anyway, SAS gave it none
+        exec(id, "debit", "forward", 1, NODE_B, 1_120, 0, 1_140L, Ledger.DUPLICATE);
+        assertThat(check().overlaps).isZero();
+
+        exec(id, "debit", "forward", 1, NODE_B, 1_125, 10, 1_140L, Ledger.DUPLICATE);
+        assertThat(check().overlaps).as("with 10 ms left it was active").isEqualTo(1);
     }
 
     @Test
@@ -272,6 +285,32 @@ class ChaosChecksTest {
     }
 
     @Test
+    void with_the_awaiting_step_a_processed_task_needs_its_effect_too() {
+        ChaosSettings awaiting = new ChaosSettings().tasks(100).failEvery(20).poisonEvery(50).cancelEvery(25)
+                .awaitReply(true);
+        assertThat(awaiting.steps()).containsExactly("reserve", "debit", "settle", ChaosWorkflow.AWAITING_STEP);
+        String without = processed(0, 1_000);
+        String with = processed(1, 2_000);
+        exec(with, ChaosWorkflow.AWAITING_STEP, "forward", 1, NODE_A, 2_300, 2_000, 2_350L, Ledger.APPLIED);
+
+        ChaosReport r = new ChaosReport();
+        r.total = tasks.size();
+        ChaosChecks checks = new ChaosChecks(awaiting, tasks, execs, effects, actions, List.of());
+        checks.check(r);
+
+        assertThat(r.effectMismatches).as("PROCESSED without the confirm effect").isEqualTo(1);
+        assertThat(checks.suspects).contains(without).doesNotContain(with);
+    }
+
+    @Test
+    void the_completion_fault_point_parses() {
+        assertThat(FaultPoints.parse("completion:kill:200,completion:freeze:1000"))
+                .extracting(FaultPoints.Spec::point).containsOnly(FaultPoints.Point.COMPLETION);
+        assertThatThrownBy(() -> FaultPoints.parse("reply:kill:10")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("completion");
+    }
+
+    @Test
     void a_declined_task_that_ends_processed_and_a_poison_task_without_its_reason_are_unexpected() {
         processed(10, 1_000);
         tasks.add(new Task("task-12", 12, "ERROR", 1_000, "something else", 1, 0));
@@ -364,7 +403,7 @@ class ChaosChecksTest {
         assertThat(s.clockOffset(2)).isZero();
         assertThat(ChaosSettings.parse(new String[] {"--clock-offsets", "PT1S,-PT2S"}).clockOffset(1))
                 .isEqualTo(Duration.ofSeconds(-2));
-        assertThat(ChaosSettings.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
+        assertThat(ChaosOptions.duration("-PT5M")).isEqualTo(Duration.ofMinutes(-5));
         assertThat(new ChaosSettings().clockOffset(0)).isZero();
     }
 

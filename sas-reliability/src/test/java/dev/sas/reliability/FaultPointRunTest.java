@@ -15,10 +15,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Short chaos runs on PostgreSQL (150 to 200 tasks, 3 worker JVMs) with faults at chosen points
  * (honoured by worker 0, so two nodes keep running) instead of random kills: one run per kill point
- * (claim-start, start-record, compensation), and one with network partitions between a worker and
- * the database (both ways, answers held, requests held) and worker 0 frozen after the service
- * applied an effect, while two workers' clocks jump by 5 minutes and back (folded into one run to
- * keep the module's time in CI). Each asserts the fault fired (counted in {@code chaos_fault}) and every
+ * (claim-start, start-record, compensation, and completion: while the service delivers the reply to
+ * a step that awaits one), and one with network partitions between a worker and the database (both
+ * ways, answers held, requests held) and worker 0 frozen after the service applied an effect and
+ * again while it delivers a completion, while two workers' clocks jump by 5 minutes and back
+ * (folded into one run to keep the module's time in CI). Each asserts the fault fired (counted in {@code chaos_fault}) and every
  * zero of the chaos checks and the history checker: nothing lost, no false failure, no effect
  * applied twice, no overlapping executions, no stall past the bound (with CI slack).
  */
@@ -43,10 +44,12 @@ class FaultPointRunTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"claim-start:kill:30", "start-record:kill:30", "compensation:kill:500"})
+    @ValueSource(strings = {"claim-start:kill:30", "start-record:kill:30", "compensation:kill:500",
+        "completion:kill:200"})
     @Timeout(150)
     void faultAtAChosenPoint(String fault) throws Exception {
-        ChaosSettings s = settings(150).faultPoints(fault).faultBudget(2);
+        // a kill while delivering a completion needs the step that awaits one
+        ChaosSettings s = settings(150).faultPoints(fault).faultBudget(2).awaitReply(fault.startsWith("completion"));
         ChaosReport r = run(s);
         String point = fault.substring(0, fault.indexOf(':'));
         int fired = r.faults.entrySet().stream().filter(e -> e.getKey().startsWith(point + ":"))
@@ -59,12 +62,17 @@ class FaultPointRunTest {
 
     @Test
     @Timeout(150)
-    void partitionsAndAFreezeAfterAnEffectWhileClocksJump() throws Exception {
-        ChaosSettings s = settings(200).partitions(3, List.of(DbProxy.Cut.BOTH, DbProxy.Cut.FROM_DB,
-                DbProxy.Cut.TO_DB)).clockJumps(Duration.ofMinutes(5), Duration.ofSeconds(2))
-                .faultPoints("after-effect:freeze:1000"); // a worker fires a point once: at its first effect
+    void partitionsAndFreezesAfterAnEffectAndDuringACompletionWhileClocksJump() throws Exception {
+        // a worker fires a point once: at its first effect, and at its first completion of the awaiting
+        // step (frozen past the deadline, it delivers the completion late: it must change nothing)
+        ChaosSettings s = settings(200).awaitReply(true).partitions(3, List.of(DbProxy.Cut.BOTH,
+                DbProxy.Cut.FROM_DB, DbProxy.Cut.TO_DB)).clockJumps(Duration.ofMinutes(5), Duration.ofSeconds(2))
+                .faultPoints("after-effect:freeze:1000,completion:freeze:1000");
         ChaosReport r = run(s);
         assertThat(r.faults).as("worker 0 froze after the service applied an effect").containsKey("after-effect:freeze");
+        assertThat(r.faults).as("worker 0 froze while delivering a completion").containsKey("completion:freeze");
+        assertThat(r.faults.keySet()).as("the completion delivered after the freeze was refused (late or stale)")
+                .anyMatch(k -> k.startsWith("reply-refused:"));
         assertThat(r.partitionsDone).isEqualTo(3);
         assertThat(r.faults).containsKeys("partition:both", "partition:from-db", "partition:to-db");
         assertThat(r.faults.getOrDefault("clock-jump:ahead", 0) + r.faults.getOrDefault("clock-jump:behind", 0))

@@ -179,6 +179,22 @@ class HistoryCheckerTest {
         }
 
         @Test
+        void a_call_that_reached_the_service_after_its_deadline_overlaps_nothing_but_one_before_it_does() {
+            processed();
+            calls.clear();
+            // the retry runs; the first attempt's request, held in a frozen node, arrives with no time left
+            call("reserve", "forward", 3_300, 3_360, null);
+            calls.add(new Call(++callId, T, "reserve", "forward", T + ":reserve", 1, "n0", 3_330, 3_357L, 0, 3_354L));
+            call("debit", "forward", 3_400, 3_450, 3_430L);
+            call("settle", "forward", 3_460, 3_500, 3_480L);
+            assertThat(check().count(Violation.OVERLAP)).isZero();
+
+            calls.removeIf(c -> c.attempt() == 1 && c.step().equals("reserve") && c.windowMs() == 0);
+            calls.add(new Call(++callId, T, "reserve", "forward", T + ":reserve", 1, "n0", 3_330, 3_357L, 5, 3_354L));
+            assertThat(check().count(Violation.OVERLAP)).as("with 5 ms left it was active").isEqualTo(1);
+        }
+
+        @Test
         void an_effect_applied_twice_under_two_keys_is_caught() {
             processed();
             calls.add(new Call(++callId, T, "debit", "forward", T + ":debit:2", 2, "n1", 1_400, 1_450L, TIMEOUT, 1_420L));

@@ -7,6 +7,7 @@ import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DeadlineRenewal;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
@@ -107,27 +108,54 @@ final class NodeStore implements StateStore {
         db.releaseSupervisorLease(instanceId);
     }
 
+    /** The deployments role, on this node's calls below. */
     @Override
+    public Optional<DeploymentStore> deployments() {
+        return Optional.of(new DeploymentStore() {
+            @Override
+            public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+                NodeStore.this.advertise(instanceId, runnable, now, ttl);
+            }
+
+            @Override
+            public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+                return NodeStore.this.runnableByLiveNodes(now);
+            }
+
+            @Override
+            public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+                return NodeStore.this.dueBacklog(dueBefore, limit);
+            }
+
+            @Override
+            public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
+                    int limit) {
+                return NodeStore.this.park(version, dueBefore, now, reason, limit);
+            }
+
+            @Override
+            public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+                return NodeStore.this.unpark(versions, now, message, limit);
+            }
+        });
+    }
+
     public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
         db.advertise(instanceId, runnable, ttl);
     }
 
-    @Override
     public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
         return db.runnableByLiveNodes();
     }
 
-    @Override
     public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
         return db.dueBacklog(limit);
     }
 
-    @Override
     public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit) {
         return db.park();
     }
 
-    @Override
     public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
         return List.of();
     }

@@ -12,12 +12,9 @@ import dev.sas.core.TaskNotFoundException;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStateException;
 import dev.sas.core.TaskStatus;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,7 +90,7 @@ public final class Api {
      * @return the status and the JSON body
      */
     public Answer handle(ConsoleRequest request) {
-        List<String> parts = segments(request.path().substring("/api/".length()));
+        List<String> parts = RequestParams.segments(request.path().substring("/api/".length()));
         try {
             return route(request, parts);
         } catch (TaskNotFoundException e) {
@@ -129,16 +126,16 @@ public final class Api {
             return read(method, this::overview);
         }
         if (p.size() == 1 && p.get(0).equals("tasks")) {
-            return read(method, () -> list(query(request.query())));
+            return read(method, () -> list(RequestParams.query(request.query())));
         }
         if (p.size() == 1 && p.get(0).equals("search")) {
-            return read(method, () -> search(query(request.query())));
+            return read(method, () -> search(RequestParams.query(request.query())));
         }
         if (p.size() == 2 && p.get(0).equals("tasks")) {
             return read(method, () -> task(TaskId.of(p.get(1))));
         }
         if (p.size() == 1 && p.get(0).equals("query")) {
-            return read(method, () -> operations.query(query(request.query())));
+            return read(method, () -> operations.query(RequestParams.query(request.query())));
         }
         if (p.size() == 1 && p.get(0).equals("agents")) {
             return read(method, operations::agents);
@@ -146,17 +143,17 @@ public final class Api {
         if (!p.isEmpty() && p.get(0).equals("schedules")) { // reads for anyone, actions past the guard
             ActionGuard.Refusal refused = p.size() > 1 ? guard.check(request) : null;
             return refused != null ? refusal(request, refused) : schedules.answer(method, p, () -> note(request,
-                    query(request.query())).operator());
+                    RequestParams.query(request.query())).operator());
         }
         if (p.size() == 1 && p.get(0).equals("bulk")) {
-            return read(method, () -> operations.preview(query(request.query())));
+            return read(method, () -> operations.preview(RequestParams.query(request.query())));
         }
         if (p.size() == 2 && p.get(0).equals("bulk")) {
             ActionGuard.Refusal refused = guard.check(request);
             if (refused != null) {
                 return refusal(request, refused);
             }
-            Map<String, String> q = query(request.query());
+            Map<String, String> q = RequestParams.query(request.query());
             return operations.act(p.get(1), q, note(request, q), who(request));
         }
         if (p.size() == 3 && p.get(0).equals("tasks") && List.of("resubmit", "cancel", "move").contains(p.get(2))) {
@@ -165,7 +162,7 @@ public final class Api {
                 return refusal(request, refused);
             }
             TaskId id = TaskId.of(p.get(1));
-            Map<String, String> q = query(request.query());
+            Map<String, String> q = RequestParams.query(request.query());
             OperatorNote note = note(request, q);
             return switch (p.get(2)) {
                 case "resubmit" -> resubmit(id, note, request);
@@ -178,7 +175,7 @@ public final class Api {
             if (refused != null) {
                 return refusal(request, refused);
             }
-            return resubmitErrors(p.get(1), note(request, query(request.query())), request);
+            return resubmitErrors(p.get(1), note(request, RequestParams.query(request.query())), request);
         }
         return Answer.error(404, "no such API: " + request.path());
     }
@@ -239,12 +236,12 @@ public final class Api {
     }
 
     private Object list(Map<String, String> q) {
-        int limit = q.containsKey("limit") ? parseInt("limit", q.get("limit")) : DEFAULT_PAGE;
+        int limit = q.containsKey("limit") ? RequestParams.parseInt("limit", q.get("limit")) : DEFAULT_PAGE;
         if (limit < 1 || limit > MAX_PAGE) {
             throw new IllegalArgumentException("limit must be 1 to " + MAX_PAGE + ", was " + limit);
         }
-        TaskStatus status = q.containsKey("status") ? status(q.get("status")) : null;
-        String workflow = blankToNull(q.get("workflow"));
+        TaskStatus status = q.containsKey("status") ? RequestParams.status(q.get("status")) : null;
+        String workflow = RequestParams.blankToNull(q.get("workflow"));
         Instant afterCreatedAt = null;
         TaskId afterId = null;
         if (q.containsKey("afterCreatedAt") || q.containsKey("afterId")) {
@@ -279,11 +276,11 @@ public final class Api {
 
     /** Exact business key in one workflow or every workflow with tasks; or a task id. */
     private Object search(Map<String, String> q) {
-        String text = blankToNull(q.get("q"));
+        String text = RequestParams.blankToNull(q.get("q"));
         if (text == null) {
             throw new IllegalArgumentException("q (a business key or task id) is required");
         }
-        String workflow = blankToNull(q.get("workflow"));
+        String workflow = RequestParams.blankToNull(q.get("workflow"));
         List<String> workflows = workflow != null ? List.of(workflow) : List.copyOf(client.countByWorkflow().keySet());
         List<Object> tasks = new ArrayList<>();
         java.util.Set<String> seen = new java.util.HashSet<>();
@@ -310,7 +307,7 @@ public final class Api {
     private Object task(TaskId id) {
         TaskInfo info = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));
         List<TaskEvent> events = client.events(id);
-        Map<String, Object> m = TaskDocument.detail(info, events, payloads);
+        Map<String, Object> m = TaskDocument.detail(info, events, payloads, TaskDocument.children(client, info));
         if (!guard.enabled()) {
             Map<String, Object> none = new LinkedHashMap<>();
             none.put("resubmit", false);
@@ -392,58 +389,6 @@ public final class Api {
 
     private static String who(ConsoleRequest request) {
         return request.remoteAddress() == null ? "an unknown address" : request.remoteAddress();
-    }
-
-    private static TaskStatus status(String s) {
-        try {
-            return TaskStatus.valueOf(s);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("status must be one of " + List.of(TaskStatus.values()) + ", was '" + s
-                    + "'", e);
-        }
-    }
-
-    private static int parseInt(String name, String s) {
-        try {
-            return Integer.parseInt(s);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be a number, was '" + s + "'", e);
-        }
-    }
-
-    private static String blankToNull(String s) {
-        return s == null || s.isBlank() ? null : s;
-    }
-
-    /** The decoded segments of {@code path}. */
-    static List<String> segments(String path) {
-        List<String> out = new ArrayList<>();
-        for (String s : path.split("/")) {
-            if (!s.isEmpty()) {
-                out.add(decode(s));
-            }
-        }
-        return out;
-    }
-
-    /** The decoded parameters of a query string; the first value of each name. */
-    static Map<String, String> query(String raw) {
-        Map<String, String> out = new HashMap<>();
-        if (raw == null || raw.isEmpty()) {
-            return out;
-        }
-        for (String pair : raw.split("&")) {
-            int eq = pair.indexOf('=');
-            String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-            String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-            out.putIfAbsent(name, value);
-        }
-        return out;
-    }
-
-    /** Percent-decodes a path segment ('+' stays '+'). */
-    private static String decode(String s) {
-        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
     /**

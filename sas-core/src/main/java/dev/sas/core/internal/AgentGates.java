@@ -1,12 +1,10 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.AgentStatus;
-import dev.sas.core.CircuitBreaker;
 import dev.sas.core.FlowControl;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.Workflow;
-import dev.sas.core.spi.GateView;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.Permit;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.StepKey;
@@ -46,7 +44,8 @@ public final class AgentGates {
     /** How long a call held back because the gates could not be read waits before it is tried again. */
     static final Duration STORE_UNAVAILABLE_WAIT = Duration.ofSeconds(1);
 
-    private final StateStore store;
+    /** The store's flow control; null if it keeps none (then no agent has limits: the runtime checked). */
+    private final FlowControlStore store;
     private final java.time.Clock clock;
     private final String instanceId;
     private final Metrics metrics;
@@ -65,7 +64,7 @@ public final class AgentGates {
      */
     public AgentGates(StateStore store, java.time.Clock clock, String instanceId, Metrics metrics,
             List<Workflow<?>> workflows) {
-        this.store = store;
+        this.store = store.flowControl().orElse(null);
         this.clock = clock;
         this.instanceId = instanceId;
         this.metrics = metrics;
@@ -380,38 +379,6 @@ public final class AgentGates {
         } catch (RejectedExecutionException shuttingDown) {
             // closing: the permits lapse with their lease
         }
-    }
-
-    // ------------------------------------------------------------------ operators
-
-    /** The stored state of every gate, for operators. */
-    public static List<AgentStatus> statuses(StateStore store, Instant now) {
-        List<AgentStatus> out = new ArrayList<>();
-        for (GateView v : store.gates(now)) {
-            out.add(FlowPolicy.status(v));
-        }
-        return out;
-    }
-
-    /**
-     * Closes the breakers of {@code agent}'s endpoints (all of them, or the one named) and clears
-     * their counters.
-     *
-     * @param endpoint one endpoint, or null for all
-     * @return how many endpoints were reset
-     */
-    public static int reset(StateStore store, String agent, String endpoint, Instant now) {
-        int reset = 0;
-        for (GateView v : store.gates(now)) {
-            AgentStatus s = FlowPolicy.status(v);
-            if (s.agent().equals(agent) && (endpoint == null || s.endpoint().equals(endpoint))) {
-                CircuitBreaker.State before = s.breaker();
-                store.changeGate(v.gate(), now, g -> FlowPolicy.reset(g, now));
-                log.info("{}: circuit breaker reset by an operator (was {})", FlowPolicy.describe(v.gate()), before);
-                reset++;
-            }
-        }
-        return reset;
     }
 
     /** One call through a gate, from admission until its permit is given back. */

@@ -1,27 +1,18 @@
 package dev.sas.core.internal;
 
 import dev.sas.core.Agent;
-import dev.sas.core.Alert;
 import dev.sas.core.FlowControl;
-import dev.sas.core.NonRetryableException;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskStatus;
 import dev.sas.core.Tracing;
 import dev.sas.core.Workflow;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
-import dev.sas.core.internal.TaskStateMachine.CompensationCompleted;
-import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
 import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
-import dev.sas.core.internal.TaskStateMachine.StepCompleted;
-import dev.sas.core.internal.TaskStateMachine.StepFailed;
-import dev.sas.core.internal.TaskStateMachine.UnstorableResultException;
 import dev.sas.core.spi.ClaimedTask;
-import dev.sas.core.spi.StorableText;
 import dev.sas.core.spi.Transition;
 import java.time.Clock;
 import java.time.Duration;
@@ -29,13 +20,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -45,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * The scheduler's running half: runs each claimed task's current step (or compensation) on a step
  * thread, enforces its deadline, asks the {@link TaskStateMachine} what the result means, records
  * that through the {@link Recorder}, and only then acts on it: runs the next step in the same claim,
- * or hands the task back to the {@link ClaimLoop}. Decides no policy itself. Thread-safe; a task is
- * touched by one thread at a time.
+ * or hands the task back to the {@link ClaimLoop}. Decides no policy itself. This class starts
+ * attempts; {@link AttemptEnds} ends them (deadline or result), {@link AwaitingSteps} sends the
+ * request of a step that awaits its completion, and {@link DecisionWriter} records each decision
+ * and acts on it. Thread-safe; a task is touched by one thread at a time.
  */
 final class AttemptRunner {
     private static final Logger log = LoggerFactory.getLogger(AttemptRunner.class);
@@ -57,18 +47,18 @@ final class AttemptRunner {
     private final Recorder recorder;
     private final EventBus events;
     private final Metrics metrics;
-    private final PayloadLimit payloadLimit;
     private final ClaimLoop loop;
     private final AgentGates gates;
     private final Admission admission;
+    private final DecisionWriter writer;
+    private final AttemptEnds ends;
+    private final AwaitingSteps awaiting;
 
     private volatile boolean abandoning;
-    private volatile boolean stopping;
     private volatile Executor stepExecutor = Runnable::run;
     private volatile Function<String, Executor> agentExecutors = name -> Runnable::run;
-    private volatile ScheduledExecutorService timer;
     private volatile Tracing tracing = Tracing.none();
-    private volatile ReplyTokens replyTokens = ReplyTokens.NONE;
+    private volatile dev.sas.core.SasClient childClient;
 
     AttemptRunner(Registry registry, Clock clock, String instanceId, Recorder recorder, EventBus events,
             Metrics metrics, int maxPayloadBytes, ClaimLoop loop, AgentGates gates, Admission admission) {
@@ -78,10 +68,12 @@ final class AttemptRunner {
         this.recorder = recorder;
         this.events = events;
         this.metrics = metrics;
-        this.payloadLimit = new PayloadLimit(maxPayloadBytes);
         this.loop = loop;
         this.gates = gates;
         this.admission = admission;
+        this.writer = new DecisionWriter(clock, recorder, events, metrics, loop, this::dispatch);
+        this.ends = new AttemptEnds(clock, metrics, maxPayloadBytes, loop, gates, admission, writer, () -> abandoning);
+        this.awaiting = new AwaitingSteps(clock, recorder, events, metrics, loop, writer, ends, () -> abandoning);
         gates.onWake(loop::wakeUp);
     }
 
@@ -89,20 +81,25 @@ final class AttemptRunner {
         this.tracing = tracing;
     }
 
-    void replyTokens(ReplyTokens tokens) {
-        this.replyTokens = tokens;
+    void completionTokens(CompletionTokens tokens) {
+        awaiting.completionTokens(tokens);
+    }
+
+    void childClient(dev.sas.core.SasClient client) {
+        this.childClient = client;
+        awaiting.childClient(client);
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
         this.stepExecutor = stepExecutor;
         this.agentExecutors = agentExecutors;
-        this.timer = timer;
+        ends.start(timer);
         gates.start(timer, stepExecutor);
     }
 
     /** From now on, a task whose step finishes is handed back to the store instead of going on here. */
     void stopping() {
-        stopping = true;
+        writer.stopping();
     }
 
     /** From now on, results are not recorded; their tasks are left to the supervisor. */
@@ -146,13 +143,13 @@ final class AttemptRunner {
         Instant now = clock.instant();
         if (run.cancelRequested && !run.compensating()) {
             // its claim started nothing (the store recorded no start): cancel or compensate at once
-            Snapshot s = snapshot(run);
-            carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
+            Snapshot s = writer.snapshot(run);
+            writer.carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
             return;
         }
         events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
                 ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, run.currentStep, run.stepName(),
-                run.attempt, now, null)), run.replyTo);
+                run.attempt, now, null)), run.statusChannel);
         dispatch(run);
     }
 
@@ -162,15 +159,15 @@ final class AttemptRunner {
         Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
                 c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false, Set.copyOf(c.skippedSteps()));
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
-        Transition t = d.transition().withReplyTo(c.replyTo());
+        Transition t = d.transition().withStatusChannel(c.statusChannel());
         recorder.write(t, c.completeBy(), (result, refusal, at) -> {
             try {
                 if (result == Recorder.Result.APPLIED) {
                     metrics.errors.increment();
-                    events.publish(t.events(), c.replyTo());
-                    d.alerts().forEach(a -> events.alert(stamped(a, at)));
+                    events.publish(t.events(), c.statusChannel());
+                    d.alerts().forEach(a -> events.alert(DecisionWriter.stamped(a, at)));
                 } else {
-                    notRecorded(c.taskId(), c.currentStep(), result, refusal);
+                    writer.notRecorded(c.taskId(), c.currentStep(), result, refusal);
                 }
             } finally {
                 loop.release();
@@ -232,7 +229,7 @@ final class AttemptRunner {
             admission.abandon(ticket);
             a.finish();
             try {
-                carryOut(run, TaskStateMachine.decide(snapshot(run), instead, clock.instant()), false);
+                writer.carryOut(run, TaskStateMachine.decide(writer.snapshot(run), instead, clock.instant()), false);
             } catch (Throwable e) {
                 metrics.internalErrors.increment();
                 log.error("{}: internal error while deciding its shape; the supervisor will recover it", a, e);
@@ -255,10 +252,10 @@ final class AttemptRunner {
             a.ticket = ticket;
             ticket.attempt = a;
         }
-        scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
+        ends.scheduleDeadline(a, Duration.between(a.startedAt, a.completeBy));
         a.trace = startTrace(a);
         if (!a.compensating && def.awaitsCompletion()) {
-            sendRequest(a, def);
+            awaiting.sendRequest(a, def);
             return;
         }
         AtomicReference<CompletionStage<String>> invoked = new AtomicReference<>();
@@ -268,7 +265,7 @@ final class AttemptRunner {
             Function<String, Executor> agents = startingOnAgentThread(a, withTaskLog(agentExecutors, a.trace));
             String to = endpoint;
             a.trace.run(() -> invoked.set(a.compensating
-                    ? def.compensate(a, agents, to).thenApply(done -> null)
+                    ? compensate(def, a, agents, to).thenApply(done -> null)
                     : def.invoke(a, agents, to)));
             stage = invoked.get();
         } catch (Throwable e) {
@@ -281,120 +278,14 @@ final class AttemptRunner {
                 Thread.interrupted(); // the deadline's interrupt was for the step, not for this pool thread
             }
         }
-        stage.whenComplete((out, err) -> onResult(a, out, err));
+        stage.whenComplete((out, err) -> ends.onResult(a, out, err));
     }
 
-    // ------------------------------------------------------------------ a step that awaits a reply
-
-    /**
-     * Sends an awaiting step's request on this step thread. A failure to send is a failed attempt,
-     * recorded like any step's; once sent, the task is handed to the store to await its reply.
-     */
-    private void sendRequest(Attempt a, StepDefinition<Object> def) {
-        Throwable failure = null;
-        a.thread = Thread.currentThread();
-        try {
-            String token = replyTokens.issue(new ReplyToken(a.run.taskId, a.step, a.run.lease));
-            a.trace.run(() -> {
-                try {
-                    def.sendRequest(a, token);
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new CompletionException(e);
-                }
-            });
-        } catch (Throwable e) {
-            failure = e;
-        } finally {
-            synchronized (a) {
-                a.thread = null;
-            }
-            if (a.isFinished()) {
-                Thread.interrupted(); // the deadline's interrupt was for the step, not for this pool thread
-            }
-        }
-        if (failure != null) {
-            onResult(a, null, failure);
-        } else {
-            requestSent(a);
-        }
-    }
-
-    /** The request went out: one transition makes the task await its reply (or applies a reply kept meanwhile). */
-    private void requestSent(Attempt a) {
-        if (!a.finish()) {
-            metrics.staleRejected.increment();
-            log.warn("{}: its request was sent after its deadline {}; the supervisor will recover it", a, a.completeBy);
-            return;
-        }
-        if (a.timer != null) {
-            a.timer.cancel(false);
-        }
-        endTrace(a, null);
-        TaskRun run = a.run;
-        if (abandoning) {
-            log.info("{}: request sent during shutdown after the grace period; not recorded, left to the supervisor", a);
-            loop.release();
-            return;
-        }
-        Instant now = clock.instant();
-        try {
-            Decision d = TaskStateMachine.decide(snapshot(run), new TaskStateMachine.RequestSent(), now);
-            AtomicReference<Decision> replied = new AtomicReference<>();
-            dev.sas.core.spi.AwaitWrite w = recorder.awaitReply(d.transition().withReplyTo(run.replyTo), reply -> {
-                Decision rd = TaskStateMachine.decide(snapshot(run), TaskStateMachine.ReplyReceived.of(reply, a.startedAt),
-                        now);
-                replied.set(rd);
-                return rd.transition().withReplyTo(run.replyTo);
-            }, now);
-            Recorder.Result result = Recorder.Result.of(w.outcome());
-            if (w.reply() == null) {
-                awaiting(a, d, result, w.outcome().reason(), now);
-                return;
-            }
-            // a reply arrived while the request was being sent: it was applied instead
-            Decision rd = replied.get();
-            boolean completed = w.reply().kind() == dev.sas.core.spi.StepReply.Kind.COMPLETED;
-            log.info("{}: its reply arrived while the request was being sent; {}", a,
-                    completed ? "the step completed" : "the attempt failed");
-            if (result == Recorder.Result.APPLIED) {
-                if (completed) {
-                    run.setOutput(a.step, w.reply().payload());
-                }
-                applied(run, rd, completed, now);
-            } else if (result == Recorder.Result.CANCEL_REQUESTED && rd.ifCancelRequested() != null) {
-                run.cancelRequested = true;
-                carryOut(run, TaskStateMachine.decide(snapshot(run), rd.ifCancelRequested(), clock.instant()), false);
-            } else {
-                notRecorded(run.taskId, run.currentStep, result, w.outcome().reason());
-                loop.release();
-            }
-        } catch (dev.sas.core.StateStoreException e) {
-            metrics.storeFailures.increment();
-            log.warn("{}: could not record that its request was sent ({}); the supervisor will recover it at its"
-                    + " deadline {} and send it again", a, e.getMessage(), a.completeBy);
-            loop.release();
-        } catch (Throwable e) {
-            metrics.internalErrors.increment();
-            log.error("{}: internal error after sending its request; the supervisor will recover it", a, e);
-            loop.release();
-        }
-    }
-
-    private void awaiting(Attempt a, Decision d, Recorder.Result result, String refusal, Instant now) {
-        TaskRun run = a.run;
-        if (result == Recorder.Result.APPLIED) {
-            log.debug("{}: request sent; awaiting its reply until {}", a, a.completeBy);
-            events.publish(d.transition().events(), run.replyTo);
-            loop.release();
-        } else if (result == Recorder.Result.CANCEL_REQUESTED && d.ifCancelRequested() != null) {
-            run.cancelRequested = true;
-            carryOut(run, TaskStateMachine.decide(snapshot(run), d.ifCancelRequested(), clock.instant()), false);
-        } else {
-            notRecorded(run.taskId, run.currentStep, result, refusal);
-            loop.release();
-        }
+    /** A child task step's compensation cancels its child first (if it has not ended), then runs the step's own. */
+    private CompletionStage<Void> compensate(StepDefinition<Object> def, Attempt a, Function<String, Executor> agents,
+            String endpoint) {
+        def.cancelChild(a, childClient);
+        return def.compensate(a, agents, endpoint);
     }
 
     /**
@@ -424,7 +315,7 @@ final class AttemptRunner {
                         if (admission.begin(ticket)) {
                             command.run();
                         } else if (a.finish()) {
-                            notStarted(a);
+                            ends.notStarted(a);
                         }
                     });
                 } catch (RuntimeException rejected) {
@@ -433,18 +324,6 @@ final class AttemptRunner {
                 }
             };
         };
-    }
-
-    /** An agent call the store answered stale for before it started: not made, the task let go. */
-    private void notStarted(Attempt a) {
-        if (a.timer != null) {
-            a.timer.cancel(false);
-        }
-        if (a.call != null) {
-            gates.notMade(a.call);
-        }
-        endTrace(a, null);
-        loop.release();
     }
 
     /** The attempt's trace; a tracing failure leaves the attempt untraced. */
@@ -458,302 +337,18 @@ final class AttemptRunner {
         }
     }
 
-    private static void endTrace(Attempt a, Throwable error) {
-        try {
-            a.trace.end(error);
-        } catch (Throwable e) {
-            log.warn("{}: ending its trace failed ({})", a, e.toString());
-        }
-    }
-
     /** The agent's flow control held the call back: the call is not made and the task waits. */
     private void holdBack(Attempt a, AgentGates.Held held) {
         a.finish();
         metrics.heldBack.increment();
         log.debug("{}: held back ({})", a, held.message());
         try {
-            carryOut(a.run, TaskStateMachine.decide(snapshot(a.run), new HeldBack(held.message(), held.retryAt()),
-                    clock.instant()), false);
+            writer.carryOut(a.run, TaskStateMachine.decide(writer.snapshot(a.run),
+                    new HeldBack(held.message(), held.retryAt()), clock.instant()), false);
         } catch (Throwable e) {
             metrics.internalErrors.increment();
             log.error("{}: internal error while holding it back; the supervisor will recover it", a, e);
             loop.release();
         }
-    }
-
-    private void scheduleDeadline(Attempt a, Duration delay) {
-        ScheduledExecutorService t = timer;
-        if (t == null) {
-            return;
-        }
-        try {
-            a.timer = t.schedule(() -> {
-                try {
-                    onDeadline(a);
-                } catch (Throwable e) {
-                    // a scheduled task that throws is dropped silently by the executor: say so
-                    metrics.internalErrors.increment();
-                    log.error("{}: internal error at its deadline; the supervisor will recover it", a, e);
-                }
-            }, Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException shuttingDown) {
-            // no deadline enforcement during shutdown; the store still rejects a late result
-        }
-    }
-
-    private void onDeadline(Attempt a) {
-        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> deadline(a));
-    }
-
-    private void deadline(Attempt a) {
-        Duration left = Duration.between(clock.instant(), a.completeBy);
-        if (!left.isNegative() && !left.isZero()) {
-            scheduleDeadline(a, left);
-            return;
-        }
-        if (!a.finish()) {
-            return;
-        }
-        if (a.ticket != null) {
-            admission.abandon(a.ticket); // an agent call still waiting for a thread is not made
-        }
-        endTrace(a, new java.util.concurrent.TimeoutException("no result by its deadline " + a.completeBy));
-        metrics.deadlinesMissed.increment();
-        log.warn("{}: no result by its deadline {}; left to the supervisor", a, a.completeBy);
-        if (a.call != null) {
-            gates.timedOut(a.call);
-        }
-        // The agent's future is not cancelled: its late reply must still arrive, to be rejected and counted.
-        synchronized (a) {
-            Thread th = a.thread;
-            if (th != null) {
-                th.interrupt();
-            }
-        }
-        loop.release();
-    }
-
-    private void onResult(Attempt a, String output, Throwable error) {
-        TaskLog.run(a.taskId(), a.workflow(), a.stepIndex(), a.attempt(), () -> {
-            FlowPolicy.Completion gate = null;
-            if (a.call != null) {
-                gate = gates.complete(a.call, error == null ? null : unwrap(error),
-                        a.run.workflow.steps().get(a.step).retryPolicy(a.compensating));
-            }
-            result(a, output, error, gate);
-        });
-    }
-
-    /** @param gate what the call's outcome did to its endpoint's breaker, or null for a call not gated */
-    private void result(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
-        if (!a.finish()) {
-            metrics.staleRejected.increment();
-            log.warn("{}: {} arrived after its deadline {} and was rejected", a,
-                    error == null ? "a reply" : "a failure (" + TaskStateMachine.describe(unwrap(error)) + ")",
-                    a.completeBy);
-            return;
-        }
-        if (a.timer != null) {
-            a.timer.cancel(false);
-        }
-        if (a.ticket != null) {
-            admission.abandon(a.ticket); // a call that failed before an agent thread took it
-        }
-        admission.ran(Duration.between(a.startedAt, clock.instant()).toNanos());
-        endTrace(a, error == null ? null : unwrap(error));
-        if (abandoning) {
-            log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
-            loop.release();
-            return;
-        }
-        Instant now = clock.instant();
-        if (now.isAfter(a.completeBy)) {
-            metrics.staleRejected.increment();
-            log.warn("{}: result arrived at {}, after its deadline {}, and was rejected; the supervisor will recover it",
-                    a, now, a.completeBy);
-            loop.release();
-            return;
-        }
-        try {
-            Outcome outcome = outcome(a, output, error, gate);
-            if (outcome instanceof StepCompleted) {
-                // Later steps (and compensations after a cancel) of this claim read it.
-                a.run.setOutput(a.step, output);
-            }
-            Decision d = TaskStateMachine.decide(snapshot(a.run), outcome, now);
-            logFailure(a, outcome, d);
-            carryOut(a.run, d, outcome instanceof StepCompleted);
-        } catch (Throwable e) {
-            metrics.internalErrors.increment();
-            log.error("{}: internal error while recording its result; the supervisor will recover it", a, e);
-            loop.release();
-        }
-    }
-
-    private Outcome outcome(Attempt a, String output, Throwable error, FlowPolicy.Completion gate) {
-        Throwable failure = null;
-        if (error != null) {
-            failure = unwrap(error);
-            boolean refused = a.run.workflow.steps().get(a.step).retryPolicy(a.compensating).isNonRetryable(failure);
-            if (gate != null && gate.holdsBack() && !refused) {
-                // the endpoint's breaker is open (or this was a probe that failed): the failure is the
-                // endpoint's, so the task waits for it like the calls held back, spending no attempt
-                metrics.heldBack.increment();
-                log.info("{} failed ({}) while {}", a, TaskStateMachine.describe(failure), gate.message());
-                return new HeldBack(gate.message() + "; this call failed with " + TaskStateMachine.describe(failure),
-                        gate.retryAt());
-            }
-        } else {
-            int bytes = payloadLimit.excess(output);
-            String unstorable = StorableText.problem("output of step '" + a.stepName + "'", output);
-            if (bytes >= 0) {
-                failure = new NonRetryableException(payloadLimit.message("output of step '" + a.stepName + "'", bytes));
-            } else if (unstorable != null) {
-                failure = new UnstorableResultException(unstorable + ", which no database can store; have the"
-                        + " step's codec escape or encode it (JSON, base64)");
-            }
-        }
-        if (failure != null) {
-            return a.compensating ? new CompensationFailed(failure, a.startedAt) : new StepFailed(failure, a.startedAt);
-        }
-        return a.compensating ? new CompensationCompleted(a.startedAt) : new StepCompleted(output, a.startedAt);
-    }
-
-    private static void logFailure(Attempt a, Outcome outcome, Decision d) {
-        String message = d.transition().lastError();
-        if (d.isRetry()) {
-            log.info("{} failed ({}); retry at {}", a, message, d.retryAt());
-        } else if (outcome instanceof StepFailed || outcome instanceof CompensationFailed) {
-            log.warn("{} failed for good ({})", a, message);
-        }
-    }
-
-    // ------------------------------------------------------------------ carry out a decision
-
-    /**
-     * Records the decision, then acts on it: goes on in this claim, or releases the task. When the
-     * store reports a cancel the transition yielded to, decides again for the cancel.
-     *
-     * @param stepCompleted the decision records a step's completion (counted once written)
-     */
-    private void carryOut(TaskRun run, Decision d, boolean stepCompleted) {
-        carryOut(run, d, stepCompleted, false);
-    }
-
-    /** @param fallback the decision replaces one the store refused: a second refusal is not handled again */
-    private void carryOut(TaskRun run, Decision d, boolean stepCompleted, boolean fallback) {
-        // the store writes the events to the task's reply channel outbox too
-        Transition t = d.transition().withReplyTo(run.replyTo);
-        recorder.write(t, run.completeBy, (result, refusal, at) -> TaskLog.run(run.taskId, run.workflow.name(), run.currentStep, run.attempt, () -> {
-            try {
-                if (result == Recorder.Result.APPLIED) {
-                    applied(run, d, stepCompleted, at);
-                } else if (result == Recorder.Result.CANCEL_REQUESTED && d.ifCancelRequested() != null) {
-                    run.cancelRequested = true;
-                    carryOut(run, TaskStateMachine.decide(snapshot(run), d.ifCancelRequested(), clock.instant()),
-                            false, fallback);
-                } else if (result == Recorder.Result.REFUSED && !fallback) {
-                    Outcome failed = refused(run, t, refusal);
-                    log.error("task {} step {}: the store refused to record {} ({}); failing the step instead",
-                            run.taskId, run.currentStep, t.status(), refusal);
-                    carryOut(run, TaskStateMachine.decide(snapshot(run), failed, clock.instant()), false, true);
-                } else {
-                    notRecorded(run.taskId, run.currentStep, result, refusal);
-                    loop.release();
-                }
-            } catch (Throwable e) {
-                metrics.internalErrors.increment();
-                log.error("task {} step {}: internal error after recording; the supervisor will recover it",
-                        run.taskId, run.currentStep, e);
-                loop.release();
-            }
-        }));
-    }
-
-    private void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
-        Transition t = d.transition();
-        StepShapes.applied(run, t);
-        count(d, stepCompleted);
-        events.publish(t.events(), run.replyTo);
-        d.alerts().forEach(a -> events.alert(stamped(a, at)));
-        if (t.keepLock()) {
-            moveTo(run, t.status(), t.currentStep(), at);
-            dispatch(run);
-            return;
-        }
-        loop.release();
-        if (t.nextAttemptAt() != null) {
-            // a retry after its backoff, or a call held back until its endpoint can take it
-            loop.scheduleWakeUp(t.nextAttemptAt(), at);
-        }
-    }
-
-    private void count(Decision d, boolean stepCompleted) {
-        if (stepCompleted) {
-            metrics.stepsCompleted.increment();
-        }
-        if (d.isRetry()) {
-            metrics.retriesScheduled.increment();
-        }
-        switch (d.transition().status()) {
-            case PROCESSED -> metrics.tasksProcessed.increment();
-            case ERROR -> metrics.errors.increment();
-            case COMPENSATION_FAILED -> metrics.compensationFailed.increment();
-            case COMPENSATED, CANCELLED -> metrics.compensated.increment();
-            default -> { }
-        }
-    }
-
-    /** The task goes on in this claim at {@code step}: a fresh attempt with its own deadline. */
-    private static void moveTo(TaskRun run, TaskStatus status, int step, Instant writtenAt) {
-        run.status = status;
-        run.currentStep = step;
-        run.attempt = 1;
-        run.failureCount = 0;
-        run.completeBy = writtenAt.plus(run.workflow.steps().get(step).completeWithin(status == TaskStatus.COMPENSATING));
-    }
-
-    private Snapshot snapshot(TaskRun run) {
-        return Snapshot.of(run, stopping);
-    }
-
-    /** Alerts carry the instant the transition was written, which is when the task got there. */
-    private static Alert stamped(Alert a, Instant at) {
-        return new Alert(a.taskId(), a.businessKey(), a.workflow(), a.status(), a.stepName(), a.message(), at);
-    }
-
-    /**
-     * The failure that replaces a transition the store refused: the step (or its compensation) ran,
-     * so it fails for good, keeping the error the refused transition carried and the store's reason.
-     */
-    private static Outcome refused(TaskRun run, Transition t, String refusal) {
-        String what = run.compensating() ? "compensation of step '" + run.stepName() + "'" : "step '" + run.stepName() + "'";
-        String message = "the store refused to record the result of " + what + " (" + refusal + ")"
-                + (t.lastError() == null ? "" : "; its error was: " + t.lastError());
-        Throwable error = new UnstorableResultException(message);
-        Instant startedAt = t.step() != null ? t.step().startedAt() : null;
-        return run.compensating() ? new CompensationFailed(error, startedAt) : new StepFailed(error, startedAt);
-    }
-
-    private void notRecorded(Object taskId, int step, Recorder.Result result, String refusal) {
-        if (result == Recorder.Result.REFUSED) {
-            metrics.internalErrors.increment();
-            log.error("task {} step {}: the store refused to record the step's failure too ({}); left to the"
-                    + " supervisor", taskId, step, refusal);
-        } else if (result == Recorder.Result.NOT_WRITTEN) {
-            log.warn("task {} step {}: transition not recorded (store unavailable); the supervisor will recover it",
-                    taskId, step);
-        } else {
-            metrics.staleRejected.increment();
-            log.warn("task {} step {}: transition rejected by the store as stale (deadline passed or lease moved on)",
-                    taskId, step);
-        }
-    }
-
-    static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
     }
 }

@@ -307,7 +307,7 @@ final class ClaimLoop {
 
     /**
      * Takes room for a task of {@code workflow} that this node's client is about to insert already
-     * claimed ({@link StateStore#submitClaimed}), if this loop is idle: it runs that workflow
+     * claimed ({@link dev.sas.core.spi.ClaimedSubmits#submitClaimed}), if this loop is idle: it runs that workflow
      * version, nothing is in flight, its last claim found nothing else due, and no task started
      * here within {@link #IDLE_GAP}. Then starting at submit saves the claim's round trip and
      * commit. Under a stream of submits, claims that take several tasks at once and results written

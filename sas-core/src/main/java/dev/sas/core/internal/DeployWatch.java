@@ -2,7 +2,7 @@ package dev.sas.core.internal;
 
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.WorkflowVersion;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,7 +43,8 @@ final class DeployWatch {
         static final Check NONE = new Check(List.of(), List.of(), List.of());
     }
 
-    private final StateStore store;
+    /** Null if the store keeps no deployments: then nothing is advertised, parked or unparked. */
+    private final DeploymentStore store;
     private final String instanceId;
     private final Set<WorkflowVersion> runnable;
     private final Duration ttl;
@@ -61,7 +62,7 @@ final class DeployWatch {
      * @param grace how long a task may be due with nobody to run it before it is parked
      * @param batch most tasks one check parks, and most it unparks
      */
-    DeployWatch(StateStore store, String instanceId, Set<WorkflowVersion> runnable, Duration supervisorLease,
+    DeployWatch(DeploymentStore store, String instanceId, Set<WorkflowVersion> runnable, Duration supervisorLease,
             Duration grace, int batch) {
         this.store = store;
         this.instanceId = instanceId;
@@ -75,7 +76,7 @@ final class DeployWatch {
 
     /** Renews this runtime's advertisement when half its time-to-live has passed. */
     void advertise(Instant now) {
-        if (now.isBefore(nextAdvertise)) {
+        if (store == null || now.isBefore(nextAdvertise)) {
             return;
         }
         store.advertise(instanceId, runnable, now, ttl);
@@ -100,7 +101,7 @@ final class DeployWatch {
      * time-to-live to advertise.
      */
     Check checkIfDue(Instant now) {
-        if (firstAdvertised == null || now.isBefore(nextCheck)) {
+        if (store == null || firstAdvertised == null || now.isBefore(nextCheck)) {
             return Check.NONE;
         }
         nextCheck = now.plus(checkEvery);

@@ -3,7 +3,6 @@ package dev.sas.core.internal;
 import dev.sas.core.Alert;
 import dev.sas.core.AlertSink;
 import dev.sas.core.TaskEvent;
-import dev.sas.core.TaskId;
 import dev.sas.core.TaskListener;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * Delivers committed events to listeners, and alerts to the sink, on one thread
  * ({@code sas-events}) so that order is kept; inline when no thread was started. Status channels are
  * not delivered here: the store wrote their messages to its outbox with the transition, and the
- * channel's pump delivers them from there ({@link ReplyRouting} only wakes it), so a message is
+ * channel's pump delivers them from there ({@link StatusRouting} only wakes it), so a message is
  * never delivered twice by two paths.
  *
  * <p>Bounded: at most {@code capacity} events and alerts wait for the event thread. When a slow
@@ -34,8 +33,8 @@ public final class EventBus {
     private static final long DROP_WARN_EVERY_SECONDS = 10;
 
     private final List<TaskListener> listeners;
-    private final ReplyRouting replies;
-    private final Consumer<TaskId> finished;
+    private final StatusRouting statusRouting;
+    private final Consumer<TaskEvent> finished;
     private final AlertSink alertSink;
     private final Metrics metrics;
     private final int capacity;
@@ -47,14 +46,15 @@ public final class EventBus {
     /**
      * A bus delivering inline until {@link #start} is called, queueing at most {@code capacity} events after.
      *
-     * @param replies what to do with the status channel of a recorded transition
+     * @param statusRouting what to do with the status channel of a recorded transition
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
-     *     state, so waiting handles on this node return without polling; must be quick
+     *     state (its terminal event), so waiting handles on this node return without polling and the
+     *     parent of a child task is delivered on the next pass; must be quick
      */
-    public EventBus(List<TaskListener> listeners, ReplyRouting replies, Consumer<TaskId> finished,
+    public EventBus(List<TaskListener> listeners, StatusRouting statusRouting, Consumer<TaskEvent> finished,
             AlertSink alertSink, Metrics metrics, int capacity) {
         this.listeners = List.copyOf(listeners);
-        this.replies = replies;
+        this.statusRouting = statusRouting;
         this.finished = finished;
         this.alertSink = alertSink;
         this.metrics = metrics;
@@ -70,27 +70,27 @@ public final class EventBus {
      * Delivers events recorded (committed) for one task to the listeners; wakes the pump of its reply
      * channel if it is consumed here, and tells waiting handles when the task finished.
      */
-    public void publish(List<TaskEvent> events, String replyTo) {
+    public void publish(List<TaskEvent> events, String statusChannel) {
         if (events.isEmpty()) {
             return;
         }
         for (TaskEvent e : events) {
             if (isTerminal(e.type())) {
                 try {
-                    finished.accept(e.taskId());
+                    finished.accept(e);
                 } catch (RuntimeException ex) {
                     metrics.internalErrors.increment();
                     log.error("task {}: waking the handles that wait for it failed", e.taskId(), ex);
                 }
             }
         }
-        boolean unknownChannel = replyTo != null && !replies.committed(replyTo);
+        boolean unknownChannel = statusChannel != null && !statusRouting.committed(statusChannel);
         if (listeners.isEmpty() && !unknownChannel) {
             return;
         }
         run(events.size(), () -> {
             if (unknownChannel) {
-                replies.checkUnknown(replyTo, events);
+                statusRouting.checkUnknown(statusChannel, events);
             }
             for (TaskEvent e : events) {
                 for (TaskListener l : listeners) {

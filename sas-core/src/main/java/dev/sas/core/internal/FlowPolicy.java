@@ -15,7 +15,7 @@ import java.util.Objects;
  * What an agent's flow control means, decided from a gate's stored state: whether a call may go
  * now (breaker, capacity, rate limit), when a call held back should come again, and what a call's
  * outcome does to the breaker. Pure: every function takes the gate as the store read it (locked)
- * and the time, and returns the change to write ({@link dev.sas.core.spi.StateStore#changeGate}).
+ * and the time, and returns the change to write ({@link dev.sas.core.spi.FlowControlStore#changeGate}).
  * The store keeps the numbers; this class is the only one that interprets them. Thread-safe.
  *
  * <p>The breaker: {@code CLOSED} counts calls in a fixed window and failures in a row, and opens

@@ -51,23 +51,23 @@ public final class Metrics {
         clockSkewMillis = millis;
     }
 
-    /** Counts a task finished PROCESSED outside the scheduler (by a reply through the client). */
+    /** Counts a task finished PROCESSED outside the scheduler (by a step completion through the client). */
     public void tasksProcessed() {
         tasksProcessed.increment();
     }
 
-    /** Counts a reply rejected because it came after the step's deadline. */
-    public void lateReply() {
+    /** Counts a step completion rejected because it came after the step's deadline. */
+    public void lateCompletion() {
         lateCompletions.increment();
     }
 
-    /** Counts a reply rejected because its token's attempt was no longer the task's. */
-    public void staleReply() {
+    /** Counts a step completion rejected because its token's attempt was no longer the task's. */
+    public void staleCompletion() {
         staleCompletions.increment();
     }
 
-    /** Counts a reply refused because its token was forged, altered, malformed or signed with an unknown key. */
-    public void invalidReplyToken() {
+    /** Counts a step completion refused because its token was forged, altered, malformed or signed with an unknown key. */
+    public void invalidCompletionToken() {
         invalidCompletionTokens.increment();
     }
 

@@ -145,13 +145,15 @@ public final class Recorder {
 
     /**
      * Writes a transition that makes a task await a reply, or the kept reply's instead, on the
-     * calling thread ({@link StateStore#awaitCompletion}).
+     * calling thread ({@link dev.sas.core.spi.StepCompletionStore#awaitCompletion}).
      *
      * @throws StateStoreException if the store failed
+     * @throws UnsupportedOperationException if the store keeps no step completions
      */
-    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
-            java.util.function.Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
-        return store.awaitReply(awaiting, ifReplied, now);
+    public dev.sas.core.spi.AwaitWrite awaitCompletion(Transition awaiting,
+            java.util.function.Function<dev.sas.core.spi.StepCompletion, Transition> ifCompleted, Instant now) {
+        return store.stepCompletions().orElseThrow(() -> new UnsupportedOperationException(store
+                + " does not support steps that await a completion")).awaitCompletion(awaiting, ifCompleted, now);
     }
 
     /** A writer thread: contains whatever escapes {@link #loop()} and starts it again, so writing goes on. */

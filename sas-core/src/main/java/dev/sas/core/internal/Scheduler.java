@@ -56,8 +56,13 @@ public final class Scheduler {
     }
 
     /** Signs the tokens of requests that await a reply with {@code tokens}; call before the first claim. */
-    public void replyTokens(ReplyTokens tokens) {
-        runner.replyTokens(tokens);
+    public void completionTokens(CompletionTokens tokens) {
+        runner.completionTokens(tokens);
+    }
+
+    /** The client through which steps start and cancel child tasks (the runtime's own). */
+    public void childClient(dev.sas.core.SasClient client) {
+        runner.childClient(client);
     }
 
     /** Switches to threaded mode; the caller then runs {@link #claimLoop()} on a thread of its own. */

@@ -52,6 +52,8 @@ public final class Supervisor {
     private boolean leader;
     /** Fires the store's recurring schedules on the passes this node leads; null if the store keeps none. */
     private volatile ScheduleFirer schedules;
+    /** Delivers ended child tasks to their parents on the passes this node leads; null without child task steps. */
+    private volatile ChildWatch children;
     /** Until when this node acts on its lease (a margin before the lease ends); null when it does not lead. */
     private volatile Instant leaseValidUntil;
 
@@ -74,7 +76,7 @@ public final class Supervisor {
         this.leaseTtl = leaseTtl;
         this.batch = batch;
         this.wakeScheduler = wakeScheduler;
-        this.deployWatch = new DeployWatch(store, instanceId, advertised, leaseTtl, unrunnableGrace, batch);
+        this.deployWatch = new DeployWatch(store.deployments().orElse(null), instanceId, advertised, leaseTtl, unrunnableGrace, batch);
     }
 
     /**
@@ -92,6 +94,7 @@ public final class Supervisor {
                 log.info("instance {} is no longer the active supervisor", instanceId);
                 leader = false;
             }
+            relayChildren(false);
             return 0;
         }
         leaseValidUntil = now.plus(leaseTtl).minus(margin(leaseTtl));
@@ -161,7 +164,7 @@ public final class Supervisor {
                     if (t.nextAttemptAt() != null && (firstDue == null || t.nextAttemptAt().isBefore(firstDue))) {
                         firstDue = t.nextAttemptAt();
                     }
-                    events.publish(t.events(), e.replyTo());
+                    events.publish(t.events(), e.statusChannel());
                     d.alerts().forEach(events::alert);
                 } else if (outcomes.get(i) == WriteOutcome.BUSY) {
                     log.info("task {} step {}: recovery deferred to the next pass, its row is held by another"
@@ -183,15 +186,18 @@ public final class Supervisor {
         }
         DeployWatch.Check check = deployWatch.checkIfDue(now);
         for (RecordedEvent e : check.parked()) {
-            events.publish(List.of(e.event()), e.replyTo());
+            events.publish(List.of(e.event()), e.statusChannel());
         }
         for (RecordedEvent e : check.unparked()) {
-            events.publish(List.of(e.event()), e.replyTo());
+            events.publish(List.of(e.event()), e.statusChannel());
         }
         if (!check.unparked().isEmpty()) {
             wakeScheduler.accept(now);
         }
         fireSchedules();
+        if (stillLeads("delivering ended child tasks")) {
+            relayChildren(true);
+        }
         if (recovered > 0) {
             log.warn("instance {}: recovered {} expired claim(s) (steps whose runner died, hung or missed its deadline)",
                     instanceId, recovered);
@@ -203,6 +209,34 @@ public final class Supervisor {
     /** Fires the store's recurring schedules on every pass this node leads, after recovering claims. */
     public void fireSchedulesWith(ScheduleFirer firer) {
         this.schedules = firer;
+    }
+
+    /** Delivers ended child tasks to their parents on every pass, leading or not (see {@link #relayChildren}). */
+    public void relayChildrenWith(ChildWatch watch) {
+        this.children = watch;
+    }
+
+    /**
+     * Completes the parent steps whose child task ended. Every node that runs parent workflows does
+     * it on its passes, leading or not (the leader may not know those workflows); every delivery is
+     * fenced by the parent's step and lease, so two nodes delivering the same end apply it once. A
+     * failure is logged and retried on the next pass.
+     */
+    private void relayChildren(boolean leading) {
+        ChildWatch watch = children;
+        if (watch == null) {
+            return;
+        }
+        try {
+            int delivered = watch.deliverEnded();
+            if (delivered > 0) {
+                wakeScheduler.accept(clock.instant());
+            }
+        } catch (RuntimeException e) {
+            metrics.storeFailure();
+            log.warn("instance {}: delivering ended child tasks failed ({}); trying again on the next pass{}", instanceId,
+                    e.toString(), leading ? "" : " (not leading)");
+        }
     }
 
     /**
@@ -264,8 +298,8 @@ public final class Supervisor {
     private List<WriteOutcome> write(List<Decision> decisions, List<ExpiredTask> expired, Instant now) {
         List<Transition> transitions = new ArrayList<>(decisions.size());
         for (int i = 0; i < decisions.size(); i++) {
-            // the store writes the events to the task's reply channel outbox too
-            transitions.add(decisions.get(i).transition().withReplyTo(expired.get(i).replyTo()));
+            // the store writes the events to the task's status channel outbox too
+            transitions.add(decisions.get(i).transition().withStatusChannel(expired.get(i).statusChannel()));
         }
         return new ArrayList<>(store.write(transitions, now));
     }
@@ -278,6 +312,7 @@ public final class Supervisor {
     public synchronized void advertise() {
         clock.ensureFresh();
         deployWatch.advertise(clock.instant());
+        relayChildren(false);
     }
 
     /**

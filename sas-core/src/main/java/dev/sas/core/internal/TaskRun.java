@@ -17,7 +17,7 @@ import java.util.Set;
 final class TaskRun {
     final TaskId taskId;
     final String businessKey;
-    final String replyTo;
+    final String statusChannel;
     final Workflow<Object> workflow;
     final Object input;
     final long lease;
@@ -37,7 +37,7 @@ final class TaskRun {
     TaskRun(ClaimedTask c, Workflow<?> workflow, Object input) {
         this.taskId = c.taskId();
         this.businessKey = c.businessKey();
-        this.replyTo = c.replyTo();
+        this.statusChannel = c.statusChannel();
         this.workflow = (Workflow<Object>) workflow;
         this.input = input;
         this.lease = c.lease();

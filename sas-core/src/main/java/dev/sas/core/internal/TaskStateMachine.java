@@ -61,7 +61,7 @@ final class TaskStateMachine {
          * A task that awaits a reply, as the store read it when the reply arrived; nobody holds it,
          * so a decision never goes on in a claim ({@code shuttingDown}).
          */
-        static Snapshot of(dev.sas.core.spi.ReplyTarget r, Workflow<?> workflow) {
+        static Snapshot of(dev.sas.core.spi.CompletionTarget r, Workflow<?> workflow) {
             return new Snapshot(r.taskId(), r.businessKey(), r.workflow(), workflow, r.lease(), r.status(),
                     r.currentStep(), r.attempt(), r.failureCount(), r.cancelRequested(), true, Set.of());
         }
@@ -168,7 +168,7 @@ final class TaskStateMachine {
     }
 
     /**
-     * The current step's request was sent ({@code awaitReply}): the task now awaits its reply,
+     * The current step's request was sent ({@code awaitCompletion}): the task now awaits its reply,
      * released by this scheduler, with its lease and deadline kept.
      */
     record RequestSent() implements Outcome {
@@ -178,16 +178,16 @@ final class TaskStateMachine {
      * A reply to the current step's request arrived and says {@code result} (a {@link StepCompleted}
      * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#REPLY_RECEIVED} event first.
      */
-    record ReplyReceived(Outcome result) implements Outcome {
-        ReplyReceived {
+    record CompletionReceived(Outcome result) implements Outcome {
+        CompletionReceived {
             if (!(result instanceof StepCompleted) && !(result instanceof StepFailed)) {
                 throw new IllegalArgumentException("a reply completes or fails the step, was " + result);
             }
         }
 
         /** What {@code reply} says, for an attempt that began at {@code startedAt}. */
-        static ReplyReceived of(dev.sas.core.spi.StepReply reply, Instant startedAt) {
-            return new ReplyReceived(switch (reply.kind()) {
+        static CompletionReceived of(dev.sas.core.spi.StepCompletion reply, Instant startedAt) {
+            return new CompletionReceived(switch (reply.kind()) {
                 case COMPLETED -> new StepCompleted(reply.payload(), startedAt);
                 case FAILED -> new StepFailed(new WaitDecisions.FailedReply(reply.payload()),
                         startedAt);
@@ -244,11 +244,11 @@ final class TaskStateMachine {
             return WaitDecisions.heldBack(s, o, now);
         } else if (outcome instanceof RequestSent) {
             return WaitDecisions.requestSent(s, now);
-        } else if (outcome instanceof ReplyReceived o) {
-            return WaitDecisions.replyReceived(s, o, now);
+        } else if (outcome instanceof CompletionReceived o) {
+            return WaitDecisions.completionReceived(s, o, now);
         } else if (outcome instanceof ShapeDecisions.Shape o) {
             return ShapeDecisions.decide(s, o, now);
-        } else if (outcome instanceof WaitDecisions.ReplyLead o) {
+        } else if (outcome instanceof WaitDecisions.CompletionLead o) {
             Decision d = decide(s, o.inner(), now);
             return new Decision(WaitDecisions.withLeadingEvent(d.transition(), o.received()), d.alerts(), d.ifCancelRequested(),
                     d.retryAt());

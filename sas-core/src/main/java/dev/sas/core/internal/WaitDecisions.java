@@ -11,8 +11,8 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.HeldBack;
+import dev.sas.core.internal.TaskStateMachine.CompletionReceived;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
-import dev.sas.core.internal.TaskStateMachine.ReplyReceived;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.internal.TaskStateMachine.StepCompleted;
 import dev.sas.core.spi.StorableText;
@@ -34,7 +34,7 @@ final class WaitDecisions {
      * The outcome decided instead when a reply's transition yields to a cancel: {@code inner},
      * with the reply's REPLY_RECEIVED event kept first.
      */
-    record ReplyLead(Outcome inner, TaskEvent received) implements Outcome {
+    record CompletionLead(Outcome inner, TaskEvent received) implements Outcome {
     }
 
     /** The error a reply reported ({@code SasClient.failStep}); the step's retry policy decides. */
@@ -84,17 +84,17 @@ final class WaitDecisions {
             return decide(s, cancel, now);
         }
         Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
-                .events(event(s, TaskEvent.Type.REPLY_AWAITED, i, s.attempt(), now, null)).awaitReply();
+                .events(event(s, TaskEvent.Type.REPLY_AWAITED, i, s.attempt(), now, null)).awaitCompletion();
         return new Decision(t, List.of(), cancel, null);
     }
 
     /** A reply decides like the step's own result would, recorded with a REPLY_RECEIVED event first. */
-    static Decision replyReceived(Snapshot s, ReplyReceived o, Instant now) {
+    static Decision completionReceived(Snapshot s, CompletionReceived o, Instant now) {
         Decision d = decide(s, o.result(), now);
         String what = o.result() instanceof StepCompleted ? "completed" : "failed";
         TaskEvent received = event(s, TaskEvent.Type.REPLY_RECEIVED, s.currentStep(), s.attempt(), now, what);
         return new Decision(withLeadingEvent(d.transition(), received), d.alerts(),
-                d.ifCancelRequested() == null ? null : new ReplyLead(d.ifCancelRequested(), received), d.retryAt());
+                d.ifCancelRequested() == null ? null : new CompletionLead(d.ifCancelRequested(), received), d.retryAt());
     }
 
     static Transition withLeadingEvent(Transition t, TaskEvent first) {
@@ -104,6 +104,6 @@ final class WaitDecisions {
         return new Transition(t.taskId(), t.lease(), t.fromStatus(), t.fromStep(), t.guard(),
                 t.unlessCancelRequested(), t.status(), t.keepLock(), t.currentStep(), t.currentStepName(), t.attempt(),
                 t.failureCount(), t.stepTimeout(), t.nextAttemptAt(), t.lastError(), t.step(), events, t.id(),
-                t.replyTo());
+                t.statusChannel());
     }
 }

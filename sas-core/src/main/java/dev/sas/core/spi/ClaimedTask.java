@@ -25,7 +25,7 @@ import java.util.List;
  * @param completeBy deadline of this attempt
  * @param cancelRequested an operator asked to cancel
  * @param input encoded input
- * @param replyTo reply channel, or null
+ * @param statusChannel status channel, or null
  * @param createdAt submission time
  * @param outputs recorded outputs by index of completed steps, and of a durable timer that waits
  *     ({@link dev.sas.core.StepStatus#WAITING}: the instant it fires); null where none or not completed
@@ -46,7 +46,7 @@ public record ClaimedTask(
         Instant completeBy,
         boolean cancelRequested,
         String input,
-        String replyTo,
+        String statusChannel,
         Instant createdAt,
         List<String> outputs,
         String traceContext,
@@ -67,20 +67,20 @@ public record ClaimedTask(
     }
 
     /**
-     * The claim {@link StateStore#submitClaimed} makes of a task it inserts: step 0, attempt 1,
+     * The claim {@link ClaimedSubmits#submitClaimed} makes of a task it inserts: step 0, attempt 1,
      * lease 1, due by {@code createdAt + firstStepTimeout}.
      */
     public static ClaimedTask atSubmit(NewTask task) {
         return new ClaimedTask(task.taskId(), task.workflow(), task.workflowVersion(), task.businessKey(),
                 TaskStatus.PROCESSING, 1, 0, 1, 0, task.createdAt().plus(task.firstStepTimeout()), false, task.input(),
-                task.replyTo(), task.createdAt(), List.of(), task.traceContext());
+                task.statusChannel(), task.createdAt(), List.of(), task.traceContext());
     }
 
     /** A claim without a trace context. */
     public ClaimedTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
             long lease, int currentStep, int attempt, int failureCount, Instant completeBy, boolean cancelRequested,
-            String input, String replyTo, Instant createdAt, List<String> outputs) {
+            String input, String statusChannel, Instant createdAt, List<String> outputs) {
         this(taskId, workflow, workflowVersion, businessKey, status, lease, currentStep, attempt, failureCount,
-                completeBy, cancelRequested, input, replyTo, createdAt, outputs, null);
+                completeBy, cancelRequested, input, statusChannel, createdAt, outputs, null);
     }
 }

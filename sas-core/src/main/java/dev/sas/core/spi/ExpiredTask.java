@@ -19,7 +19,7 @@ import java.time.Instant;
  * @param failureCount time-outs of that step so far, before this one
  * @param completeBy the deadline that passed
  * @param cancelRequested an operator asked to cancel
- * @param replyTo reply channel, or null
+ * @param statusChannel status channel, or null
  */
 public record ExpiredTask(
         TaskId taskId,
@@ -34,5 +34,5 @@ public record ExpiredTask(
         int failureCount,
         Instant completeBy,
         boolean cancelRequested,
-        String replyTo) {
+        String statusChannel) {
 }

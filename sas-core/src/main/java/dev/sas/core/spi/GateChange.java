@@ -1,7 +1,7 @@
 package dev.sas.core.spi;
 
 /**
- * What {@link StateStore#changeGate} writes, as decided by the runtime from a {@link GateView}: a
+ * What {@link FlowControlStore#changeGate} writes, as decided by the runtime from a {@link GateView}: a
  * new state (or none), a permit to take, a permit to give back, and the decision to hand back to
  * the caller. Build one with {@link #keep} or {@link #write}, then {@link #taking} and
  * {@link #givingBack}. Immutable and thread-safe.

@@ -7,7 +7,7 @@ import java.util.Objects;
 /**
  * The stored flow-control state of one gate (one endpoint of one agent), shared by every runtime
  * on the store: its circuit breaker and counters, its rate limiter and the queue of calls waiting
- * for it. Written only through {@link StateStore#changeGate}; what the fields mean is decided in
+ * for it. Written only through {@link FlowControlStore#changeGate}; what the fields mean is decided in
  * the runtime, the store keeps them. Immutable and thread-safe.
  *
  * @param breaker the circuit breaker's state

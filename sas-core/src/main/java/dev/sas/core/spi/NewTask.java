@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param businessKey unique per workflow; a second submit with it returns the first task
  * @param priority higher is claimed first
  * @param input encoded input
- * @param replyTo reply channel name, or null
+ * @param statusChannel status channel name, or null
  * @param firstStepName name of step 0, written into the claim's STEP_STARTED event
  * @param firstStepTimeout deadline of one attempt at step 0
  * @param createdAt submission time
@@ -29,7 +29,7 @@ public record NewTask(
         String businessKey,
         int priority,
         String input,
-        String replyTo,
+        String statusChannel,
         String firstStepName,
         Duration firstStepTimeout,
         Instant createdAt,
@@ -57,8 +57,8 @@ public record NewTask(
 
     /** A task without a trace context. */
     public NewTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, int priority, String input,
-            String replyTo, String firstStepName, Duration firstStepTimeout, Instant createdAt, Instant dueAt) {
-        this(taskId, workflow, workflowVersion, businessKey, priority, input, replyTo, firstStepName, firstStepTimeout,
+            String statusChannel, String firstStepName, Duration firstStepTimeout, Instant createdAt, Instant dueAt) {
+        this(taskId, workflow, workflowVersion, businessKey, priority, input, statusChannel, firstStepName, firstStepTimeout,
                 createdAt, dueAt, null);
     }
 }

@@ -6,7 +6,7 @@ import java.util.Objects;
 /**
  * One call's share of a gate's capacity, leased: it counts against the gate until it is given back
  * or {@code expiresAt} passes. The runtime takes it to expire a lease past its call's deadline and
- * renews it ({@link StateStore#renewPermits}) only while the call overruns that deadline, so a
+ * renews it ({@link FlowControlStore#renewPermits}) only while the call overruns that deadline, so a
  * node that is starved or dies never lets its share be reissued while the call may still run.
  * Immutable and thread-safe.
  *

@@ -4,14 +4,14 @@ import dev.sas.core.TaskEvent;
 import java.util.Objects;
 
 /**
- * An event a store recorded for a task on its own (parking and unparking), with the task's reply
+ * An event a store recorded for a task on its own (parking and unparking), with the task's status
  * channel, so the caller can hand it to listeners once the store call returns. Immutable and
  * thread-safe.
  *
  * @param event the event, as recorded
- * @param replyTo the task's reply channel, or null
+ * @param statusChannel the task's status channel, or null
  */
-public record RecordedEvent(TaskEvent event, String replyTo) {
+public record RecordedEvent(TaskEvent event, String statusChannel) {
 
     /** @throws NullPointerException if {@code event} is null */
     public RecordedEvent {

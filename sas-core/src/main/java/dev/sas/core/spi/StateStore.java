@@ -9,13 +9,11 @@ import dev.sas.core.TaskStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Function;
 
 /**
  * Where tasks, steps, events and the supervisor lease live. Implementations must be thread-safe
@@ -35,6 +33,11 @@ import java.util.function.Function;
  * taken as written. Times are passed in by the caller, never read here: callers compute them on
  * the store's own clock ({@link #currentTime()}) through a measured offset, so nodes whose clocks
  * disagree still agree on every due time, deadline and lease.
+ *
+ * <p>What every store keeps is declared here. What a store may keep or not comes as a role
+ * interface, obtained the same way for each and empty by default: {@link #statusOutbox()},
+ * {@link #claimedSubmits()}, {@link #stepCompletions()}, {@link #deployments()},
+ * {@link #versionMoves()}, {@link #schedules()}, {@link #flowControl()} and {@link #signals()}.
  */
 public interface StateStore extends AutoCloseable {
 
@@ -67,33 +70,12 @@ public interface StateStore extends AutoCloseable {
     List<SubmitResult> submitAll(List<NewTask> tasks, List<TaskEvent> received, Object transaction);
 
     /**
-     * True if this store implements {@link #submitClaimed}. A runtime with room then starts a task
-     * submitted through its own client without a claim: one commit, not two, before the step runs.
-     * False by default, and then runtimes claim every task.
+     * Submission already claimed, if the store can: a runtime with room then starts a task submitted
+     * through its own client without a claim, one commit instead of two before the step runs. Empty
+     * by default: runtimes then claim every task.
      */
-    default boolean claimsAtSubmit() {
-        return false;
-    }
-
-    /**
-     * Inserts a task as {@link #submit} does, on its own transaction, and in the same transaction
-     * claims it for {@code instanceId} as {@link #claim} at {@code task.createdAt()} would: status
-     * {@code PROCESSING}, lease 1, attempt 1 at step 0, {@code completeBy} at
-     * {@code createdAt + firstStepTimeout}, and its STEP_STARTED event at {@code createdAt} (after
-     * the RECEIVED event; both go to the task's reply channel too). The claim is
-     * {@link ClaimedTask#atSubmit}. A task whose workflow and business key exist is neither written
-     * nor claimed; the result carries its id with {@code created == false}.
-     *
-     * <p>If the caller dies after the commit, the task is an expired claim like any other once
-     * {@code completeBy} passes, and a supervisor recovers it.
-     *
-     * @param instanceId the runtime that holds the task once this returns with {@code created}
-     * @return as {@link #submit}; when {@code created}, the task is claimed
-     * @throws UnsupportedOperationException if {@link #claimsAtSubmit} is false
-     */
-    default SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
-        throw new UnsupportedOperationException(getClass().getName() + " does not claim at submit"
-                + " (claimsAtSubmit() is false); submit and claim instead");
+    default Optional<ClaimedSubmits> claimedSubmits() {
+        return Optional.empty();
     }
 
     /**
@@ -157,48 +139,6 @@ public interface StateStore extends AutoCloseable {
     List<WriteOutcome> write(List<Transition> transitions, Instant now);
 
     /**
-     * Writes {@code awaiting}, the transition that makes a claimed task (PROCESSING, its step's
-     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitReply()}):
-     * fenced like {@link #write}; the claim is released to the pseudo-holder
-     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a reply
-     * to the same task, step ({@link Transition#fromStep()}) and lease was kept before
-     * ({@link #acceptReply} answered {@link ReplyWrite.Kind#KEPT}), the store writes
-     * {@code ifReplied.apply(reply)} instead, in the same transaction, with the same fencing
-     * (a holder transition under the same claim). {@code ifReplied} is pure and cheap; it may be
-     * called while the store holds the task's row locked.
-     *
-     * @return the outcome, the kept reply if one was applied, and the transition it is about
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
-     */
-    default AwaitWrite awaitReply(Transition awaiting, java.util.function.Function<StepReply, Transition> ifReplied,
-            Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
-    }
-
-    /**
-     * Records a reply to an awaiting step, atomically: under the task's row lock, a reply already
-     * kept for the same task, step and lease answers {@link ReplyWrite.Kind#DUPLICATE}; a task that
-     * is absent {@code NOT_FOUND}; at another lease or step, or in a state other than
-     * {@code AWAITING_REPLY} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
-     * {@code now}, {@code LATE}. A {@code PROCESSING} task (its request is still being sent) keeps
-     * the reply ({@code KEPT}) for {@link #awaitReply}. An {@code AWAITING_REPLY} task gets
-     * {@code decide.apply(target)} written as {@link #write} would (events and outbox included) and
-     * the reply kept, in one transaction ({@code APPLIED}); a transition the store cannot write
-     * leaves nothing written ({@code STALE} or {@code REFUSED}). Nothing else is ever written.
-     *
-     * @param reply the reply, naming the attempt it answers
-     * @param decide the transition to write for the task as read; pure and cheap
-     * @param now the store's time, compared with {@code completeBy}
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if the store does not support replies to awaiting steps
-     */
-    default ReplyWrite acceptReply(StepReply reply, java.util.function.Function<ReplyTarget, Transition> decide,
-            Instant now) {
-        throw new UnsupportedOperationException(this + " does not support steps that await a reply");
-    }
-
-    /**
      * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Tasks that
      * await a reply are locked by {@link Transition#AWAITING_REPLY_HOLDER}, so the same scan finds
      * those whose deadline passed. Must not read unexpired or unlocked rows.
@@ -215,53 +155,6 @@ public interface StateStore extends AutoCloseable {
 
     /** Gives up the supervisor lease if {@code instanceId} holds it. */
     void releaseSupervisorLease(String instanceId);
-
-    /**
-     * Records that {@code instanceId} can run {@code runnable} until {@code now + ttl}, replacing
-     * what it advertised before. Runtimes renew it on the supervisor interval, so the supervisor
-     * knows which workflow versions some live runtime claims ({@link #runnableByLiveNodes}).
-     *
-     * @param runnable the workflow versions the runtime has registered (empty withdraws them)
-     * @throws NullPointerException if an argument is null
-     */
-    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl);
-
-    /** The workflow versions some runtime advertised and whose advertisement has not expired at {@code now}. */
-    Set<WorkflowVersion> runnableByLiveNodes(Instant now);
-
-    /**
-     * Unclaimed {@code PENDING} tasks due at or before {@code dueBefore}, counted per workflow
-     * version, at most {@code limit} versions (those due longest first). Reads only due rows
-     * through the claim's index; the supervisor calls it rarely.
-     */
-    List<DueBacklog> dueBacklog(Instant dueBefore, int limit);
-
-    /**
-     * Parks up to {@code limit} unclaimed {@code PENDING} tasks of {@code version} due at or before
-     * {@code dueBefore}: each becomes {@link TaskStatus#PARKED} with {@code reason} as its last error,
-     * keeps its step, attempts and due time, and gets a {@link TaskEvent.Type#PARKED} event (message
-     * {@code reason}, time {@code now}) in the same transaction. Each row is changed only if it is
-     * still unclaimed and {@code PENDING} when written (a task claimed meanwhile is never touched),
-     * and nothing is parked while an advertisement of {@code version} is live at {@code now}
-     * ({@link #advertise}), checked in the same transaction. Reads only due rows through an index.
-     *
-     * @return the PARKED events recorded, one per parked task
-     * @throws NullPointerException if an argument is null
-     */
-    List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit);
-
-    /**
-     * Makes up to {@code limit} {@link TaskStatus#PARKED} tasks of the given versions
-     * {@code PENDING} again, due at {@code now} (step, attempts and failure count unchanged), each
-     * with an {@link TaskEvent.Type#UNPARKED} event (message {@code message}) in the same transaction.
-     * A task that left {@code PARKED} meanwhile is not touched. Reads only parked rows of those
-     * versions through an index.
-     *
-     * @param versions the workflow versions some live runtime can run
-     * @return the UNPARKED events recorded, one per task
-     * @throws NullPointerException if an argument is null
-     */
-    List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit);
 
     /** The task and its recorded step rows (steps never started are absent). */
     Optional<TaskInfo> find(TaskId taskId);
@@ -320,7 +213,7 @@ public interface StateStore extends AutoCloseable {
      * cancel does not wait for the agent), as does an unclaimed {@code PENDING} task due after
      * {@code now} (waiting for its submit delay or its retry time: its cancel does not wait for it). An {@code AWAITING_REPLY} task is released (no holder, no
      * deadline) and becomes {@code PENDING}, due at {@code now}: a scheduler compensates it, its
-     * awaiting step included (the request was sent), and a later reply finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
+     * awaiting step included (the request was sent), and a later completion finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is
      * compensated too. A {@code PARKED} task stays parked: it is cancelled once a runtime that can
      * run it claims it. Atomic with every {@link #write}: a transition that yields to a cancel
@@ -366,11 +259,11 @@ public interface StateStore extends AutoCloseable {
     }
 
     /**
-     * The store's reply-channel outbox, if it keeps one: then every event of a task submitted with a
-     * reply channel is also written there, in the same transaction. Empty if the store keeps none
-     * (tasks with a reply channel are then refused at submit).
+     * The store's status outbox, if it keeps one: then every event of a task submitted with a
+     * status channel is also written there, in the same transaction. Empty if the store keeps none
+     * (tasks with a status channel are then refused at submit).
      */
-    default Optional<ReplyOutbox> replyOutbox() {
+    default Optional<StatusOutbox> statusOutbox() {
         return Optional.empty();
     }
 
@@ -396,73 +289,34 @@ public interface StateStore extends AutoCloseable {
         return Optional.empty();
     }
 
-    // ------------------------------------------------------------------ agent flow control
-
     /**
-     * True if this store keeps the shared flow-control state of agents ({@link #changeGate},
-     * {@link #renewPermits}, {@link #wakeWaiting}, {@link #gates}). A runtime whose agents have a
-     * {@link dev.sas.core.FlowControl} refuses to build on a store without it.
+     * Which workflow versions live runtimes run, and the tasks of versions none runs, if the store
+     * keeps them: runtimes then advertise what they run and the active supervisor parks tasks no
+     * live runtime can run and unparks them once one can. Empty if it keeps none: nothing is
+     * advertised or parked, and such tasks wait until a runtime that runs them claims them.
      */
-    default boolean supportsFlowControl() {
-        return false;
+    default Optional<DeploymentStore> deployments() {
+        return Optional.empty();
     }
 
     /**
-     * Reads and changes the flow-control state of one gate (one endpoint of one agent) atomically
-     * for every runtime on the store. The store locks the gate (creating it as
-     * {@link GateState#initial} if it was never written), drops its permits that expired at or
-     * before {@code now}, counts the live ones, hands that view to {@code decide}, and writes what
-     * {@code decide} returned — the new state, a permit taken, a permit given back — in the same
-     * transaction. Two changes of one gate never interleave, so a limit checked in {@code decide}
-     * holds across the cluster. The store decides nothing itself; {@code decide} must be a pure,
-     * quick function of its view (it runs while the gate is locked, and runs again if the store
-     * retries a transaction the database aborted).
-     *
-     * @param gate the gate's name ({@code <agent>/<endpoint>}, at most 255 characters)
-     * @param now the store's time
-     * @return the result of the change that was written
-     * @throws NullPointerException if an argument is null or {@code decide} returns null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     * The completions of steps that await one ({@code StepBuilder.awaitCompletion}), if the store
+     * keeps them. Empty if it keeps none: a step whose request was sent cannot be recorded as
+     * awaiting (the runtime counts an internal error and the supervisor times the step out), and
+     * completing one throws {@link UnsupportedOperationException}.
      */
-    default <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    default Optional<StepCompletionStore> stepCompletions() {
+        return Optional.empty();
     }
 
     /**
-     * Extends the lease of the given permits to {@code expiresAt}. A permit that was given back,
-     * or had expired at {@code now} (another runtime may already count it as free), is not renewed.
-     *
-     * @return how many permits were renewed
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
+     * The agents' shared flow control, if the store keeps it: gates, permits and waking the tasks
+     * that wait for them. Empty if the store keeps none: a runtime whose agents have a
+     * {@link dev.sas.core.FlowControl} with limits then refuses to build, and the operator calls on
+     * agents throw {@link UnsupportedOperationException}.
      */
-    default int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
-    }
-
-    /**
-     * Makes up to {@code limit} unclaimed {@link TaskStatus#WAITING} tasks at one of {@code steps}
-     * that are not due yet due now, highest priority first, then the one due first; each becomes due
-     * at its submission time, so that among tasks of one priority it is claimed before those
-     * submitted after it. Writes no event (the task stays WAITING). A runtime calls it when a permit
-     * comes free or a breaker closes, so waiting tasks go on at once instead of polling. Reads only
-     * WAITING rows through the claim's index.
-     *
-     * @return how many tasks were made due
-     * @throws NullPointerException if an argument is null
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
-    }
-
-    /**
-     * Every gate written so far, with its permits live at {@code now} counted, ordered by name.
-     *
-     * @throws UnsupportedOperationException if {@link #supportsFlowControl()} is false
-     */
-    default List<GateView> gates(Instant now) {
-        throw new UnsupportedOperationException(this + " does not support agent flow control");
+    default Optional<FlowControlStore> flowControl() {
+        return Optional.empty();
     }
 
     /** Releases resources the store owns (not a host's data source). Idempotent. */

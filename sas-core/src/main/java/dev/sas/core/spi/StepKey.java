@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * One step of one workflow version: where a task stands. Names the tasks that wait for an agent
- * ({@link StateStore#wakeWaiting}): those at a step that calls it. Immutable.
+ * ({@link FlowControlStore#wakeWaiting}): those at a step that calls it. Immutable.
  *
  * @param workflow the workflow's name
  * @param workflowVersion its version

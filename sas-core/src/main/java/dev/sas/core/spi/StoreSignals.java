@@ -5,7 +5,7 @@ import java.util.function.Consumer;
 
 /**
  * Wake-up hints a {@link StateStore} pushes from the transactions of every node (PostgreSQL
- * {@code LISTEN/NOTIFY}): work became due, a task finished, a reply channel has messages. A hint is
+ * {@code LISTEN/NOTIFY}): work became due, a task finished, a status channel has messages. A hint is
  * sent with the commit of the transaction it is about and never before; hints can be lost (the
  * listening connection was down), so callers keep polling, only less often. Thread-safe.
  */
@@ -20,8 +20,8 @@ public interface StoreSignals {
         TASKS_DUE,
         /** A task {@linkplain #watch watched} reached a terminal state; the payload is its id. */
         TASK_FINISHED,
-        /** A reply channel has new messages; the payload is the channel's name. */
-        REPLIES
+        /** A status channel has new messages (status updates); the payload is the channel's name. */
+        STATUS_UPDATES
     }
 
     /**

@@ -102,7 +102,7 @@ public final class TaskDecisions {
     }
 
     /**
-     * {@link StateStore#park}: an unclaimed {@code PENDING} task becomes {@code PARKED} with
+     * {@link DeploymentStore#park}: an unclaimed {@code PENDING} task becomes {@code PARKED} with
      * {@code reason} as its last error, its step, attempts and due time kept. (Which tasks are due
      * and whether a live runtime can run them is the store's read.)
      *
@@ -118,7 +118,7 @@ public final class TaskDecisions {
     }
 
     /**
-     * {@link StateStore#unpark}: a {@code PARKED} task becomes {@code PENDING}, due at {@code now}.
+     * {@link DeploymentStore#unpark}: a {@code PARKED} task becomes {@code PENDING}, due at {@code now}.
      *
      * @return the change, or empty if the task left {@code PARKED}
      * @throws NullPointerException if an argument is null
@@ -132,7 +132,7 @@ public final class TaskDecisions {
     }
 
     /**
-     * {@link StateStore#wakeWaiting}: an unclaimed {@code WAITING} task not yet due becomes due at
+     * {@link FlowControlStore#wakeWaiting}: an unclaimed {@code WAITING} task not yet due becomes due at
      * its submission time (or {@code now}, if that is earlier), so it is claimed before the tasks of
      * its priority submitted after it.
      *

@@ -52,10 +52,10 @@ import java.util.Objects;
  * @param events events to append, in order
  * @param id this transition's identity (never 0), drawn at random by the builders: a replay
  *     carries the same id, a transition computed again (even with the same content) another one
- * @param replyTo the task's reply channel, or null: the store also writes the events to this
- *     channel's outbox ({@link ReplyOutbox}). {@link #holder(ClaimedTask)} and
+ * @param statusChannel the task's status channel, or null: the store also writes the events to this
+ *     channel's outbox ({@link StatusOutbox}). {@link #holder(ClaimedTask)} and
  *     {@link #expired(ExpiredTask)} take it from the claim; a runtime stamps it on every
- *     transition it writes ({@link #withReplyTo})
+ *     transition it writes ({@link #withStatusChannel})
  */
 public record Transition(
         TaskId taskId,
@@ -76,11 +76,11 @@ public record Transition(
         StepUpdate step,
         List<TaskEvent> events,
         long id,
-        String replyTo) {
+        String statusChannel) {
 
     /**
      * The {@code lockedBy} of a task that awaits a reply ({@link TaskStatus#AWAITING_REPLY}): no
-     * runtime holds it, but its lease and deadline stay in force, so the reply is fenced by them and
+     * runtime holds it, but its lease and deadline stay in force, so the completion is fenced by them and
      * the supervisor's expired scan finds it when its deadline passes, through the same index.
      */
     public static final String AWAITING_REPLY_HOLDER = "sas:awaiting-reply";
@@ -108,7 +108,7 @@ public record Transition(
         events = List.copyOf(events);
         if (keepLock && status == TaskStatus.AWAITING_REPLY) {
             throw new IllegalArgumentException("a transition to AWAITING_REPLY releases the claim; use"
-                    + " Builder.awaitReply()");
+                    + " Builder.awaitCompletion()");
         }
         if (keepLock && status.isTerminal()) {
             throw new IllegalArgumentException("a terminal transition cannot keep the lock: " + status);
@@ -116,13 +116,13 @@ public record Transition(
     }
 
     /**
-     * This transition with {@code replyTo} as the task's reply channel: the same id, so a replay
+     * This transition with {@code statusChannel} as the task's status channel: the same id, so a replay
      * stays a replay.
      */
-    public Transition withReplyTo(String replyTo) {
-        return Objects.equals(replyTo, this.replyTo) ? this : new Transition(taskId, lease, fromStatus,
+    public Transition withStatusChannel(String statusChannel) {
+        return Objects.equals(statusChannel, this.statusChannel) ? this : new Transition(taskId, lease, fromStatus,
                 fromStep, guard, unlessCancelRequested, status, keepLock, currentStep, currentStepName, attempt,
-                failureCount, stepTimeout, nextAttemptAt, lastError, step, events, id, replyTo);
+                failureCount, stepTimeout, nextAttemptAt, lastError, step, events, id, statusChannel);
     }
 
     /**
@@ -145,7 +145,7 @@ public record Transition(
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder holder(ClaimedTask claim) {
-        return holder(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).replyTo(claim.replyTo());
+        return holder(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).statusChannel(claim.statusChannel());
     }
 
     /**
@@ -168,7 +168,7 @@ public record Transition(
      * @throws NullPointerException if {@code claim} is null
      */
     public static Builder expired(ExpiredTask claim) {
-        return expired(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).replyTo(claim.replyTo());
+        return expired(claim.taskId(), claim.lease(), claim.status(), claim.currentStep()).statusChannel(claim.statusChannel());
     }
 
     /**
@@ -191,7 +191,7 @@ public record Transition(
         private String lastError;
         private StepUpdate step;
         private List<TaskEvent> events = List.of();
-        private String replyTo;
+        private String statusChannel;
 
         private Builder(TaskId taskId, long lease, TaskStatus fromStatus, int fromStep, Guard guard) {
             this.taskId = Objects.requireNonNull(taskId, "taskId must not be null");
@@ -251,9 +251,9 @@ public record Transition(
             return this;
         }
 
-        /** The task's reply channel, or null (see {@link Transition#replyTo()}). */
-        public Builder replyTo(String replyTo) {
-            this.replyTo = replyTo;
+        /** The task's status channel, or null (see {@link Transition#statusChannel()}). */
+        public Builder statusChannel(String statusChannel) {
+            this.statusChannel = statusChannel;
             return this;
         }
 
@@ -293,7 +293,7 @@ public record Transition(
          *
          * @throws NullPointerException if no step was set with {@link #at}
          */
-        public Transition awaitReply() {
+        public Transition awaitCompletion() {
             return build(TaskStatus.AWAITING_REPLY, false, null);
         }
 
@@ -307,7 +307,7 @@ public record Transition(
             Objects.requireNonNull(dueAt, "dueAt must not be null");
             if (status.isTerminal() || status == TaskStatus.AWAITING_REPLY) {
                 throw new IllegalArgumentException("a released task must be due again, but " + status
-                        + (status.isTerminal() ? " is terminal" : " is not due (use awaitReply())"));
+                        + (status.isTerminal() ? " is terminal" : " is not due (use awaitCompletion())"));
             }
             return build(status, false, dueAt);
         }
@@ -328,7 +328,7 @@ public record Transition(
         private Transition build(TaskStatus status, boolean keepLock, Instant nextAttemptAt) {
             return new Transition(taskId, lease, fromStatus, fromStep, guard, unlessCancelRequested, status, keepLock,
                     currentStep, currentStepName, attempt, failureCount, stepTimeout, nextAttemptAt, lastError, step,
-                    events, newId(), replyTo);
+                    events, newId(), statusChannel);
         }
     }
 

@@ -17,8 +17,8 @@ public interface VersionMoves {
      * state, holder), the store writes the decided change, the new version, current step (index,
      * name, step timeout), increments the lease (so that a write another party decided from the row
      * before the move, such as parking the old version's due tasks, is fenced off), gives each step row its new index and name (outputs and attempts kept),
-     * and records the {@link VersionMove#event} (also to the task's reply channel):
-     * {@code MOVED}. A claim (a running step, an awaited reply) is never moved under its holder.
+     * and records the {@link VersionMove#event} (also to the task's status channel):
+     * {@code MOVED}. A claim (a running step, an awaited completion) is never moved under its holder.
      *
      * @param now the store's time
      * @throws NullPointerException if an argument is null

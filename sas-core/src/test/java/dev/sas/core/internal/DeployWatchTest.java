@@ -6,7 +6,7 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.WorkflowVersion;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
@@ -31,8 +31,8 @@ class DeployWatchTest {
     private int parkable = 3;
     private int parkedVersionTasks = 0;
     private final List<Object[]> parkCalls = new ArrayList<>();
-    private final StateStore store = (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(),
-            new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+    private final DeploymentStore store = (DeploymentStore) Proxy.newProxyInstance(
+            DeploymentStore.class.getClassLoader(), new Class<?>[] {DeploymentStore.class}, (proxy, method, args) -> {
                 calls.add(method.getName());
                 switch (method.getName()) {
                     case "advertise":

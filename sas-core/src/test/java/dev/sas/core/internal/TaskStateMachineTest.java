@@ -36,7 +36,7 @@ import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
-import dev.sas.core.internal.TaskStateMachine.ReplyReceived;
+import dev.sas.core.internal.TaskStateMachine.CompletionReceived;
 import dev.sas.core.internal.TaskStateMachine.RequestSent;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.internal.TaskStateMachine.StepCompleted;
@@ -319,7 +319,7 @@ class TaskStateMachineTest {
                         expect(TaskStatus.COMPENSATING).released().at(1).attempt(1).failures(1).due(RETRY_AT)
                                 .events(WAITING).noStepRow().lastError(HELD)),
 
-                // a step that awaits a reply (awaitReply)
+                // a step that awaits a reply (awaitCompletion)
                 row("a request sent makes the task await its reply, released, keeping attempts and time-outs, unless a cancel came first",
                         processing(1).attempt(2).failures(1), new RequestSent(),
                         expect(TaskStatus.AWAITING_REPLY).released().at(1).attempt(2).failures(1)
@@ -330,21 +330,21 @@ class TaskStateMachineTest {
                                 .events(COMPENSATING, COMPENSATION_STARTED).noStepRow()
                                 .lastError("cancelled by an operator")),
                 row("a reply completing an awaiting middle step hands the next step to a scheduler, PENDING and due now",
-                        awaiting(1), new ReplyReceived(completed("approved")),
+                        awaiting(1), new CompletionReceived(completed("approved")),
                         expect(TaskStatus.PENDING).released().at(2).attempt(0).failures(0).due(NOW)
                                 .events(REPLY_RECEIVED, STEP_COMPLETED).stepRow(StepStatus.COMPLETED).yieldsToCancel()),
                 row("a reply completing the awaiting last step ends the task PROCESSED",
-                        awaiting(3), new ReplyReceived(completed("approved")),
+                        awaiting(3), new CompletionReceived(completed("approved")),
                         expect(TaskStatus.PROCESSED).released().at(3).attempt(1).failures(0)
                                 .events(REPLY_RECEIVED, STEP_COMPLETED, PROCESSED).stepRow(StepStatus.COMPLETED)
                                 .yieldsToCancel()),
                 row("a reply reporting a retryable failure releases the task PENDING after the backoff",
-                        awaiting(1), new ReplyReceived(failed(new IllegalStateException("mail bounced"))),
+                        awaiting(1), new CompletionReceived(failed(new IllegalStateException("mail bounced"))),
                         expect(TaskStatus.PENDING).released().at(1).attempt(1).failures(0).due(NOW.plus(BACKOFF))
                                 .events(REPLY_RECEIVED, STEP_RETRYING).stepRow(StepStatus.PENDING)
                                 .lastError("IllegalStateException: mail bounced").retry().yieldsToCancel()),
                 row("a reply reporting a failure for good hands the compensation to a scheduler, COMPENSATING and due now",
-                        awaiting(1), new ReplyReceived(failed(new NonRetryableException("rejected"))),
+                        awaiting(1), new CompletionReceived(failed(new NonRetryableException("rejected"))),
                         expect(TaskStatus.COMPENSATING).released().at(0).attempt(0).failures(0).due(NOW)
                                 .events(REPLY_RECEIVED, STEP_FAILED, COMPENSATING).stepRow(StepStatus.FAILED)
                                 .lastError("NonRetryableException: rejected").yieldsToCancel()),
@@ -631,7 +631,7 @@ class TaskStateMachineTest {
                     second.fromStep(), second.guard(), second.unlessCancelRequested(), second.status(),
                     second.keepLock(), second.currentStep(), second.currentStepName(), second.attempt(),
                     second.failureCount(), second.stepTimeout(), second.nextAttemptAt(), second.lastError(),
-                    second.step(), second.events(), first.id(), second.replyTo());
+                    second.step(), second.events(), first.id(), second.statusChannel());
             assertThat(secondWithFirstId).isEqualTo(first);
         }
 

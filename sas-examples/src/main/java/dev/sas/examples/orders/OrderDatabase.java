@@ -69,7 +69,7 @@ public final class OrderDatabase {
      * @return the task's id
      * @throws SQLException if the database refused; nothing was placed
      */
-    public TaskId place(SasRuntime sas, Workflow<Order> workflow, Order order, String replyTo) throws SQLException {
+    public TaskId place(SasRuntime sas, Workflow<Order> workflow, Order order, String statusChannel) throws SQLException {
         TaskId taskId;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
@@ -89,7 +89,7 @@ public final class OrderDatabase {
                     ps.executeUpdate();
                 }
                 taskId = sas.client().submit(workflow, order.orderId(), order,
-                        SubmitOptions.builder().statusChannel(replyTo).transaction(c).build()).id();
+                        SubmitOptions.builder().statusChannel(statusChannel).transaction(c).build()).id();
                 try (PreparedStatement ps = c.prepareStatement("UPDATE orders SET task_id = ? WHERE order_id = ?")) {
                     ps.setString(1, taskId.value());
                     ps.setString(2, order.orderId());

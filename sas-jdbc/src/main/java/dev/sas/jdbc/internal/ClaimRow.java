@@ -22,7 +22,7 @@ record ClaimRow(
         long nextAttemptAt,
         boolean cancelRequested,
         String input,
-        String replyTo,
+        String statusChannel,
         long createdAt,
         String traceContext) {
 

@@ -22,7 +22,7 @@ import org.jdbi.v3.core.statement.Query;
 
 /**
  * The claim: the dialect's locking statement(s), which leave the start events pending in the task
- * rows (see {@link EventRows}), their copies in reply channels' outboxes where the dialect does not
+ * rows (see {@link EventRows}), their copies in status channels' outboxes where the dialect does not
  * write them itself, and the outputs of the steps a claimed task already completed (and the steps it skipped). Jdbi, because
  * {@link Dialect#claim} is written against a Jdbi handle. Thread-safe.
  */
@@ -51,7 +51,7 @@ final class Claims {
                 .toList();
         long nowMs = now.toEpochMilli();
         return db.run("claim by " + instanceId, null, () -> {
-            if (db.dialect().claimRecordsReplies() && !EventRows.claimWritesStarts()) {
+            if (db.dialect().claimRecordsStatusUpdates() && !EventRows.claimWritesStarts()) {
                 // one statement claims and records the replies' start events: no transaction round trips
                 // needed, and the outputs of tasks this instance now holds cannot change under it
                 return db.jdbi().withHandle(h -> claimIn(h, instanceId, limit, nowMs, versions));
@@ -88,10 +88,10 @@ final class Claims {
         }
         rows.sort(ClaimRow.ORDER);
         // the start events stay pending in the task rows (unless the claim writes them); only a
-        // reply channel hears of them now
+        // status channel hears of them now
         List<TaskEvent> replies = new ArrayList<>();
         List<TaskEvent> written = new ArrayList<>();
-        Map<TaskId, String> replyTo = new HashMap<>();
+        Map<TaskId, String> statusChannel = new HashMap<>();
         for (ClaimRow r : rows) {
             TaskId id = TaskId.of(r.taskId());
             // a task whose cancel was requested is not started by its claim ({@link Dialect#claimedStart})
@@ -103,8 +103,8 @@ final class Claims {
                 written.add(start);
             }
             pendingStarts.claimed(r.taskId(), r.lease(), writeNow ? null : start);
-            if (start != null && r.replyTo() != null && !db.dialect().claimRecordsReplies()) {
-                replyTo.put(id, r.replyTo());
+            if (start != null && r.statusChannel() != null && !db.dialect().claimRecordsStatusUpdates()) {
+                statusChannel.put(id, r.statusChannel());
                 replies.add(start);
             }
         }
@@ -113,7 +113,7 @@ final class Claims {
                     c -> EventRows.insert(c, db.t(), written, db.dialect().bindsArrays()));
         }
         if (!replies.isEmpty()) {
-            db.recordReplies(h, replies, replyTo);
+            db.recordStatusUpdates(h, replies, statusChannel);
         }
         Map<String, StepsSoFar> steps = loadSteps(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());

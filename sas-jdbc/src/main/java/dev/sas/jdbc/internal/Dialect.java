@@ -173,12 +173,12 @@ public interface Dialect {
     List<ClaimRow> claim(Handle h, Tables t, String instanceId, int limit, long now, List<WorkflowVersion> runnable);
 
     /**
-     * True if {@link #claim} already inserted the start events of tasks with a reply channel into
+     * True if {@link #claim} already inserted the start events of tasks with a status channel into
      * their outbox (PostgreSQL does it in one statement). No dialect's claim writes event rows: it
      * leaves its start events pending in the task row, or {@link Claims} writes them (see
      * {@link EventRows#claimSetsPendingStart}).
      */
-    boolean claimRecordsReplies();
+    boolean claimRecordsStatusUpdates();
 
     /**
      * Upserts {@code rows} step results (of different tasks) in one statement, 9 parameters per

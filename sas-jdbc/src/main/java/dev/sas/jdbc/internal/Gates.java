@@ -1,6 +1,7 @@
 package dev.sas.jdbc.internal;
 
 import dev.sas.core.CircuitBreaker;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.GateChange;
 import dev.sas.core.spi.GateState;
 import dev.sas.core.spi.GateView;
@@ -27,9 +28,10 @@ import org.jdbi.v3.core.statement.Update;
  * The agent gates and their permits: a gate row locked ({@code SELECT … FOR UPDATE}) for each
  * change, so two changes of one gate never interleave on any database, and permit rows inserted and
  * deleted under that lock. The store only applies what the runtime's decision returns. Jdbi (a few
- * small statements per change). Thread-safe.
+ * small statements per change). Tables {@code agent_gate} and {@code agent_permit} (schema V7).
+ * Thread-safe.
  */
-final class Gates {
+final class Gates implements FlowControlStore {
 
     /** Tries of a change the database chose as a deadlock victim (it was rolled back, so it is safe to run again). */
     private static final int ATTEMPTS = 3;
@@ -45,8 +47,17 @@ final class Gates {
         this.db = db;
     }
 
-    /** See {@code StateStore.changeGate}. */
-    <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
+     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
+     * run again, {@code decide} included.
+     *
+     * @throws dev.sas.core.StateStoreException if the database fails; then nothing was written
+     */
+    @Override
+    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
         Objects.requireNonNull(gate, "gate must not be null");
         Objects.requireNonNull(now, "now must not be null");
         Objects.requireNonNull(decide, "decide must not be null");
@@ -175,8 +186,9 @@ final class Gates {
         return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
     }
 
-    /** See {@code StateStore.renewPermits}. */
-    int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
         Objects.requireNonNull(permitIds, "permitIds must not be null");
         Objects.requireNonNull(now, "now must not be null");
         Objects.requireNonNull(expiresAt, "expiresAt must not be null");
@@ -198,8 +210,15 @@ final class Gates {
         }));
     }
 
-    /** See {@code StateStore.wakeWaiting}: candidates through the claim's index, each decided and written fenced. */
-    int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Candidates through the claim's index, each decided and written fenced.
+     *
+     * @throws dev.sas.core.StateStoreException if the database fails
+     */
+    @Override
+    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
         Objects.requireNonNull(steps, "steps must not be null");
         Objects.requireNonNull(now, "now must not be null");
         if (steps.isEmpty() || limit <= 0) {
@@ -228,8 +247,9 @@ final class Gates {
         }));
     }
 
-    /** See {@code StateStore.gates}. */
-    List<GateView> gates(Instant now) {
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public List<GateView> gates(Instant now) {
         Objects.requireNonNull(now, "now must not be null");
         return db.run("gates", null, () -> db.jdbi().withHandle(h -> {
             Map<String, int[]> counts = new HashMap<>();

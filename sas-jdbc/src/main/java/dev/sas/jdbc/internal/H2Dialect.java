@@ -122,7 +122,7 @@ final class H2Dialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsReplies() {
+    public boolean claimRecordsStatusUpdates() {
         return false;
     }
 

@@ -6,17 +6,16 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
-import dev.sas.core.spi.DueBacklog;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.ExpiredTask;
-import dev.sas.core.spi.GateChange;
-import dev.sas.core.spi.GateView;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.RecordedEvent;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StoreSignals;
 import dev.sas.core.spi.StateStore;
-import dev.sas.core.spi.StepKey;
+import dev.sas.core.spi.StepCompletionStore;
 import dev.sas.core.spi.SubmitResult;
 import dev.sas.core.spi.Transition;
 import dev.sas.core.spi.WorkflowVersion;
@@ -24,13 +23,10 @@ import dev.sas.core.spi.WriteOutcome;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.spi.JdbiPlugin;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -64,10 +60,9 @@ public class JdbcStore implements StateStore {
     private final ReadQueries reads;
     private final OperatorActions operator;
     private final Retention retention;
-    private final Parking parking;
-    private final Replies replies;
+    private final JdbcStatusOutbox statusOutbox;
     private final PgSignals signals;
-    private final StepReplies stepReplies;
+    private final StepCompletionRows stepCompletions;
     private final Gates gates;
     private final JdbcSchedules schedules;
     private final VersionMoveWriter moves;
@@ -90,16 +85,15 @@ public class JdbcStore implements StateStore {
         this.submits = new Submits(db, pendingStarts);
         this.claims = new Claims(db, pendingStarts);
         this.renewals = new DeadlineRenewals(db);
-        this.runtimeWorkflows = new RuntimeWorkflows(db);
+        this.runtimeWorkflows = new RuntimeWorkflows(db, new Parking(db));
         this.writer = new TransitionWriter(db, pendingStarts);
-        this.stepReplies = new StepReplies(db, writer);
+        this.stepCompletions = new StepCompletionRows(db, writer);
         this.supervisor = new SupervisorQueries(db);
         this.reads = new ReadQueries(db);
         this.operator = new OperatorActions(db);
         this.retention = new Retention(db);
-        this.parking = new Parking(db);
         this.gates = new Gates(db);
-        this.replies = new Replies(db);
+        this.statusOutbox = new JdbcStatusOutbox(db);
         this.schedules = new JdbcSchedules(db);
         this.moves = new VersionMoveWriter(db);
         this.signals = dialect.signals(db);
@@ -112,8 +106,38 @@ public class JdbcStore implements StateStore {
      * {@code <prefix>reply_channel} (registered channels, their consumer's lease and position).
      */
     @Override
-    public Optional<ReplyOutbox> replyOutbox() {
-        return Optional.of(replies);
+    public Optional<StatusOutbox> statusOutbox() {
+        return Optional.of(statusOutbox);
+    }
+
+    /** {@inheritDoc} Table {@code <prefix>schedule} (schema V16). */
+    @Override
+    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
+        return Optional.of(schedules);
+    }
+
+    /** {@inheritDoc} Table {@code <prefix>runtime_workflow} holds the advertisements. */
+    @Override
+    public Optional<DeploymentStore> deployments() {
+        return Optional.of(runtimeWorkflows);
+    }
+
+    /** {@inheritDoc} Completions are kept in table {@code <prefix>step_reply} until their task is purged. */
+    @Override
+    public Optional<StepCompletionStore> stepCompletions() {
+        return Optional.of(stepCompletions);
+    }
+
+    /** {@inheritDoc} Under the task's row lock, with its step rows re-indexed in the same transaction. */
+    @Override
+    public Optional<dev.sas.core.spi.VersionMoves> versionMoves() {
+        return Optional.of(moves);
+    }
+
+    /** {@inheritDoc} Tables {@code <prefix>agent_gate} and {@code <prefix>agent_permit} (schema V7). */
+    @Override
+    public Optional<FlowControlStore> flowControl() {
+        return Optional.of(gates);
     }
 
     /**
@@ -124,17 +148,6 @@ public class JdbcStore implements StateStore {
      * messages; from the first subscription on, the store holds one connection of its pool to listen
      * (thread {@code sas-pg-listen}). Empty on H2 and MariaDB.
      */
-    @Override
-    public Optional<dev.sas.core.spi.ScheduleStore> schedules() {
-        return Optional.of(schedules);
-    }
-
-    /** {@inheritDoc} Under the task's row lock, with its step rows re-indexed in the same transaction. */
-    @Override
-    public Optional<dev.sas.core.spi.VersionMoves> versionMoves() {
-        return Optional.of(moves);
-    }
-
     @Override
     public Optional<StoreSignals> signals() {
         return Optional.ofNullable(signals);
@@ -214,15 +227,10 @@ public class JdbcStore implements StateStore {
         return submits.submitAll(tasks, received, transaction);
     }
 
-    /** True: {@link #submitClaimed} inserts a task already claimed, in the submit's one transaction. */
+    /** {@inheritDoc} The task is inserted already claimed, in the submit's one transaction. */
     @Override
-    public boolean claimsAtSubmit() {
-        return true;
-    }
-
-    @Override
-    public SubmitResult submitClaimed(NewTask task, TaskEvent received, String instanceId) {
-        return submits.submitClaimed(task, received, instanceId);
+    public Optional<ClaimedSubmits> claimedSubmits() {
+        return Optional.of(submits::submitClaimed);
     }
 
     /**
@@ -258,33 +266,6 @@ public class JdbcStore implements StateStore {
         return writer.write(transitions, now);
     }
 
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first.
-     */
-    @Override
-    public dev.sas.core.spi.AwaitWrite awaitReply(Transition awaiting,
-            Function<dev.sas.core.spi.StepReply, Transition> ifReplied, Instant now) {
-        Objects.requireNonNull(awaiting, "awaiting must not be null");
-        Objects.requireNonNull(ifReplied, "ifReplied must not be null");
-        return stepReplies.awaitReply(awaiting, ifReplied, now);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction that locks the task's row first; the reply is kept in the
-     * {@code <prefix>step_reply} table until the task is purged.
-     */
-    @Override
-    public dev.sas.core.spi.ReplyWrite acceptReply(dev.sas.core.spi.StepReply reply,
-            Function<dev.sas.core.spi.ReplyTarget, Transition> decide, Instant now) {
-        Objects.requireNonNull(reply, "reply must not be null");
-        Objects.requireNonNull(decide, "decide must not be null");
-        return stepReplies.acceptReply(reply, decide, now);
-    }
-
     /** @throws StateStoreException if the database fails */
     @Override
     public List<ExpiredTask> findExpired(Instant now, int limit) {
@@ -301,32 +282,6 @@ public class JdbcStore implements StateStore {
     @Override
     public void releaseSupervisorLease(String instanceId) {
         supervisor.releaseSupervisorLease(instanceId);
-    }
-
-    @Override
-    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
-        runtimeWorkflows.advertise(instanceId, runnable, now, ttl);
-    }
-
-    @Override
-    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
-        return runtimeWorkflows.runnableByLiveNodes(now);
-    }
-
-    @Override
-    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
-        return runtimeWorkflows.dueBacklog(dueBefore, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
-            int limit) {
-        return parking.park(version, dueBefore, now, reason, limit);
-    }
-
-    @Override
-    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
-        return parking.unpark(versions, now, message, limit);
     }
 
     /** @throws StateStoreException if the database fails */
@@ -393,43 +348,5 @@ public class JdbcStore implements StateStore {
     @Override
     public int purge(Instant finishedBefore, int limit) {
         return retention.purge(finishedBefore, limit);
-    }
-
-    /** True: agent gates and permits live in the {@code agent_gate} and {@code agent_permit} tables (schema V7). */
-    @Override
-    public boolean supportsFlowControl() {
-        return true;
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>The gate's row is locked with {@code SELECT … FOR UPDATE} for the change (created first, in
-     * a transaction of its own, if it has none); a change the database aborts as a deadlock victim is
-     * run again, {@code decide} included.
-     *
-     * @throws StateStoreException if the database fails; then nothing was written
-     */
-    @Override
-    public <T> T changeGate(String gate, Instant now, Function<GateView, GateChange<T>> decide) {
-        return gates.changeGate(gate, now, decide);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public int renewPermits(Collection<String> permitIds, Instant now, Instant expiresAt) {
-        return gates.renewPermits(permitIds, now, expiresAt);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public int wakeWaiting(Set<StepKey> steps, Instant now, int limit) {
-        return gates.wakeWaiting(steps, now, limit);
-    }
-
-    /** @throws StateStoreException if the database fails */
-    @Override
-    public List<GateView> gates(Instant now) {
-        return gates.gates(now);
     }
 }

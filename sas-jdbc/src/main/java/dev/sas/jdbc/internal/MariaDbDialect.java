@@ -106,7 +106,7 @@ final class MariaDbDialect implements Dialect {
                             dev.sas.core.spi.TaskDecisions.claimed(r.status()),
                             r.priority(), r.lease() + 1, r.currentStep(), r.currentStepName(), r.attempt() + 1,
                             r.failureCount(), now + timeout, r.nextAttemptAt(), r.cancelRequested(), r.input(),
-                            r.replyTo(), r.createdAt(), r.traceContext());
+                            r.statusChannel(), r.createdAt(), r.traceContext());
                 })
                 .list();
     }
@@ -131,7 +131,7 @@ final class MariaDbDialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsReplies() {
+    public boolean claimRecordsStatusUpdates() {
         return false;
     }
 

@@ -35,7 +35,7 @@ final class OperatorActions {
     }
 
     /** A locked row with what a decision and the event need. */
-    private record Locked(TaskChanges.Read read, String replyTo, TaskEvent pendingStart) {
+    private record Locked(TaskChanges.Read read, String statusChannel, TaskEvent pendingStart) {
     }
 
     /**
@@ -65,10 +65,10 @@ final class OperatorActions {
             if (!changed[0]) {
                 return false;
             }
-            String replyTo = row.get().replyTo();
+            String statusChannel = row.get().statusChannel();
             db.onConnection(h, operation + " recording its event",
                     c -> EventRows.insertAfter(c, db.t(), row.get().pendingStart(), List.of(event)));
-            db.recordReplies(h, List.of(event), replyTo == null ? Map.of() : Map.of(taskId, replyTo));
+            db.recordStatusUpdates(h, List.of(event), statusChannel == null ? Map.of() : Map.of(taskId, statusChannel));
             return true;
         }));
     }

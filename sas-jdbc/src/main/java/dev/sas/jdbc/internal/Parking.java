@@ -40,14 +40,14 @@ final class Parking {
 
     /** A row read as a candidate. */
     private record Candidate(TaskChanges.Read read, String businessKey, String workflow, int step, String stepName,
-            String replyTo) {
+            String statusChannel) {
 
         String taskId() {
             return read.taskId();
         }
     }
 
-    /** See {@code StateStore.park}. */
+    /** See {@code DeploymentStore.park}. */
     List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason, int limit) {
         Objects.requireNonNull(version, "version must not be null");
         Objects.requireNonNull(dueBefore, "dueBefore must not be null");
@@ -71,7 +71,7 @@ final class Parking {
         }));
     }
 
-    /** See {@code StateStore.unpark}. */
+    /** See {@code DeploymentStore.unpark}. */
     List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
         Objects.requireNonNull(versions, "versions must not be null");
         Objects.requireNonNull(message, "message must not be null");
@@ -129,17 +129,17 @@ final class Parking {
             if (changed[k]) {
                 Candidate c = sorted.get(k);
                 out.add(new RecordedEvent(new TaskEvent(TaskId.of(c.taskId()), c.businessKey(), c.workflow(), type,
-                        c.step(), c.stepName(), 0, now, message), c.replyTo()));
+                        c.step(), c.stepName(), 0, now, message), c.statusChannel()));
             }
         }
         if (!out.isEmpty()) {
-            Map<TaskId, String> replyTo = new HashMap<>();
+            Map<TaskId, String> statusChannel = new HashMap<>();
             for (RecordedEvent e : out) {
-                if (e.replyTo() != null) {
-                    replyTo.put(e.event().taskId(), e.replyTo());
+                if (e.statusChannel() != null) {
+                    statusChannel.put(e.event().taskId(), e.statusChannel());
                 }
             }
-            db.recordEvents(h, out.stream().map(RecordedEvent::event).toList(), replyTo);
+            db.recordEvents(h, out.stream().map(RecordedEvent::event).toList(), statusChannel);
         }
         return out;
     }

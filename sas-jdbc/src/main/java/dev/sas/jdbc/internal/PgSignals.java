@@ -46,7 +46,7 @@ final class PgSignals implements StoreSignals {
         this.jdbi = db.jdbi();
         this.t = db.t();
         this.topics = Map.of(t.notifyChannel("due"), Topic.TASKS_DUE, t.notifyChannel("done"), Topic.TASK_FINISHED,
-                t.notifyChannel("reply"), Topic.REPLIES);
+                t.notifyChannel("reply"), Topic.STATUS_UPDATES);
         for (Topic topic : Topic.values()) {
             subscribers.put(topic, new CopyOnWriteArrayList<>());
         }

@@ -10,7 +10,7 @@ import org.jdbi.v3.core.statement.Query;
 
 /**
  * PostgreSQL: the claim is one statement (select with {@code FOR UPDATE SKIP LOCKED}, update,
- * and insert of the start events into reply channels' outboxes, as data-modifying CTEs); partial indexes keep terminal rows out
+ * and insert of the start events into status channels' outboxes, as data-modifying CTEs); partial indexes keep terminal rows out
  * of the claim and expired scans.
  */
 final class PostgresDialect implements Dialect {
@@ -102,7 +102,7 @@ final class PostgresDialect implements Dialect {
      * The claim: one statement (now, the runnable versions, limit, instance, now, now, now, now). Its
      * predicate names the claimable states exactly as the partial claim index does, so the index serves it.
      * The start events are not written: the claim leaves them pending in the task row (schema V14,
-     * see {@link EventRows}), except in the outbox of a task with a reply channel.
+     * see {@link EventRows}), except in the outbox of a task with a status channel.
      */
     static String claimSql(Tables t, int runnableVersions) {
         String returning = Arrays.stream(ClaimRow.COLUMNS.split(","))
@@ -117,8 +117,8 @@ final class PostgresDialect implements Dialect {
                 + " state = " + Dialect.claimedState("t.state") + ", updated_at = ?,"
                 + " " + EventRows.claimSetsPendingStart("t.cancel_requested", "t.state")
                 + " FROM c WHERE t.task_id = c.task_id RETURNING " + returning + "),"
-                // the start events of tasks with a reply channel go to its outbox too
-                + " o AS (INSERT INTO " + t.replyOutbox() + " (channel, task_id, business_key, workflow, type,"
+                // the start events of tasks with a status channel go to its outbox too
+                + " o AS (INSERT INTO " + t.statusOutbox() + " (channel, task_id, business_key, workflow, type,"
                 + " step_index, step_name, attempt, at, message)"
                 + " SELECT reply_to, task_id, business_key, workflow, CASE WHEN state = 'COMPENSATING'"
                 + " THEN 'COMPENSATION_STARTED' ELSE 'STEP_STARTED' END, current_step, current_step_name, attempt, ?,"
@@ -128,7 +128,7 @@ final class PostgresDialect implements Dialect {
     }
 
     @Override
-    public boolean claimRecordsReplies() {
+    public boolean claimRecordsStatusUpdates() {
         return true;
     }
 

@@ -66,7 +66,7 @@ final class RowMapper {
     static ClaimedTask claimedTask(ClaimRow r, List<String> outputs, List<Integer> skipped) {
         return new ClaimedTask(TaskId.of(r.taskId()), r.workflow(), r.workflowVersion(), r.businessKey(),
                 r.status(), r.lease(), r.currentStep(), r.attempt(), r.failureCount(),
-                Instant.ofEpochMilli(r.completeBy()), r.cancelRequested(), r.input(), r.replyTo(),
+                Instant.ofEpochMilli(r.completeBy()), r.cancelRequested(), r.input(), r.statusChannel(),
                 Instant.ofEpochMilli(r.createdAt()), outputs, r.traceContext(), skipped);
     }
 

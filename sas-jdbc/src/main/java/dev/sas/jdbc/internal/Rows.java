@@ -48,35 +48,35 @@ final class Rows {
 
     /**
      * Events as multi-row inserts, in list order (so their ids keep each task's order; kept lean, see
-     * {@link EventRows}), and the events of tasks with a reply channel also into that channel's
+     * {@link EventRows}), and the events of tasks with a status channel also into that channel's
      * outbox. Every path that records events goes through here (or, for PostgreSQL's claim, writes
-     * the outbox in its own statement), so a reply channel hears of every event that commits.
+     * the outbox in its own statement), so a status channel hears of every event that commits.
      *
-     * @param replyTo the reply channel of each task of {@code rows} that has one (tasks without one
+     * @param statusChannel the status channel of each task of {@code rows} that has one (tasks without one
      *     may be absent)
      */
-    static void insertEvents(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> replyTo)
+    static void insertEvents(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> statusChannel)
             throws SQLException {
         EventRows.insert(c, t, rows);
-        insertOutbox(c, t, rows, replyTo);
+        insertOutbox(c, t, rows, statusChannel);
     }
 
-    /** The events of {@code rows} whose task has a reply channel in {@code replyTo}, into that channel's outbox. */
-    static void insertOutbox(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> replyTo)
+    /** The events of {@code rows} whose task has a status channel in {@code statusChannel}, into that channel's outbox. */
+    static void insertOutbox(Connection c, Tables t, List<TaskEvent> rows, Map<TaskId, String> statusChannel)
             throws SQLException {
-        if (replyTo.isEmpty()) {
+        if (statusChannel.isEmpty()) {
             return;
         }
         List<TaskEvent> replies = new ArrayList<>();
         for (TaskEvent e : rows) {
-            if (replyTo.get(e.taskId()) != null) {
+            if (statusChannel.get(e.taskId()) != null) {
                 replies.add(e);
             }
         }
-        insertRows(c, replies, n -> "INSERT INTO " + t.replyOutbox()
+        insertRows(c, replies, n -> "INSERT INTO " + t.statusOutbox()
                 + " (channel, task_id, business_key, workflow, type, step_index, step_name, attempt, at, message) VALUES "
                 + Dialect.valueRows(n, 10), (ps, k, e) -> {
-                    ps.setString(k++, replyTo.get(e.taskId()));
+                    ps.setString(k++, statusChannel.get(e.taskId()));
                     ps.setString(k++, e.taskId().value());
                     setString(ps, k++, e.businessKey());
                     setString(ps, k++, e.workflow());

@@ -1,6 +1,8 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.DueBacklog;
+import dev.sas.core.spi.RecordedEvent;
 import dev.sas.core.spi.WorkflowVersion;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,22 +13,40 @@ import java.util.Set;
 import org.jdbi.v3.core.statement.Update;
 
 /**
- * What live runtimes can run (their advertisements) and the due backlog per workflow version, for
- * the supervisor's check for tasks no live runtime claims. Thread-safe.
+ * The store's deployments: what live runtimes can run (their advertisements, table
+ * {@code runtime_workflow}) and the due backlog per workflow version, for the supervisor's check
+ * for tasks no live runtime claims; parking and unparking those tasks is {@link Parking}'s.
+ * Thread-safe.
  */
-final class RuntimeWorkflows {
+final class RuntimeWorkflows implements DeploymentStore {
 
     /** Advertisements expired longer than this are deleted by the supervisor's read. */
     private static final Duration KEEP_EXPIRED = Duration.ofHours(1);
 
     private final StoreContext db;
+    private final Parking parking;
 
-    RuntimeWorkflows(StoreContext db) {
+    RuntimeWorkflows(StoreContext db, Parking parking) {
         this.db = db;
+        this.parking = parking;
     }
 
-    /** See {@code StateStore.advertise}. */
-    void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public List<RecordedEvent> park(WorkflowVersion version, Instant dueBefore, Instant now, String reason,
+            int limit) {
+        return parking.park(version, dueBefore, now, reason, limit);
+    }
+
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public List<RecordedEvent> unpark(Set<WorkflowVersion> versions, Instant now, String message, int limit) {
+        return parking.unpark(versions, now, message, limit);
+    }
+
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public void advertise(String instanceId, Set<WorkflowVersion> runnable, Instant now, Duration ttl) {
         Objects.requireNonNull(instanceId, "instanceId must not be null");
         List<WorkflowVersion> versions = List.copyOf(runnable);
         long until = now.plus(ttl).toEpochMilli();
@@ -49,8 +69,9 @@ final class RuntimeWorkflows {
         }));
     }
 
-    /** See {@code StateStore.runnableByLiveNodes}. */
-    Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public Set<WorkflowVersion> runnableByLiveNodes(Instant now) {
         String table = db.t().runtimeWorkflow();
         return db.run("runnableByLiveNodes", null, () -> db.jdbi().withHandle(h -> {
             // runtimes that stopped for good leave rows behind; the (single) supervisor sweeps them
@@ -65,8 +86,9 @@ final class RuntimeWorkflows {
         }));
     }
 
-    /** See {@code StateStore.dueBacklog}. */
-    List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
+    /** @throws dev.sas.core.StateStoreException if the database fails */
+    @Override
+    public List<DueBacklog> dueBacklog(Instant dueBefore, int limit) {
         if (limit <= 0) {
             return List.of();
         }

@@ -128,7 +128,7 @@ public final class SchemaManager {
                 new String[] {"1", tables.event(), "task_id"}, new String[] {"1", tables.lease(), "holder"},
                 new String[] {"2", tables.runtimeWorkflow(), "instance_id"},
                 new String[] {"4", tables.task(), "last_transition"},
-                new String[] {"6", tables.replyOutbox(), "channel"}, new String[] {"6", tables.replyChannel(), "channel"},
+                new String[] {"6", tables.statusOutbox(), "channel"}, new String[] {"6", tables.replyChannel(), "channel"},
                 new String[] {"7", tables.agentGate(), "gate"}, new String[] {"7", tables.agentPermit(), "permit_id"},
                 new String[] {"8", tables.event(), "then_type"}, new String[] {"9", tables.stepReply(), "outcome"},
                 new String[] {"10", tables.task(), "trace_context"}, new String[] {"13", tables.task(), "started_step"},
@@ -200,7 +200,7 @@ public final class SchemaManager {
     /** Drops every table of this prefix (tests and tear-down only). */
     public void dropAll(Handle h) {
         for (String table : List.of(tables.event(), tables.step(), tables.task(), tables.lease(),
-                tables.runtimeWorkflow(), tables.replyOutbox(), tables.replyChannel(), tables.agentPermit(),
+                tables.runtimeWorkflow(), tables.statusOutbox(), tables.replyChannel(), tables.agentPermit(),
                 tables.agentGate(), tables.stepReply(), tables.schedule(), tables.schemaVersion())) {
             h.execute("DROP TABLE IF EXISTS " + table);
         }

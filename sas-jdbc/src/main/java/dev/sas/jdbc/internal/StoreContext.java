@@ -68,18 +68,18 @@ record StoreContext(Jdbi jdbi, Dialect dialect, Tables t, Runnable onReadOnly) {
 
     /**
      * Records {@code events} on the transaction of {@code h} through the write path's event writer,
-     * with the events of tasks that have a reply channel in its outbox too.
+     * with the events of tasks that have a status channel in its outbox too.
      *
-     * @param replyTo the reply channel of each task that has one (see {@link Rows#insertEvents})
+     * @param statusChannel the status channel of each task that has one (see {@link Rows#insertEvents})
      */
-    void recordEvents(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
-        onConnection(h, "recording " + events.size() + " event(s)", c -> Rows.insertEvents(c, t, events, replyTo));
+    void recordEvents(Handle h, List<TaskEvent> events, Map<TaskId, String> statusChannel) {
+        onConnection(h, "recording " + events.size() + " event(s)", c -> Rows.insertEvents(c, t, events, statusChannel));
     }
 
-    /** Records {@code events} only in the outboxes of their tasks' reply channels, on the transaction of {@code h}. */
-    void recordReplies(Handle h, List<TaskEvent> events, Map<TaskId, String> replyTo) {
-        onConnection(h, "recording " + events.size() + " reply message(s)",
-                c -> Rows.insertOutbox(c, t, events, replyTo));
+    /** Records {@code events} only in the outboxes of their tasks' status channels, on the transaction of {@code h}. */
+    void recordStatusUpdates(Handle h, List<TaskEvent> events, Map<TaskId, String> statusChannel) {
+        onConnection(h, "recording " + events.size() + " status update(s)",
+                c -> Rows.insertOutbox(c, t, events, statusChannel));
     }
 
     /** Plain JDBC work on a connection. */

@@ -81,7 +81,7 @@ final class Submits {
     }
 
     /**
-     * See {@code StateStore.submitClaimed}: a single submit whose row is inserted claimed. Its
+     * See {@code ClaimedSubmits.submitClaimed}: a single submit whose row is inserted claimed. Its
      * start event is kept in the row like its RECEIVED event, so the submit writes one row, as an
      * unclaimed one does.
      */
@@ -199,10 +199,10 @@ final class Submits {
             }
             from = to;
         }
-        // a RECEIVED event is read back from its task row (EventRows), but its reply channel hears it
+        // a RECEIVED event is read back from its task row (EventRows), but its status channel hears it
         List<TaskEvent> events = new ArrayList<>();
         List<TaskEvent> outbox = new ArrayList<>();
-        Map<TaskId, String> replyTo = new HashMap<>();
+        Map<TaskId, String> statusChannel = new HashMap<>();
         List<SubmitResult> results = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             boolean isNew = leader[i] == i && created[i];
@@ -216,8 +216,8 @@ final class Submits {
                 if (started != null && !claim.startImplied()) {
                     events.add(started);
                 }
-                if (tasks.get(i).replyTo() != null) {
-                    replyTo.put(tasks.get(i).taskId(), tasks.get(i).replyTo());
+                if (tasks.get(i).statusChannel() != null) {
+                    statusChannel.put(tasks.get(i).taskId(), tasks.get(i).statusChannel());
                     outbox.add(received.get(i));
                     if (started != null) {
                         outbox.add(started);
@@ -227,7 +227,7 @@ final class Submits {
             results.add(new SubmitResult(resultIds[leader[i]], isNew));
         }
         EventRows.insert(c, db.t(), events);
-        Rows.insertOutbox(c, db.t(), outbox, replyTo);
+        Rows.insertOutbox(c, db.t(), outbox, statusChannel);
         return results;
     }
 
@@ -343,7 +343,7 @@ final class Submits {
     private static void checkLengths(NewTask task) {
         checkLength("workflow", task.workflow(), 128, task);
         checkLength("businessKey", task.businessKey(), 255, task);
-        checkLength("replyTo", task.replyTo(), 255, task);
+        checkLength("statusChannel", task.statusChannel(), 255, task);
         checkLength("firstStepName", task.firstStepName(), 200, task);
     }
 

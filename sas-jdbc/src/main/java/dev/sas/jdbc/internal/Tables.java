@@ -47,12 +47,12 @@ public record Tables(String prefix) {
         return prefix + "runtime_workflow";
     }
 
-    /** The reply channels' outbox: messages not yet delivered. */
-    public String replyOutbox() {
+    /** The status channels' outbox: messages not yet delivered. */
+    public String statusOutbox() {
         return prefix + "reply_outbox";
     }
 
-    /** The registered reply channels, their consumer's lease and their position. */
+    /** The registered status channels, their consumer's lease and their position. */
     public String replyChannel() {
         return prefix + "reply_channel";
     }
@@ -72,7 +72,7 @@ public record Tables(String prefix) {
         return prefix + "agent_permit";
     }
 
-    /** Replies to steps that await one, one per answered attempt. */
+    /** JdbcStatusOutbox to steps that await one, one per answered attempt. */
     public String stepReply() {
         return prefix + "step_reply";
     }

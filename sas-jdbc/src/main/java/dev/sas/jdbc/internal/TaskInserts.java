@@ -133,7 +133,7 @@ final class TaskInserts {
             NewTask task = rows.get(k);
             columns.setRow(k, new Object[] {task.taskId().value(), task.workflow(), task.workflowVersion(),
                 task.businessKey(), task.priority(), task.dueAt().toEpochMilli(), task.firstStepName(),
-                task.firstStepTimeout().toMillis(), task.createdAt().toEpochMilli(), task.input(), task.replyTo(),
+                task.firstStepTimeout().toMillis(), task.createdAt().toEpochMilli(), task.input(), task.statusChannel(),
                 task.traceContext()});
         }
         columns.bind(c, ps, 1);
@@ -154,7 +154,7 @@ final class TaskInserts {
             ps.setLong(k++, task.createdAt().toEpochMilli());
             ps.setLong(k++, task.createdAt().toEpochMilli());
             ps.setString(k++, task.input());
-            setString(ps, k++, task.replyTo());
+            setString(ps, k++, task.statusChannel());
             setString(ps, k++, task.traceContext());
             if (claim != null) {
                 ps.setString(k++, claim.instanceId());

@@ -235,7 +235,7 @@ final class TransitionWriter {
         List<Transition> steps = new ArrayList<>();
         EventRows.Batch eventRows = new EventRows.Batch();
         List<TaskEvent> events = new ArrayList<>();
-        Map<TaskId, String> replyTo = new HashMap<>();
+        Map<TaskId, String> statusChannel = new HashMap<>();
         PreparedStatement compensations = null;
         try {
             for (int i : order) {
@@ -258,8 +258,8 @@ final class TransitionWriter {
                 // the claim's start event, pending in the task row until now, goes first
                 eventRows.add(starts[i], x.events());
                 events.addAll(x.events());
-                if (x.replyTo() != null) {
-                    replyTo.put(x.taskId(), x.replyTo());
+                if (x.statusChannel() != null) {
+                    statusChannel.put(x.taskId(), x.statusChannel());
                 }
             }
             if (compensations != null) {
@@ -270,8 +270,8 @@ final class TransitionWriter {
         }
         stepRows.upsert(c, steps);
         eventRows.insert(c, db.t(), db.dialect().bindsArrays());
-        // a reply channel heard of the start at the claim
-        Rows.insertOutbox(c, db.t(), events, replyTo);
+        // a status channel heard of the start at the claim
+        Rows.insertOutbox(c, db.t(), events, statusChannel);
         for (int i = 0; i < n; i++) {
             Transition x = transitions.get(i);
             if (outcomes[i] == WriteOutcome.APPLIED && x.keepLock()) {

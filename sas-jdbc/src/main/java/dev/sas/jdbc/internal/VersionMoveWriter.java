@@ -31,8 +31,8 @@ final class VersionMoveWriter implements VersionMoves {
         this.db = db;
     }
 
-    /** The locked row: fence and snapshot, reply channel, pending start, and what the plan needs. */
-    private record Locked(TaskChanges.Read read, String replyTo, TaskEvent pendingStart, String businessKey,
+    /** The locked row: fence and snapshot, status channel, pending start, and what the plan needs. */
+    private record Locked(TaskChanges.Read read, String statusChannel, TaskEvent pendingStart, String businessKey,
             String workflow, String stepName, int version) {
     }
 
@@ -85,7 +85,7 @@ final class VersionMoveWriter implements VersionMoves {
             TaskEvent event = move.event(r.businessKey(), r.workflow(), r.stepName(), to, now);
             db.onConnection(h, "moveVersion recording its event",
                     c -> EventRows.insertAfter(c, db.t(), r.pendingStart(), List.of(event)));
-            db.recordReplies(h, List.of(event), r.replyTo() == null ? Map.of() : Map.of(taskId, r.replyTo()));
+            db.recordStatusUpdates(h, List.of(event), r.statusChannel() == null ? Map.of() : Map.of(taskId, r.statusChannel()));
             return new VersionMove.Result(VersionMove.Kind.MOVED, change.get().status(), move.toVersion(), null, event);
         }));
     }

@@ -116,7 +116,7 @@ public class SasAutoConfiguration {
      * @param listeners the listener beans
      * @param alertSink the alert sink bean, if any
      * @param tracing the tracing bean, if any
-     * @param completionTokenKeys the keys that sign reply tokens of steps awaiting a reply, if a bean (required for such steps)
+     * @param completionTokenKeys the keys that sign completion tokens of steps awaiting completion, if a bean (required for such steps)
      * @param customizers the customizer beans
      * @param transactions woken after commits
      * @return the runtime, not started
@@ -192,7 +192,7 @@ public class SasAutoConfiguration {
      * @param store the store
      * @param properties the {@code sas.*} properties
      * @param tracing the tracing bean, if any
-     * @param completionTokenKeys the keys that check reply tokens, if a bean
+     * @param completionTokenKeys the keys that check completion tokens, if a bean
      * @return the client
      */
     @Bean

@@ -8,6 +8,7 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.spi.ClaimedTask;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.GateChange;
 import dev.sas.core.spi.GateState;
 import dev.sas.core.spi.GateView;
@@ -31,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every {@link StateStore} that {@linkplain StateStore#supportsFlowControl() supports agent
+ * What every {@link StateStore} that {@linkplain StateStore#flowControl() keeps agent
  * flow control} must do: gates changed atomically across threads (so limits hold across nodes),
  * permits counted until given back or expired, renewed only while live, and tasks that wait in
  * {@link TaskStatus#WAITING} claimed like pending ones. Subclass it like {@link StateStoreContract}.
@@ -47,13 +48,17 @@ public abstract class AgentFlowContract extends StoreTestSupport {
         return new Permit(id, GATE, "node-1", probe, at, at.plus(lease));
     }
 
+    private FlowControlStore flow() {
+        return store.flowControl().orElseThrow(() -> new AssertionError(store + " keeps no flow control"));
+    }
+
     private GateView view(Instant now) {
-        return store.changeGate(GATE, now, GateChange::keep);
+        return flow().changeGate(GATE, now, GateChange::keep);
     }
 
     @Test
     public void supports_flow_control() {
-        assertThat(store.supportsFlowControl()).isTrue();
+        assertThat(store.flowControl()).isPresent();
     }
 
     @Test
@@ -66,7 +71,7 @@ public abstract class AgentFlowContract extends StoreTestSupport {
         GateState written = new GateState(CircuitBreaker.State.OPEN, T0.plusMillis(1), T0.plusSeconds(30),
                 T0.plusMillis(2), 7, 5, 4, 1, T0.plusNanos(123_456_000), T0.plusNanos(987_654_000), T0.plusSeconds(5), 250,
                 "IllegalStateException: 503", T0.plusMillis(3));
-        String result = store.changeGate(GATE, T0.plusMillis(3), v -> GateChange.write(written, "written"));
+        String result = flow().changeGate(GATE, T0.plusMillis(3), v -> GateChange.write(written, "written"));
         assertThat(result).isEqualTo("written");
 
         GateView read = view(T0.plusMillis(4));
@@ -78,16 +83,16 @@ public abstract class AgentFlowContract extends StoreTestSupport {
     @Test
     public void permits_count_until_given_back_or_their_lease_ends() {
         Duration lease = Duration.ofSeconds(10);
-        store.changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit("a", false, T0, lease)));
-        store.changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit("b", true, T0, lease)));
-        store.changeGate(GATE, T0.plusSeconds(5),
+        flow().changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit("a", false, T0, lease)));
+        flow().changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit("b", true, T0, lease)));
+        flow().changeGate(GATE, T0.plusSeconds(5),
                 v -> GateChange.write(v.state(), 0).taking(permit("c", false, T0.plusSeconds(5), lease)));
 
         GateView all = view(T0.plusSeconds(1));
         assertThat(all.permitsInUse()).isEqualTo(3);
         assertThat(all.probesInUse()).isEqualTo(1);
 
-        store.changeGate(GATE, T0.plusSeconds(2), v -> GateChange.keep(0).givingBack("a"));
+        flow().changeGate(GATE, T0.plusSeconds(2), v -> GateChange.keep(0).givingBack("a"));
         assertThat(view(T0.plusSeconds(2)).permitsInUse()).isEqualTo(2);
 
         assertThat(view(T0.plusSeconds(10)).permitsInUse()).as("b expired at T0+10s, c lives until T0+15s")
@@ -100,15 +105,15 @@ public abstract class AgentFlowContract extends StoreTestSupport {
     public void renewal_extends_live_permits_only() {
         Duration lease = Duration.ofSeconds(10);
         for (String id : List.of("a", "b", "c")) {
-            store.changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit(id, false, T0, lease)));
+            flow().changeGate(GATE, T0, v -> GateChange.write(v.state(), 0).taking(permit(id, false, T0, lease)));
         }
-        store.changeGate(GATE, T0, v -> GateChange.keep(0).givingBack("c"));
+        flow().changeGate(GATE, T0, v -> GateChange.keep(0).givingBack("c"));
 
-        assertThat(store.renewPermits(List.of("a", "c", "unknown"), T0.plusSeconds(5), T0.plusSeconds(20)))
+        assertThat(flow().renewPermits(List.of("a", "c", "unknown"), T0.plusSeconds(5), T0.plusSeconds(20)))
                 .as("a renewed; c was given back").isEqualTo(1);
-        assertThat(store.renewPermits(List.of("b"), T0.plusSeconds(10), T0.plusSeconds(20)))
+        assertThat(flow().renewPermits(List.of("b"), T0.plusSeconds(10), T0.plusSeconds(20)))
                 .as("b expired at T0+10s: another node may count it free already").isZero();
-        assertThat(store.renewPermits(List.of(), T0, T0)).isZero();
+        assertThat(flow().renewPermits(List.of(), T0, T0)).isZero();
 
         assertThat(view(T0.plusSeconds(19)).permitsInUse()).isEqualTo(1);
         assertThat(view(T0.plusSeconds(20)).permitsInUse()).isZero();
@@ -117,26 +122,26 @@ public abstract class AgentFlowContract extends StoreTestSupport {
     @Test
     public void gates_lists_every_gate_with_its_live_permits() {
         Duration lease = Duration.ofSeconds(10);
-        store.changeGate("payments/eu", T0, v -> GateChange.write(v.state(), 0)
+        flow().changeGate("payments/eu", T0, v -> GateChange.write(v.state(), 0)
                 .taking(new Permit("p1", "payments/eu", "node-1", false, T0, T0.plus(lease))));
-        store.changeGate("payments/us", T0, v -> GateChange.write(v.state(), 0));
-        store.changeGate("shipping/default", T0, v -> GateChange.write(v.state(), 0)
+        flow().changeGate("payments/us", T0, v -> GateChange.write(v.state(), 0));
+        flow().changeGate("shipping/default", T0, v -> GateChange.write(v.state(), 0)
                 .taking(new Permit("p2", "shipping/default", "node-2", true, T0, T0.plus(lease))));
 
-        List<GateView> gates = store.gates(T0.plusSeconds(1));
+        List<GateView> gates = flow().gates(T0.plusSeconds(1));
         assertThat(gates).extracting(GateView::gate).containsExactly("payments/eu", "payments/us", "shipping/default");
         assertThat(gates).extracting(GateView::permitsInUse).containsExactly(1, 0, 1);
         assertThat(gates).extracting(GateView::probesInUse).containsExactly(0, 0, 1);
-        assertThat(store.gates(T0.plus(lease))).extracting(GateView::permitsInUse).containsExactly(0, 0, 0);
+        assertThat(flow().gates(T0.plus(lease))).extracting(GateView::permitsInUse).containsExactly(0, 0, 0);
     }
 
     @Test
     public void a_decision_that_throws_writes_nothing() {
-        assertThatThrownBy(() -> store.changeGate(GATE, T0, v -> {
+        assertThatThrownBy(() -> flow().changeGate(GATE, T0, v -> {
             throw new IllegalStateException("decided nothing");
         })).hasStackTraceContaining("decided nothing");
-        store.changeGate(GATE, T0, v -> GateChange.write(v.state(), 0));
-        assertThatThrownBy(() -> store.changeGate(GATE, T0, v -> {
+        flow().changeGate(GATE, T0, v -> GateChange.write(v.state(), 0));
+        assertThatThrownBy(() -> flow().changeGate(GATE, T0, v -> {
             throw new IllegalStateException("decided nothing");
         })).hasStackTraceContaining("decided nothing");
         assertThat(view(T0).state()).isEqualTo(GateState.initial(T0));
@@ -162,7 +167,7 @@ public abstract class AgentFlowContract extends StoreTestSupport {
                     go.await();
                     for (int i = 0; i < changesEach; i++) {
                         String id = "t" + thread + "-" + i;
-                        boolean took = store.changeGate(GATE, T0, v -> {
+                        boolean took = flow().changeGate(GATE, T0, v -> {
                             GateState s = v.state();
                             GateState counted = new GateState(s.breaker(), s.breakerSince(), s.openUntil(),
                                     s.windowStart(), s.windowCalls() + 1, s.windowFailures(), s.consecutiveFailures(),
@@ -247,16 +252,16 @@ public abstract class AgentFlowContract extends StoreTestSupport {
         }
         Instant now = T0.plusSeconds(1);
 
-        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 1)), now, 5))
+        assertThat(flow().wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 1)), now, 5))
                 .as("nobody waits at step 1").isZero();
-        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 1)).isEqualTo(1);
+        assertThat(flow().wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 1)).isEqualTo(1);
 
         assertThat(store.find(high).orElseThrow().nextAttemptAt()).as("highest priority, due first; now due since"
                 + " it was submitted").isEqualTo(T0);
         assertThat(store.find(high).orElseThrow().status()).isEqualTo(TaskStatus.WAITING);
         assertThat(store.find(second).orElseThrow().nextAttemptAt()).isEqualTo(T0.plusSeconds(6));
         assertThat(store.find(pending).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
-        assertThat(store.wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 5))
+        assertThat(flow().wakeWaiting(Set.of(new dev.sas.core.spi.StepKey("wf", 1, 0)), now, 5))
                 .as("the two still waiting; one already due is not counted again").isEqualTo(2);
         assertThat(store.find(low).orElseThrow().nextAttemptAt()).isEqualTo(T0);
         assertThat(store.events(high)).extracting(TaskEvent::type).as("no event").endsWith(TaskEvent.Type.WAITING);

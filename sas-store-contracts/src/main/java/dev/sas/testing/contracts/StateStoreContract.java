@@ -17,6 +17,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.DeadlineRenewal;
+import dev.sas.core.spi.DeploymentStore;
 import dev.sas.core.spi.DueBacklog;
 import dev.sas.core.spi.ExpiredTask;
 import dev.sas.core.spi.NewTask;
@@ -296,13 +297,18 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 T0, T0);
     }
 
+    private DeploymentStore deployments() {
+        return store.deployments().orElseThrow(() -> new AssertionError(store + " keeps no deployments"));
+    }
+
     private SubmitResult submitClaimed(NewTask task, String instance) {
-        return store.submitClaimed(task, received(task.taskId(), task.businessKey(), T0), instance);
+        return store.claimedSubmits().orElseThrow()
+                .submitClaimed(task, received(task.taskId(), task.businessKey(), T0), instance);
     }
 
     @Test
     void a_task_submitted_claimed_is_held_as_a_claim_holds_it_and_no_claim_takes_it() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("held");
         assertThat(submitClaimed(task, "a")).isEqualTo(new SubmitResult(task.taskId(), true));
 
@@ -330,11 +336,11 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_task_submitted_claimed_with_its_own_received_event_keeps_both_events_in_order() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("imported");
         TaskEvent received = new TaskEvent(task.taskId(), "imported", "wf", TaskEvent.Type.RECEIVED, -1, null, 0, T0,
                 "imported from the old system");
-        assertThat(store.submitClaimed(task, received, "a").created()).isTrue();
+        assertThat(store.claimedSubmits().orElseThrow().submitClaimed(task, received, "a").created()).isTrue();
 
         List<TaskEvent> events = store.events(task.taskId());
         assertThat(events).extracting(TaskEvent::type, TaskEvent::message).containsExactly(
@@ -345,7 +351,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_task_submitted_claimed_whose_holder_died_expires_and_its_next_claim_fences_off_the_first() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         NewTask task = newTask("orphan");
         submitClaimed(task, "dead");
         Instant late = T0.plus(TIMEOUT).plusMillis(1);
@@ -366,7 +372,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void a_duplicate_submitted_claimed_writes_and_claims_nothing() {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         TaskId first = submit("dup-claimed");
         NewTask again = newTask("dup-claimed");
 
@@ -382,7 +388,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
 
     @Test
     void racing_claimed_submissions_of_one_business_key_create_and_claim_exactly_one_task() throws Exception {
-        assumeTrue(store.claimsAtSubmit(), "the store does not claim at submit");
+        assumeTrue(store.claimedSubmits().isPresent(), "the store does not claim at submit");
         List<SubmitResult> results = race(8, i -> submitClaimed(newTask("race-claimed"), "node-" + i));
         assertThat(results).filteredOn(SubmitResult::created).hasSize(1);
         assertThat(results).extracting(SubmitResult::taskId).containsOnly(results.get(0).taskId());
@@ -492,16 +498,16 @@ public abstract class StateStoreContract extends StoreTestSupport {
         WorkflowVersion v1 = new WorkflowVersion("orders", 1);
         WorkflowVersion v2 = new WorkflowVersion("orders", 2);
         WorkflowVersion billing = new WorkflowVersion("billing", 1);
-        store.advertise("old", Set.of(v1, billing), T0, Duration.ofSeconds(30));
-        store.advertise("new", Set.of(v1, v2), T0, Duration.ofSeconds(60));
+        deployments().advertise("old", Set.of(v1, billing), T0, Duration.ofSeconds(30));
+        deployments().advertise("new", Set.of(v1, v2), T0, Duration.ofSeconds(60));
 
-        assertThat(store.runnableByLiveNodes(T0.plusSeconds(10))).containsExactlyInAnyOrder(v1, v2, billing);
-        assertThat(store.runnableByLiveNodes(T0.plusSeconds(45))).containsExactlyInAnyOrder(v1, v2);
+        assertThat(deployments().runnableByLiveNodes(T0.plusSeconds(10))).containsExactlyInAnyOrder(v1, v2, billing);
+        assertThat(deployments().runnableByLiveNodes(T0.plusSeconds(45))).containsExactlyInAnyOrder(v1, v2);
 
-        store.advertise("new", Set.of(v2), T0.plusSeconds(50), Duration.ofSeconds(60));
-        assertThat(store.runnableByLiveNodes(T0.plusSeconds(55))).containsExactly(v2);
-        store.advertise("new", Set.of(), T0.plusSeconds(56), Duration.ZERO);
-        assertThat(store.runnableByLiveNodes(T0.plusSeconds(57))).isEmpty();
+        deployments().advertise("new", Set.of(v2), T0.plusSeconds(50), Duration.ofSeconds(60));
+        assertThat(deployments().runnableByLiveNodes(T0.plusSeconds(55))).containsExactly(v2);
+        deployments().advertise("new", Set.of(), T0.plusSeconds(56), Duration.ZERO);
+        assertThat(deployments().runnableByLiveNodes(T0.plusSeconds(57))).isEmpty();
     }
 
     @Test
@@ -514,13 +520,13 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.claim("x", 10, T0, Set.of(new WorkflowVersion("billing", 1))))
                 .extracting(ClaimedTask::taskId).containsExactly(claimedOne);
 
-        List<DueBacklog> backlog = store.dueBacklog(T0.plusSeconds(60), 10);
+        List<DueBacklog> backlog = deployments().dueBacklog(T0.plusSeconds(60), 10);
 
         assertThat(backlog).extracting(DueBacklog::workflowVersion, DueBacklog::tasks, DueBacklog::dueSince)
                 .containsExactlyInAnyOrder(
                         tuple(new WorkflowVersion("orders", 1), 1L, T0),
                         tuple(new WorkflowVersion("orders", 2), 2L, T0));
-        assertThat(store.dueBacklog(T0.minusSeconds(1), 10)).isEmpty();
+        assertThat(deployments().dueBacklog(T0.minusSeconds(1), 10)).isEmpty();
     }
 
     // ---------------------------------------------------------------- parking (rolling deploys)
@@ -539,7 +545,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 T0.plusSeconds(600)), new TaskEvent(notYetDue, "later", "orders", TaskEvent.Type.RECEIVED, -1, null, 0,
                 T0, null), null);
 
-        List<RecordedEvent> parked = store.park(ORDERS_V2, T0.plusSeconds(60), T0.plusSeconds(120), PARK_REASON, 10);
+        List<RecordedEvent> parked = deployments().park(ORDERS_V2, T0.plusSeconds(60), T0.plusSeconds(120), PARK_REASON, 10);
 
         assertThat(parked).extracting(e -> e.event().taskId()).containsExactly(due);
         TaskEvent event = parked.get(0).event();
@@ -562,7 +568,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         assertThat(store.list(byStatus(TaskStatus.PARKED, 10))).extracting(TaskInfo::taskId).containsExactly(due);
         assertThat(store.claim("y", 10, T0.plusSeconds(700), Set.of(ORDERS_V2))).extracting(ClaimedTask::taskId)
                 .containsExactly(notYetDue);
-        assertThat(store.dueBacklog(T0.plusSeconds(700), 10)).extracting(DueBacklog::workflowVersion)
+        assertThat(deployments().dueBacklog(T0.plusSeconds(700), 10)).extracting(DueBacklog::workflowVersion)
                 .containsExactly(new WorkflowVersion("orders", 1));
     }
 
@@ -571,14 +577,14 @@ public abstract class StateStoreContract extends StoreTestSupport {
         for (int i = 0; i < 5; i++) {
             submitOf("orders", 2, "o" + i, 0);
         }
-        store.advertise("new", Set.of(ORDERS_V2), T0, Duration.ofSeconds(30));
-        assertThat(store.park(ORDERS_V2, T0, T0.plusSeconds(10), PARK_REASON, 10)).as("advertised").isEmpty();
+        deployments().advertise("new", Set.of(ORDERS_V2), T0, Duration.ofSeconds(30));
+        assertThat(deployments().park(ORDERS_V2, T0, T0.plusSeconds(10), PARK_REASON, 10)).as("advertised").isEmpty();
 
         Instant later = T0.plusSeconds(40);
-        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
-        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
-        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(1);
-        assertThat(store.park(ORDERS_V2, T0, later, PARK_REASON, 2)).isEmpty();
+        assertThat(deployments().park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
+        assertThat(deployments().park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(2);
+        assertThat(deployments().park(ORDERS_V2, T0, later, PARK_REASON, 2)).hasSize(1);
+        assertThat(deployments().park(ORDERS_V2, T0, later, PARK_REASON, 2)).isEmpty();
         assertThat(store.countByStatus()).containsEntry(TaskStatus.PARKED, 5L);
     }
 
@@ -590,9 +596,9 @@ public abstract class StateStoreContract extends StoreTestSupport {
         TaskId billing = submitOf("billing", 3, "bill", 0);
         TaskId pending = submitOf("orders", 2, "pending", 0);
         Instant parkedAt = T0.plusSeconds(60);
-        store.park(new WorkflowVersion("billing", 3), T0, parkedAt, "no billing v3", 10);
+        deployments().park(new WorkflowVersion("billing", 3), T0, parkedAt, "no billing v3", 10);
         // parks a, b and c (the batch may pick any three of the four)
-        assertThat(store.park(ORDERS_V2, T0, parkedAt, PARK_REASON, 3)).hasSize(3);
+        assertThat(deployments().park(ORDERS_V2, T0, parkedAt, PARK_REASON, 3)).hasSize(3);
         Set<TaskId> parkedOrders = new HashSet<>();
         for (TaskId id : List.of(a, b, c, pending)) {
             if (task(id).status() == TaskStatus.PARKED) {
@@ -601,8 +607,8 @@ public abstract class StateStoreContract extends StoreTestSupport {
         }
 
         Instant now = T0.plusSeconds(300);
-        List<RecordedEvent> first = store.unpark(Set.of(ORDERS_V2, new WorkflowVersion("other", 1)), now, "back", 2);
-        List<RecordedEvent> second = store.unpark(Set.of(ORDERS_V2), now, "back", 2);
+        List<RecordedEvent> first = deployments().unpark(Set.of(ORDERS_V2, new WorkflowVersion("other", 1)), now, "back", 2);
+        List<RecordedEvent> second = deployments().unpark(Set.of(ORDERS_V2), now, "back", 2);
 
         assertThat(first).hasSize(2);
         assertThat(second).hasSize(1);
@@ -625,20 +631,20 @@ public abstract class StateStoreContract extends StoreTestSupport {
                     TaskEvent.Type.UNPARKED);
         }
         assertThat(task(billing).status()).isEqualTo(TaskStatus.PARKED);
-        assertThat(store.unpark(Set.of(ORDERS_V2), now, "back", 10)).as("nothing left to unpark").isEmpty();
+        assertThat(deployments().unpark(Set.of(ORDERS_V2), now, "back", 10)).as("nothing left to unpark").isEmpty();
         assertThat(store.claim("new", 10, now, Set.of(ORDERS_V2))).hasSize(4);
     }
 
     @Test
     void a_parked_task_can_be_cancelled_and_stays_parked_until_a_runtime_that_can_run_it_claims_it() {
         TaskId id = submitOf("orders", 2, "a", 0);
-        store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 10);
+        deployments().park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 10);
 
         assertThat(store.requestCancel(id, T0.plusSeconds(70), cancelEvent(id))).isTrue();
         assertThat(task(id).status()).isEqualTo(TaskStatus.PARKED);
         assertThat(task(id).cancelRequested()).isTrue();
 
-        store.unpark(Set.of(ORDERS_V2), T0.plusSeconds(80), "back", 10);
+        deployments().unpark(Set.of(ORDERS_V2), T0.plusSeconds(80), "back", 10);
         List<ClaimedTask> claimed = store.claim("new", 10, T0.plusSeconds(80), Set.of(ORDERS_V2));
         assertThat(claimed).extracting(ClaimedTask::cancelRequested).containsExactly(true);
     }
@@ -665,7 +671,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
                 for (int round = 0; round < 1_000; round++) {
                     List<RecordedEvent> b;
                     try {
-                        b = store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 5);
+                        b = deployments().park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, 5);
                     } catch (StateStoreException e) {
                         continue; // e.g. a deadlock victim: rolled back, the supervisor tries again next pass
                     }
@@ -682,7 +688,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
             pool.shutdownNow();
         }
         // a claim that lost a row to the parker (or the parker's last empty read) may leave a few PENDING
-        parked.addAll(store.park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, n).stream()
+        parked.addAll(deployments().park(ORDERS_V2, T0, T0.plusSeconds(60), PARK_REASON, n).stream()
                 .map(e -> e.event().taskId()).toList());
         claimed.addAll(store.claim("new", n, T0, Set.of(ORDERS_V2)).stream().map(ClaimedTask::taskId).toList());
 
@@ -1423,7 +1429,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         Transition yielding = new Transition(fail.taskId(), fail.lease(), fail.fromStatus(), fail.fromStep(),
                 fail.guard(), true, fail.status(), false, fail.currentStep(), fail.currentStepName(), fail.attempt(),
                 fail.failureCount(), fail.stepTimeout(), null, fail.lastError(), fail.step(), fail.events(),
-                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1, fail.replyTo());
+                fail.id() == Long.MAX_VALUE ? 1 : fail.id() + 1, fail.statusChannel());
 
         assertThat(store.write(List.of(yielding), later)).containsExactly(WriteOutcome.CANCEL_REQUESTED);
 
@@ -1553,11 +1559,6 @@ public abstract class StateStoreContract extends StoreTestSupport {
             @Override public List<ExpiredTask> findExpired(Instant n, int l) { throw new UnsupportedOperationException(); }
             @Override public boolean tryAcquireSupervisorLease(String i, Instant n, Duration t) { throw new UnsupportedOperationException(); }
             @Override public void releaseSupervisorLease(String i) { throw new UnsupportedOperationException(); }
-            @Override public void advertise(String i, Set<WorkflowVersion> r, Instant n, Duration t) { throw new UnsupportedOperationException(); }
-            @Override public Set<WorkflowVersion> runnableByLiveNodes(Instant n) { throw new UnsupportedOperationException(); }
-            @Override public List<DueBacklog> dueBacklog(Instant d, int l) { throw new UnsupportedOperationException(); }
-            @Override public List<RecordedEvent> park(WorkflowVersion v, Instant d, Instant n, String r, int l) { throw new UnsupportedOperationException(); }
-            @Override public List<RecordedEvent> unpark(Set<WorkflowVersion> v, Instant n, String m, int l) { throw new UnsupportedOperationException(); }
             @Override public java.util.Optional<TaskInfo> find(TaskId id) { throw new UnsupportedOperationException(); }
             @Override public java.util.Optional<TaskId> findByBusinessKey(String w, String k) { throw new UnsupportedOperationException(); }
             @Override public java.util.Map<TaskStatus, Long> countByStatus() { throw new UnsupportedOperationException(); }
@@ -1802,7 +1803,7 @@ public abstract class StateStoreContract extends StoreTestSupport {
         for (ClaimedTask c : claimed) {
             int i = Integer.parseInt(c.businessKey().substring(1));
             assertThat(c.input()).as("input %d", i).isEqualTo("input \u00fc\u4e2d " + i);
-            assertThat(c.replyTo()).as("replyTo %d", i).isEqualTo(i % 3 == 0 ? "ch" : null);
+            assertThat(c.statusChannel()).as("statusChannel %d", i).isEqualTo(i % 3 == 0 ? "ch" : null);
             assertThat(c.traceContext()).as("trace %d", i).isEqualTo(i % 2 == 0 ? "trace-" + i : null);
             assertThat(c.completeBy()).as("step timeout %d", i).isEqualTo(T0.plus(TIMEOUT).plusSeconds(i));
             assertThat(store.events(c.taskId()).get(1)).extracting(TaskEvent::type, TaskEvent::stepName)

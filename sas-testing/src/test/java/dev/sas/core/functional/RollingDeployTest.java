@@ -196,10 +196,11 @@ class RollingDeployTest {
         try {
             workerOnly.start();
             await().atMost(Duration.ofSeconds(30))
-                    .until(() -> store.runnableByLiveNodes(clock.instant()).contains(new WorkflowVersion("orders", 2)));
+                    .until(() -> store.deployments().orElseThrow().runnableByLiveNodes(clock.instant())
+                            .contains(new WorkflowVersion("orders", 2)));
         } finally {
             workerOnly.close();
         }
-        assertThat(store.runnableByLiveNodes(clock.instant())).isEmpty();
+        assertThat(store.deployments().orElseThrow().runnableByLiveNodes(clock.instant())).isEmpty();
     }
 }

@@ -11,8 +11,10 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.core.spi.ClaimedSubmits;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.StateStore;
+import dev.sas.core.spi.SubmitResult;
 import dev.sas.testing.InMemoryStateStore;
 import dev.sas.testing.ManualClock;
 import java.lang.reflect.InvocationTargetException;
@@ -20,6 +22,7 @@ import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,7 +33,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A runtime with room starts a task its own client submits without a claim: the store inserts the
- * task already claimed ({@code StateStore.submitClaimed}) and the step starts after that one
+ * task already claimed ({@code ClaimedSubmits.submitClaimed}) and the step starts after that one
  * commit. A loaded runtime leaves submits to its claims, and a claimed submit whose outcome the
  * node never hears is recovered like any other expired claim.
  */
@@ -50,6 +53,20 @@ class StartAtSubmitTest {
     /** The in-memory store, counting claims and claimed submits. */
     private final StateStore store = (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(),
             new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
+                if (method.getName().equals("claimedSubmits")) {
+                    ClaimedSubmits inner = real.claimedSubmits().orElseThrow();
+                    return Optional.of((ClaimedSubmits) (task, received, instanceId) -> {
+                        SubmitResult r = inner.submitClaimed(task, received, instanceId);
+                        claimedSubmits.incrementAndGet();
+                        if (r.created()) {
+                            claimedAtSubmit.add(r.taskId());
+                        }
+                        if (loseCommitReply.get()) {
+                            throw new StateStoreException("submit failed: connection reset (injected after the commit)");
+                        }
+                        return r;
+                    });
+                }
                 Object result;
                 try {
                     result = method.invoke(real, args);
@@ -61,15 +78,6 @@ class StartAtSubmitTest {
                         claimedByClaim.add(((ClaimedTask) c).taskId());
                     }
                     claimCalls.incrementAndGet();
-                } else if (method.getName().equals("submitClaimed")) {
-                    claimedSubmits.incrementAndGet();
-                    dev.sas.core.spi.SubmitResult r = (dev.sas.core.spi.SubmitResult) result;
-                    if (r.created()) {
-                        claimedAtSubmit.add(r.taskId());
-                    }
-                    if (loseCommitReply.get()) {
-                        throw new StateStoreException("submit failed: connection reset (injected after the commit)");
-                    }
                 }
                 return result;
             });

@@ -12,6 +12,7 @@ import dev.sas.core.SasRuntime;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
+import dev.sas.core.spi.FlowControlStore;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
@@ -21,6 +22,7 @@ import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -58,20 +60,30 @@ class StarvedLeaseTest {
     }
 
     private StateStore decorated(Hook hook) {
-        return (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(), new Class<?>[] {StateStore.class},
+        return decorated(StateStore.class, store, hook);
+    }
+
+    /** {@code target} with {@code hook} around each call, its flow control ({@code renewPermits} and the rest) included. */
+    private static <T> T decorated(Class<T> type, T target, Hook hook) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
                 (proxy, method, args) -> {
                     try {
-                        return hook.around(method.getName(), args, () -> {
+                        Object result = hook.around(method.getName(), args, () -> {
                             try {
-                                return method.invoke(store, args);
+                                return method.invoke(target, args);
                             } catch (InvocationTargetException e) {
                                 throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
                             }
                         });
+                        if (method.getName().equals("flowControl")) {
+                            return ((Optional<?>) result).map(f -> decorated(FlowControlStore.class, (FlowControlStore) f,
+                                    hook));
+                        }
+                        return result;
                     } catch (InvocationTargetException e) {
                         throw e.getCause();
                     }
-                });
+                }));
     }
 
     @Nested

@@ -15,7 +15,7 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.NewTask;
-import dev.sas.core.spi.ReplyOutbox;
+import dev.sas.core.spi.StatusOutbox;
 import dev.sas.core.spi.StateStore;
 import dev.sas.testing.Drain;
 import dev.sas.testing.InMemoryStateStore;
@@ -103,7 +103,7 @@ class StatusChannelTest {
             }
 
             assertThat(heard).containsExactlyElementsOf(runtime.client().events(id));
-            assertThat(store.replyOutbox().orElseThrow().pending("mine", 10)).isEmpty();
+            assertThat(store.statusOutbox().orElseThrow().pending("mine", 10)).isEmpty();
         }
 
         @Test
@@ -246,7 +246,7 @@ class StatusChannelTest {
         void a_store_that_keeps_no_outbox_refuses_reply_channels() {
             StateStore plain = (StateStore) Proxy.newProxyInstance(StateStore.class.getClassLoader(),
                     new Class<?>[] {StateStore.class}, (proxy, method, args) -> switch (method.getName()) {
-                        case "replyOutbox", "signals", "currentTime" -> Optional.empty();
+                        case "statusOutbox", "signals", "currentTime" -> Optional.empty();
                         case "toString" -> "plain store";
                         default -> method.invoke(store, args);
                     });
@@ -258,7 +258,7 @@ class StatusChannelTest {
                     .build()).isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no status channels");
             assertThatThrownBy(() -> StatusConsumer.builder().stateStore(plain).channel("x", e -> { }).build())
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("keeps no status channels");
-            assertThat(store.replyOutbox()).get().isInstanceOf(ReplyOutbox.class);
+            assertThat(store.statusOutbox()).get().isInstanceOf(StatusOutbox.class);
         }
     }
 }

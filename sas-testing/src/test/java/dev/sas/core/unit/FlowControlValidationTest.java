@@ -119,7 +119,6 @@ class FlowControlValidationTest {
     void a_runtime_refuses_flow_control_on_a_store_that_cannot_keep_it() {
         StateStore plain = (StateStore) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {StateStore.class}, (proxy, method, args) -> switch (method.getName()) {
-                    case "supportsFlowControl" -> false;
                     case "toString" -> "PlainStore";
                     default -> {
                         if (method.isDefault()) {

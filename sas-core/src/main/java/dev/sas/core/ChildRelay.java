@@ -1,0 +1,179 @@
+package dev.sas.core;
+
+import dev.sas.core.internal.ChildWatch;
+import dev.sas.core.internal.TaskLog;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Completes child task steps ({@link StepBuilder#childTask}) whose child has ended, through
+ * {@link StepCompletionClient}, fenced by the parent's step and lease. Two ways find them: a child
+ * that ended on this node names its parent ({@link #ended}), which the next pass delivers; and a scan,
+ * on the first pass and every {@value #SCAN_EVERY} passes after, reads the tasks of this runtime's
+ * workflows that await a child (through the store's state index, {@value #MAX_PER_PASS} at most per
+ * workflow and scan, going on where the last scan stopped), finds each one's child by its derived
+ * business key and delivers those that ended. The scan finds what the first way cannot: a child that
+ * ended on a node without the parent's workflow, or on a node that died before its next pass. What
+ * is kept in memory is only a hint, so a node that dies loses nothing; a delivery repeated answers
+ * {@link CompletionOutcome#ALREADY_COMPLETED} or {@link CompletionOutcome#STALE} and changes nothing.
+ * Thread-safe: {@link #ended} from any thread, {@link #deliverEnded} from the supervisor's.
+ */
+final class ChildRelay implements ChildWatch {
+    private static final Logger log = LoggerFactory.getLogger(ChildRelay.class);
+
+    /** Most awaiting parents read per workflow and scan; the next scan goes on from there. */
+    static final int MAX_PER_PASS = 2_000;
+    /** A scan runs on the first pass and then on every this many passes. */
+    static final int SCAN_EVERY = 10;
+    /** Most parents named by children that ended here kept for the next pass; past it the scan finds them. */
+    private static final int MAX_HINTS = 10_000;
+    private static final int PAGE = 500;
+
+    private final SasClient client;
+    private final List<Workflow<?>> workflows;
+    private final Set<String> parents = new LinkedHashSet<>();
+    private final Queue<TaskId> hinted = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger hints = new AtomicInteger();
+    /** Per parent workflow, the last parent the previous scan read, when it stopped before the end. */
+    private final Map<String, TaskInfo> resumeAfter = new HashMap<>();
+    private int passes;
+
+    ChildRelay(SasClient client, List<Workflow<?>> workflows) {
+        this.client = client;
+        this.workflows = List.copyOf(workflows);
+        for (Workflow<?> w : workflows) {
+            if (w.steps().stream().anyMatch(StepDefinition::startsChildTask)) {
+                parents.add(w.name());
+            }
+        }
+    }
+
+    /** Whether any of the workflows has a child task step (else the runtime needs no relay). */
+    boolean needed() {
+        return !parents.isEmpty();
+    }
+
+    /**
+     * A task reached a terminal state on this node ({@code event} is its terminal event): if it is a
+     * child task, its parent is delivered on the next pass. Quick; called on the publishing thread.
+     */
+    void ended(TaskEvent event) {
+        ChildCall.parentOf(event.businessKey()).ifPresent(parent -> {
+            TaskId id;
+            try {
+                id = TaskId.of(parent.get(0));
+            } catch (IllegalArgumentException notAChildKey) {
+                return; // a business key that only looks like a child's
+            }
+            if (hints.incrementAndGet() <= MAX_HINTS) {
+                hinted.add(id);
+            } else {
+                hints.decrementAndGet(); // the scan finds it
+            }
+        });
+    }
+
+    @Override
+    public int deliverEnded() {
+        int delivered = 0;
+        TaskId hint;
+        while ((hint = hinted.poll()) != null) {
+            hints.decrementAndGet();
+            TaskInfo parent = client.find(hint).orElse(null);
+            if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
+                delivered += deliver(parent) ? 1 : 0;
+            }
+        }
+        if (passes++ % SCAN_EVERY == 0) {
+            for (String workflow : parents) {
+                delivered += scan(workflow);
+            }
+        }
+        return delivered;
+    }
+
+    /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
+    private int scan(String workflow) {
+        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_REPLY).withWorkflow(workflow).withLimit(PAGE);
+        TaskInfo after = resumeAfter.remove(workflow);
+        List<TaskInfo> page = client.list(after == null ? query : query.after(after));
+        int delivered = 0;
+        int read = 0;
+        while (!page.isEmpty()) {
+            for (TaskInfo parent : page) {
+                delivered += deliver(parent) ? 1 : 0;
+            }
+            read += page.size();
+            if (page.size() < PAGE) {
+                break; // the end: the next scan starts over
+            }
+            TaskInfo last = page.get(page.size() - 1);
+            if (read >= MAX_PER_PASS) {
+                resumeAfter.put(workflow, last);
+                break;
+            }
+            page = client.list(query.after(last));
+        }
+        return delivered;
+    }
+
+    /** Delivers the end of {@code parent}'s child, if its current step awaits one that has ended. */
+    private boolean deliver(TaskInfo parent) {
+        StepDefinition<?> step = childStep(parent).orElse(null);
+        if (step == null) {
+            return false;
+        }
+        try {
+            Workflow<?> childWorkflow = step.childWorkflow().orElseThrow();
+            TaskInfo child = client.find(childWorkflow.name(), ChildCall.childKey(parent.taskId(), step.name()))
+                    .orElse(null);
+            if (child == null || !child.status().isTerminal()) {
+                return false;
+            }
+            CompletionOutcome outcome = client.stepCompletion().childEnded(parent, child);
+            TaskLog.run(parent.taskId(), parent.workflow(), parent.currentStep(), 0, () -> log.info(
+                    "task {} step {}: child task {} ended {}; delivered: {}", parent.taskId(), step.name(),
+                    child.taskId(), child.status(), outcome));
+            return outcome.accepted();
+        } catch (RuntimeException e) {
+            // one parent's failure never stops the others; the next pass tries it again
+            log.warn("task {} step {}: delivering its child's end failed ({}); trying again on the next pass",
+                    parent.taskId(), step.name(), e.toString());
+            return false;
+        }
+    }
+
+    /** The step {@code parent} is at, if it starts a child task and this runtime knows its workflow. */
+    private Optional<StepDefinition<?>> childStep(TaskInfo parent) {
+        for (Workflow<?> w : workflows) {
+            if (w.name().equals(parent.workflow()) && w.version() == parent.workflowVersion()) {
+                if (parent.currentStep() < 0 || parent.currentStep() >= w.steps().size()) {
+                    return Optional.empty();
+                }
+                StepDefinition<?> s = w.steps().get(parent.currentStep());
+                return s.startsChildTask() ? Optional.of(s) : Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The child task ids {@code info}'s child steps started so far (for status pages), in step order. */
+    static List<TaskId> children(SasClient client, Workflow<?> workflow, TaskInfo info) {
+        List<TaskId> ids = new ArrayList<>();
+        for (StepDefinition<?> s : workflow.steps()) {
+            s.childWorkflow().flatMap(c -> client.find(c.name(), ChildCall.childKey(info.taskId(), s.name())))
+                    .ifPresent(c -> ids.add(c.taskId()));
+        }
+        return ids;
+    }
+}

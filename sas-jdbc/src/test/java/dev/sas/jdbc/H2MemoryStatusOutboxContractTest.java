@@ -1,0 +1,30 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.contracts.StatusOutboxContract;
+import dev.sas.testing.contracts.StateStoreContract;
+
+/** The status outbox contract on H2_MEMORY. */
+class H2MemoryStatusOutboxContractTest extends StatusOutboxContract {
+
+    private String url;
+    private String prefix;
+
+    @Override
+    protected StateStore createStore() {
+        url = TestDb.H2_MEMORY.url();
+        prefix = TestDb.randomPrefix();
+        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        store.close();
+        TestDb.H2_MEMORY.drop(url, prefix);
+    }
+
+    @Override
+    protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
+        return TestDb.hostTransaction(url);
+    }
+}
