@@ -25,7 +25,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     RetryPolicy retryPolicy;
     int maxTimeouts = StepBuilder.DEFAULT_MAX_TIMEOUTS;
     Compensation<I> compensation;
-    StepDefinition.AgentCall<I, ?, ?> compensationCall;
+    AgentCall<I, ?, ?> compensationCall;
     Duration compensateWithin;
     RetryPolicy compensationRetry;
     final List<StepRef<?>> reads = new ArrayList<>();
@@ -125,7 +125,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     public <Q> B compensateWith(Agent<Q, ?> agent, Function<StepContext<I>, Q> request) {
         Objects.requireNonNull(agent, "step '" + name + "': compensation agent must not be null");
         Objects.requireNonNull(request, "step '" + name + "': compensation request must not be null");
-        this.compensationCall = new StepDefinition.AgentCall<>(agent, request, null);
+        this.compensationCall = new AgentCall<>(agent, request, null);
         return self();
     }
 
@@ -198,7 +198,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     }
 
     /** Checks the combination of settings and builds the step. */
-    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall,
+    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, AgentCall<I, ?, ?> agentCall,
             StepDefinition.AwaitCompletion<I> awaitCompletion) {
         List<String> kinds = new ArrayList<>();
         if (step != null) {
