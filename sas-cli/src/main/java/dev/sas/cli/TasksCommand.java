@@ -1,5 +1,6 @@
 package dev.sas.cli;
 
+import dev.sas.core.StepStatus;
 import dev.sas.core.TaskDocument;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
@@ -146,6 +147,11 @@ final class TasksCommand implements Runnable {
             fields.put("held by", t.lockedBy() == null ? "-" : t.lockedBy() + " (lease " + t.lease() + ")");
             fields.put("deadline", Output.time(t.completeBy()));
             fields.put("next attempt", Output.time(t.nextAttemptAt()));
+            boolean timerWaits = t.steps().stream()
+                    .anyMatch(st -> st.index() == t.currentStep() && st.status() == StepStatus.WAITING);
+            if (timerWaits) {
+                fields.put("timer fires", Output.time(t.nextAttemptAt()));
+            }
             fields.put("created", Output.time(t.createdAt()));
             fields.put("updated", Output.time(t.updatedAt()));
             if (t.lastError() != null) {

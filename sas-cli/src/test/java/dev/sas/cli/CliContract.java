@@ -317,6 +317,29 @@ abstract class CliContract {
         }
 
         @Test
+        void shows_a_skipped_step_and_until_when_a_timer_waits() {
+            Workflow<String> shapes = Workflow.builder("shapes", Codec.string())
+                    .step("charge", s -> s.when(ctx -> false).execute(ctx -> "charged"))
+                    .timer("remind-after", t -> t.waitFor(java.time.Duration.ofDays(2)))
+                    .step("remind", s -> s.execute(ctx -> "reminded"))
+                    .build();
+            TaskHandle task;
+            try (SasRuntime other = SasRuntime.builder().stateStore(store).instanceId("node-2").workflow(shapes).build()) {
+                task = other.client().submit(shapes, "shape-1", "x");
+                Drain.untilIdle(other);
+            }
+            assertThat(task.info().status()).isEqualTo(TaskStatus.WAITING);
+            String firesAt = task.info().nextAttemptAt().toString();
+
+            Run r = sas("tasks", "show", task.id().value());
+
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains("state:        WAITING").contains("SKIPPED").contains("STEP_SKIPPED")
+                    .contains("TIMER_STARTED").contains("timer fires:").contains("until " + firesAt)
+                    .contains("last error:   waiting for timer 'remind-after' until " + firesAt);
+        }
+
+        @Test
         void finds_a_task_by_business_key_and_says_when_there_is_none() {
             assertThat(sas("tasks", "show", "--key", "order-4", "--workflow", "orders").out())
                     .contains(failed.id().value());

@@ -130,6 +130,34 @@ class SasConsoleTest {
         }
 
         @Test
+        void a_task_shows_a_skipped_step_and_until_when_its_timer_waits() throws Exception {
+            dev.sas.core.Workflow<String> shapes = dev.sas.core.Workflow.builder("shapes", dev.sas.core.Codec.string())
+                    .step("charge", s -> s.when(ctx -> false).execute(ctx -> "charged"))
+                    .timer("remind-after", t -> t.waitFor(java.time.Duration.ofDays(2)))
+                    .step("remind", s -> s.execute(ctx -> "reminded"))
+                    .build();
+            ManualClock clock = new ManualClock();
+            TaskHandle task;
+            try (SasRuntime other = SasRuntime.builder().stateStore(store).clock(clock).instanceId("node-b")
+                    .workflow(shapes).build()) {
+                task = other.client().submit(shapes, "shape-1", "x");
+                Drain.untilIdle(other);
+            }
+            String firesAt = clock.instant().plus(java.time.Duration.ofDays(2)).toString();
+
+            JsonNode t = json(get(console(false), "/api/tasks/" + task.id().value()));
+
+            assertThat(t.get("status").asText()).isEqualTo("WAITING");
+            assertThat(t.get("steps")).as("the steps recorded (the console's client does not know the workflow)")
+                    .extracting(st -> st.get("status").asText()).containsExactly("SKIPPED", "WAITING");
+            assertThat(t.get("nextAttemptAt").asText()).isEqualTo(firesAt);
+            assertThat(t.get("lastError").asText()).isEqualTo("waiting for timer 'remind-after' until " + firesAt);
+            assertThat(t.get("events")).extracting(e -> e.get("type").asText())
+                    .contains("STEP_SKIPPED", "TIMER_STARTED");
+            assertThat(get(console(false), "/console.js").bodyText()).contains("Timer fires (UTC)");
+        }
+
+        @Test
         void a_task_shows_its_steps_errors_and_timeline_with_who_recorded_each_event() throws Exception {
             JsonNode t = json(get(console(true), "/api/tasks/" + blocked.id().value()));
 

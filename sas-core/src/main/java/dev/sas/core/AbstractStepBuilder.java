@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The settings every step has, whatever its output: deadline, retries, time-out budget,
@@ -24,11 +25,13 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     RetryPolicy retryPolicy;
     int maxTimeouts = StepBuilder.DEFAULT_MAX_TIMEOUTS;
     Compensation<I> compensation;
-    StepDefinition.AgentCall<I, ?, ?> compensationCall;
+    AgentCall<I, ?, ?> compensationCall;
     Duration compensateWithin;
     RetryPolicy compensationRetry;
     final List<StepRef<?>> reads = new ArrayList<>();
     ChildCall<I, ?> childCall;
+    Predicate<StepContext<I>> condition;
+    StepDefinition.Timer<I> timer;
 
     AbstractStepBuilder(String name) {
         this.name = name;
@@ -122,7 +125,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     public <Q> B compensateWith(Agent<Q, ?> agent, Function<StepContext<I>, Q> request) {
         Objects.requireNonNull(agent, "step '" + name + "': compensation agent must not be null");
         Objects.requireNonNull(request, "step '" + name + "': compensation request must not be null");
-        this.compensationCall = new StepDefinition.AgentCall<>(agent, request, null);
+        this.compensationCall = new AgentCall<>(agent, request, null);
         return self();
     }
 
@@ -169,6 +172,23 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         return self();
     }
 
+    /**
+     * Runs this step only when {@code condition} holds when the step comes up; otherwise the step is
+     * recorded {@link StepStatus#SKIPPED} (event {@link TaskEvent.Type#STEP_SKIPPED}), the task goes
+     * on with the next step, and the skipped step is never compensated. The condition reads the input
+     * and earlier steps' outputs ({@link StepContext#output(StepRef)}; declare them with
+     * {@link #reads}); it runs on a scheduler thread and must be quick and free of side effects. A
+     * condition that throws fails the attempt like the step's work would (the retry policy decides).
+     *
+     * <pre>{@code .step(CHARGE, s -> s.when(ctx -> ctx.input().paysByCard()).call(payments, ...))}</pre>
+     *
+     * @throws NullPointerException if {@code condition} is null
+     */
+    public B when(Predicate<StepContext<I>> condition) {
+        this.condition = Objects.requireNonNull(condition, "step '" + name + "': when condition must not be null");
+        return self();
+    }
+
     private Duration positive(String what, Duration d) {
         Objects.requireNonNull(d, "step '" + name + "': " + what + " must not be null");
         if (d.isZero() || d.isNegative()) {
@@ -178,7 +198,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     }
 
     /** Checks the combination of settings and builds the step. */
-    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, StepDefinition.AgentCall<I, ?, ?> agentCall,
+    StepDefinition<I> build(int index, StepRef<?> ref, Step<I> step, AgentCall<I, ?, ?> agentCall,
             StepDefinition.AwaitCompletion<I> awaitCompletion) {
         List<String> kinds = new ArrayList<>();
         if (step != null) {
@@ -192,6 +212,9 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         }
         if (childCall != null) {
             kinds.add("childTask(...)");
+        }
+        if (timer != null) {
+            kinds.add("a timer");
         }
         if (kinds.isEmpty()) {
             throw new IllegalStateException(

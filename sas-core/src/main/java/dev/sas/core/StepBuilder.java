@@ -29,7 +29,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
     public static final int DEFAULT_FAILURE_THRESHOLD = DEFAULT_MAX_TIMEOUTS;
 
     private Step<I> step;
-    private StepDefinition.AgentCall<I, ?, ?> agentCall;
+    private AgentCall<I, ?, ?> agentCall;
     private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     StepBuilder(String name) {
@@ -63,7 +63,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
     public <Q> StepBuilder<I> call(Agent<Q, String> agent, Function<StepContext<I>, Q> request) {
         Objects.requireNonNull(agent, "step '" + name + "': agent must not be null");
         Objects.requireNonNull(request, "step '" + name + "': request must not be null");
-        this.agentCall = new StepDefinition.AgentCall<>(agent, request, Codec.string());
+        this.agentCall = new AgentCall<>(agent, request, Codec.string());
         return this;
     }
 

@@ -1,6 +1,7 @@
 package dev.sas.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -9,6 +10,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * One step of a {@link Workflow}, as built by {@link StepBuilder} or {@link TypedStepBuilder}.
@@ -33,6 +35,8 @@ public final class StepDefinition<I> {
     private final AgentCall<I, ?, ?> agentCall;
     private final AwaitCompletion<I> awaitCompletion;
     private final ChildCall<I, ?> childCall;
+    private final Predicate<StepContext<I>> condition;
+    private final Timer<I> timer;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
             RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitCompletion<I> awaitCompletion) {
@@ -51,6 +55,41 @@ public final class StepDefinition<I> {
         this.agentCall = agentCall;
         this.awaitCompletion = awaitCompletion;
         this.childCall = b.childCall;
+        this.condition = b.condition;
+        this.timer = b.timer;
+    }
+
+    /** Whether this step runs only when a condition holds ({@link AbstractStepBuilder#when}). */
+    public boolean isConditional() {
+        return condition != null;
+    }
+
+    /**
+     * Whether this step should run now: its condition holds, or it has none. Called by the runtime
+     * when the step comes up, on a scheduler thread.
+     *
+     * @throws RuntimeException what the condition threw
+     */
+    public boolean shouldRun(StepContext<I> context) {
+        return condition == null || condition.test(context);
+    }
+
+    /** Whether this step is a durable timer ({@link Workflow.Builder#timer}). */
+    public boolean isTimer() {
+        return timer != null;
+    }
+
+    /**
+     * When this timer fires, if it starts at {@code now} (database time).
+     *
+     * @throws IllegalStateException if this step is not a timer
+     * @throws RuntimeException what the timer's {@code waitUntil} function threw (a null instant included)
+     */
+    public Instant firesAt(StepContext<I> context, Instant now) {
+        if (timer == null) {
+            throw new IllegalStateException("step '" + name + "' is not a timer");
+        }
+        return timer.firesAt(context, now, name);
     }
 
     /**
@@ -296,6 +335,10 @@ public final class StepDefinition<I> {
      */
     public CompletionStage<String> invoke(StepContext<I> context, Function<String, Executor> agentExecutors,
             String endpoint) {
+        if (timer != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("step '" + name + "' is a timer; it has"
+                    + " no work to invoke"));
+        }
         if (agentCall != null) {
             return agentCall.invoke(context, agentExecutors.apply(agentCall.agent.name()), endpoint);
         }
@@ -346,7 +389,26 @@ public final class StepDefinition<I> {
                 + (agentCall != null ? ", agent=" + agentCall.agent.name() : "")
                 + (childCall != null ? ", child=" + childCall.workflow.name()
                         : awaitCompletion != null ? ", awaitCompletion" : "")
+                + (timer != null ? ", timer" : "") + (condition != null ? ", conditional" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
+    }
+
+    /** A durable timer: fires {@code after} its start, or at the instant {@code until} computes. */
+    static final class Timer<I> {
+        final Duration after;
+        final Function<StepContext<I>, Instant> until;
+
+        Timer(Duration after, Function<StepContext<I>, Instant> until) {
+            this.after = after;
+            this.until = until;
+        }
+
+        Instant firesAt(StepContext<I> context, Instant now, String step) {
+            if (after != null) {
+                return now.plus(after);
+            }
+            return Objects.requireNonNull(until.apply(context), "timer '" + step + "': waitUntil returned null");
+        }
     }
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */
@@ -370,57 +432,6 @@ public final class StepDefinition<I> {
                 throw new IllegalArgumentException("reply to step '" + step + "' cannot be encoded with the step's"
                         + " codec (" + e + "); pass a value of the step's output type", e);
             }
-        }
-    }
-
-    /** A call through an agent; {@code replyCodec} is null for a compensation, whose reply is ignored. */
-    static final class AgentCall<I, Q, R> {
-        final Agent<Q, R> agent;
-        final Function<StepContext<I>, Q> request;
-        final Codec<? super R> replyCodec;
-
-        AgentCall(Agent<Q, R> agent, Function<StepContext<I>, Q> request, Codec<? super R> replyCodec) {
-            this.agent = Objects.requireNonNull(agent, "agent must not be null");
-            this.request = Objects.requireNonNull(request, "request must not be null");
-            this.replyCodec = replyCodec;
-        }
-
-        CompletionStage<String> invoke(StepContext<I> context, Executor executor, String endpoint) {
-            return send(context, executor, false, endpoint)
-                    .thenApply(r -> r == null ? null : Step.encodeOutput(replyCodec, r, context.stepName()));
-        }
-
-        /** Builds the request and calls the agent on {@code executor}; completes with its reply. */
-        CompletionStage<R> send(StepContext<I> context, Executor executor, boolean compensation, String endpoint) {
-            CompletableFuture<R> reply = new CompletableFuture<>();
-            try {
-                executor.execute(() -> {
-                    try {
-                        Q payload = request.apply(context);
-                        AgentRequest<Q> req = new AgentRequest<>(context.taskId(), context.stepName(),
-                                context.attempt(), context.idempotencyKey(), context.completeBy(),
-                                context.remaining(), payload, compensation, endpoint);
-                        CompletionStage<R> stage = agent.call(req);
-                        if (stage == null) {
-                            reply.completeExceptionally(new IllegalStateException(
-                                    "agent '" + agent.name() + "' returned a null CompletionStage"));
-                            return;
-                        }
-                        stage.whenComplete((r, e) -> {
-                            if (e != null) {
-                                reply.completeExceptionally(e);
-                            } else {
-                                reply.complete(r);
-                            }
-                        });
-                    } catch (Throwable e) {
-                        reply.completeExceptionally(e);
-                    }
-                });
-            } catch (RuntimeException rejected) {
-                reply.completeExceptionally(rejected);
-            }
-            return reply;
         }
     }
 }

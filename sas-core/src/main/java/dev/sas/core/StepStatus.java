@@ -13,5 +13,12 @@ public enum StepStatus {
     /** Its compensation ran. */
     COMPENSATED,
     /** Its compensation failed for good. */
-    COMPENSATION_FAILED
+    COMPENSATION_FAILED,
+    /**
+     * Not run: its condition ({@link AbstractStepBuilder#when}) did not hold when it came up. A
+     * skipped step is never compensated.
+     */
+    SKIPPED,
+    /** A durable timer that waits; its output is the instant it fires (database time, ISO-8601). */
+    WAITING
 }

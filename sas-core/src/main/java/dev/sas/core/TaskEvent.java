@@ -90,6 +90,18 @@ public record TaskEvent(
          * An operator moved the task to another version of its workflow (the message says from which
          * version and step to which, and who); it continues at the event's step.
          */
-        VERSION_MOVED
+        VERSION_MOVED,
+        /**
+         * A conditional step was not run: its condition did not hold when it came up. It is recorded
+         * {@link StepStatus#SKIPPED} and never compensated.
+         */
+        STEP_SKIPPED,
+        /**
+         * A durable timer started: the task rests, held by no node, until the instant the message
+         * names ("until 2030-01-03T00:00:00Z", database time).
+         */
+        TIMER_STARTED,
+        /** A durable timer fired: its step completed, with the instant it fired at as its output. */
+        TIMER_FIRED
     }
 }

@@ -23,7 +23,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
 
     private final StepRef<O> ref;
     private Step<I> step;
-    private StepDefinition.AgentCall<I, ?, ?> agentCall;
+    private AgentCall<I, ?, ?> agentCall;
     private StepDefinition.AwaitCompletion<I> awaitCompletion;
 
     TypedStepBuilder(StepRef<O> ref) {
@@ -59,7 +59,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
     public <Q> TypedStepBuilder<I, O> call(Agent<Q, ? extends O> agent, Function<StepContext<I>, Q> request) {
         Objects.requireNonNull(agent, "step '" + name + "': agent must not be null");
         Objects.requireNonNull(request, "step '" + name + "': request must not be null");
-        this.agentCall = new StepDefinition.AgentCall<>(agent, request, ref.codec());
+        this.agentCall = new AgentCall<>(agent, request, ref.codec());
         return this;
     }
 

@@ -250,6 +250,25 @@ public final class Workflow<I> {
             return this;
         }
 
+        /**
+         * Adds a durable timer step, configured by {@code config}: the task waits, holding no thread,
+         * for a duration or until an instant, measured on the database's clock (see {@link TimerBuilder}).
+         *
+         * <pre>{@code .timer("remind-after", t -> t.waitFor(Duration.ofDays(2)))}</pre>
+         *
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the name is invalid or already used
+         * @throws IllegalStateException if the timer sets neither or both of waitFor and waitUntil
+         */
+        public Builder<I> timer(String stepName, Consumer<TimerBuilder<I>> config) {
+            checkName("workflow '" + name + "': timer name", stepName);
+            checkNew(stepName, config);
+            TimerBuilder<I> builder = new TimerBuilder<>(stepName);
+            config.accept(builder);
+            steps.add(builder.build(steps.size()));
+            return this;
+        }
+
         private void checkNew(String stepName, Object config) {
             Objects.requireNonNull(config, "workflow '" + name + "': step '" + stepName + "' config must not be null");
             StepDefinition<I> existing = find(steps, stepName);

@@ -43,6 +43,9 @@ final class StepTimings implements TaskListener {
             case STEP_RETRYING -> stepResult(e, "retrying", false);
             case STEP_FAILED -> stepResult(e, "failed", false);
             case STEP_TIMED_OUT -> stepResult(e, "timed_out", false);
+            case STEP_SKIPPED -> stepResult(e, "skipped", false);
+            case TIMER_STARTED -> stepResult(e, "timer_started", false);
+            case TIMER_FIRED -> stepResult(e, "timer_fired", false);
             case COMPENSATION_COMPLETED -> stepResult(e, "compensated", true);
             case PROCESSED, ERROR, COMPENSATED, COMPENSATION_FAILED, CANCELLED, PARKED ->
                     Counter.builder(SasMicrometer.PREFIX + ".tasks.finished")

@@ -59,17 +59,20 @@ final class InMemoryClaims {
                             r.currentStep, r.currentStepName, r.attempt, now, null)));
                 }
                 List<String> outputs = new ArrayList<>();
+                List<Integer> skipped = new ArrayList<>();
                 for (StepRow s : r.steps.values()) {
-                    if (s.status == StepStatus.COMPLETED) {
+                    if (s.status == StepStatus.COMPLETED || s.status == StepStatus.WAITING) {
                         while (outputs.size() <= s.index) {
                             outputs.add(null);
                         }
                         outputs.set(s.index, s.output);
+                    } else if (s.status == StepStatus.SKIPPED) {
+                        skipped.add(s.index);
                     }
                 }
                 claimed.add(new ClaimedTask(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.lease,
                         r.currentStep, r.attempt, r.failureCount, r.completeBy, r.cancelRequested, r.input,
-                        r.statusChannel, r.createdAt, outputs, r.traceContext));
+                        r.statusChannel, r.createdAt, outputs, r.traceContext, skipped));
             }
             return claimed;
         }

@@ -452,6 +452,7 @@
       field('Created (UTC)', time(t.createdAt)),
       field('Updated (UTC)', time(t.updatedAt)),
       field('Next attempt (UTC)', time(t.nextAttemptAt)),
+      step && step.status === 'WAITING' ? field('Timer fires (UTC)', el('span', { id: 'timer-fires' }, time(t.nextAttemptAt))) : null,
       field('Deadline (UTC)', time(t.completeBy)),
       field('Held by node', t.lockedBy ? el('span', { class: 'mono', id: 'locked-by', text: t.lockedBy }) : el('span', { class: 'muted', text: 'nobody' })),
       field('Lease', String(t.lease)),

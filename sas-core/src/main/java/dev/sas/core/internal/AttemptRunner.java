@@ -10,6 +10,7 @@ import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.HeldBack;
 import dev.sas.core.internal.TaskStateMachine.NotRunnable;
+import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.spi.ClaimedTask;
 import dev.sas.core.spi.Transition;
@@ -17,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -155,7 +157,7 @@ final class AttemptRunner {
     private void park(ClaimedTask c, Workflow<?> wf, String reason) {
         log.error("task {} step {}: {}", c.taskId(), c.currentStep(), reason);
         Snapshot s = new Snapshot(c.taskId(), c.businessKey(), c.workflow(), wf, c.lease(), c.status(),
-                c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false);
+                c.currentStep(), c.attempt(), c.failureCount(), c.cancelRequested(), false, Set.copyOf(c.skippedSteps()));
         Decision d = TaskStateMachine.decide(s, new NotRunnable(reason), clock.instant());
         Transition t = d.transition().withStatusChannel(c.statusChannel());
         recorder.write(t, c.completeBy(), (result, refusal, at) -> {
@@ -221,6 +223,20 @@ final class AttemptRunner {
             return;
         }
         Attempt a = new Attempt(run, clock);
+        Outcome instead = StepShapes.instead(a, def, clock.instant());
+        if (instead != null) {
+            // skipped, a timer, or a skipped step passed over: decided without running anything
+            admission.abandon(ticket);
+            a.finish();
+            try {
+                writer.carryOut(run, TaskStateMachine.decide(writer.snapshot(run), instead, clock.instant()), false);
+            } catch (Throwable e) {
+                metrics.internalErrors.increment();
+                log.error("{}: internal error while deciding its shape; the supervisor will recover it", a, e);
+                loop.release();
+            }
+            return;
+        }
         String endpoint = FlowControl.DEFAULT_ENDPOINT;
         if (agent != null && gates.gated(agent.name())) {
             AgentGates.Admission admitted = gates.admit(agent.name(), a.completeBy);

@@ -33,7 +33,7 @@ final class CompensationDecisions {
         int i = s.currentStep();
         StepUpdate undone = StepUpdate.compensated(i, s.step(i).name(), s.attempt(), o.startedAt(), now);
         TaskEvent completed = event(s, TaskEvent.Type.COMPENSATION_COMPLETED, i, s.attempt(), now, null);
-        int next = TaskRun.lastCompensable(s.workflow(), i - 1);
+        int next = TaskRun.lastCompensable(s.workflow(), i - 1, s.skipped());
         if (next >= 0) {
             Transition.Builder b = compensatingHolder(s, next).failureCount(0).recording(undone);
             Transition t = s.shuttingDown()

@@ -97,6 +97,7 @@ final class DecisionWriter {
     /** The store wrote the decision's transition at {@code at}: publish, count, then go on or release. */
     void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
         Transition t = d.transition();
+        StepShapes.applied(run, t);
         count(d, stepCompleted);
         events.publish(t.events(), run.statusChannel);
         d.alerts().forEach(a -> events.alert(stamped(a, at)));

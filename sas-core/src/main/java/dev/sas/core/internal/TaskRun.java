@@ -6,7 +6,9 @@ import dev.sas.core.Workflow;
 import dev.sas.core.spi.ClaimedTask;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A task this runtime holds, from its claim until it is released. Touched by one thread at a
@@ -27,6 +29,8 @@ final class TaskRun {
     volatile Instant completeBy;
     boolean cancelRequested;
     final List<String> outputs;
+    /** Steps recorded SKIPPED (never compensated); this claim adds the ones it skips. */
+    final Set<Integer> skipped;
     final String traceContext;
 
     @SuppressWarnings("unchecked")
@@ -44,6 +48,7 @@ final class TaskRun {
         this.completeBy = c.completeBy();
         this.cancelRequested = c.cancelRequested();
         this.outputs = new ArrayList<>(c.outputs());
+        this.skipped = new HashSet<>(c.skippedSteps());
         this.traceContext = c.traceContext();
     }
 
@@ -64,8 +69,13 @@ final class TaskRun {
 
     /** The highest step at or below {@code from} that has a compensation, or -1. */
     static int lastCompensable(Workflow<?> workflow, int from) {
+        return lastCompensable(workflow, from, Set.of());
+    }
+
+    /** The highest step at or below {@code from} that has a compensation and was not skipped, or -1. */
+    static int lastCompensable(Workflow<?> workflow, int from, Set<Integer> skipped) {
         for (int i = Math.min(from, workflow.steps().size() - 1); i >= 0; i--) {
-            if (workflow.steps().get(i).compensation().isPresent()) {
+            if (workflow.steps().get(i).compensation().isPresent() && !skipped.contains(i)) {
                 return i;
             }
         }

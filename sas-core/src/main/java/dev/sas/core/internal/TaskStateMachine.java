@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The one place that decides what becomes of a task: given what the task looked like, its
@@ -47,11 +48,13 @@ final class TaskStateMachine {
      */
     record Snapshot(TaskId taskId, String businessKey, String workflowName, Workflow<?> workflow, long lease,
             TaskStatus status, int currentStep, int attempt, int failureCount, boolean cancelRequested,
-            boolean shuttingDown) {
+            boolean shuttingDown, Set<Integer> skipped) {
 
+        /** @param skipped the steps recorded SKIPPED (never compensated); empty where unknown */
         Snapshot {
             Objects.requireNonNull(taskId, "taskId must not be null");
             Objects.requireNonNull(status, "status must not be null");
+            skipped = Set.copyOf(skipped);
         }
 
         /**
@@ -60,19 +63,19 @@ final class TaskStateMachine {
          */
         static Snapshot of(dev.sas.core.spi.CompletionTarget r, Workflow<?> workflow) {
             return new Snapshot(r.taskId(), r.businessKey(), r.workflow(), workflow, r.lease(), r.status(),
-                    r.currentStep(), r.attempt(), r.failureCount(), r.cancelRequested(), true);
+                    r.currentStep(), r.attempt(), r.failureCount(), r.cancelRequested(), true, Set.of());
         }
 
         /** A task held by this scheduler. */
         static Snapshot of(TaskRun run, boolean shuttingDown) {
             return new Snapshot(run.taskId, run.businessKey, run.workflow.name(), run.workflow, run.lease, run.status,
-                    run.currentStep, run.attempt, run.failureCount, run.cancelRequested, shuttingDown);
+                    run.currentStep, run.attempt, run.failureCount, run.cancelRequested, shuttingDown, run.skipped);
         }
 
         /** An expired claim as the supervisor's scan saw it; {@code workflow} may be null. */
         static Snapshot of(ExpiredTask e, Workflow<?> workflow) {
             return new Snapshot(e.taskId(), e.businessKey(), e.workflow(), workflow, e.lease(), e.status(),
-                    e.currentStep(), e.attempt(), e.failureCount(), e.cancelRequested(), false);
+                    e.currentStep(), e.attempt(), e.failureCount(), e.cancelRequested(), false, Set.of());
         }
 
         boolean compensating() {
@@ -82,7 +85,7 @@ final class TaskStateMachine {
         /** The same task, now known to have a cancel requested. */
         Snapshot withCancelRequested() {
             return new Snapshot(taskId, businessKey, workflowName, workflow, lease, status, currentStep, attempt,
-                    failureCount, true, shuttingDown);
+                    failureCount, true, shuttingDown, skipped);
         }
 
         StepDefinition<?> step(int index) {
@@ -90,8 +93,8 @@ final class TaskStateMachine {
         }
     }
 
-    /** What happened to the task. */
-    sealed interface Outcome {
+    /** What happened to the task (here, and the step shapes' outcomes in {@link ShapeDecisions}). */
+    interface Outcome {
     }
 
     /** The current step returned {@code output} (an attempt that began at {@code startedAt}). */
@@ -186,19 +189,11 @@ final class TaskStateMachine {
         static CompletionReceived of(dev.sas.core.spi.StepCompletion reply, Instant startedAt) {
             return new CompletionReceived(switch (reply.kind()) {
                 case COMPLETED -> new StepCompleted(reply.payload(), startedAt);
-                case FAILED -> new StepFailed(new FailedReply(reply.payload()), startedAt);
+                case FAILED -> new StepFailed(new WaitDecisions.FailedReply(reply.payload()),
+                        startedAt);
                 case FAILED_FOR_GOOD -> new StepFailed(new NonRetryableException(String.valueOf(reply.payload())),
                         startedAt);
             });
-        }
-    }
-
-    /** The error a reply reported ({@code SasClient.failStep}); the step's retry policy decides. */
-    static final class FailedReply extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        FailedReply(String message) {
-            super(message, null, false, false);
         }
     }
 
@@ -251,7 +246,9 @@ final class TaskStateMachine {
             return WaitDecisions.requestSent(s, now);
         } else if (outcome instanceof CompletionReceived o) {
             return WaitDecisions.completionReceived(s, o, now);
-        } else if (outcome instanceof CompletionLead o) {
+        } else if (outcome instanceof ShapeDecisions.Shape o) {
+            return ShapeDecisions.decide(s, o, now);
+        } else if (outcome instanceof WaitDecisions.CompletionLead o) {
             Decision d = decide(s, o.inner(), now);
             return new Decision(WaitDecisions.withLeadingEvent(d.transition(), o.received()), d.alerts(), d.ifCancelRequested(),
                     d.retryAt());
@@ -264,15 +261,23 @@ final class TaskStateMachine {
     private static Decision stepCompleted(Snapshot s, StepCompleted o, Instant now) {
         int i = s.currentStep();
         StepUpdate done = StepUpdate.completed(i, s.step(i).name(), s.attempt(), o.output(), o.startedAt(), now);
-        TaskEvent completed = event(s, TaskEvent.Type.STEP_COMPLETED, i, s.attempt(), now, null);
-        CancelRequested cancel = new CancelRequested(i, done, List.of(completed), CANCELLED_BY_OPERATOR);
+        return advance(s, done, event(s, TaskEvent.Type.STEP_COMPLETED, i, s.attempt(), now, null), i, now);
+    }
+
+    /**
+     * The current step is done ({@code done}, announced by {@code doneEvent}): the task goes on to
+     * the next step in this claim, or ends PROCESSED; a cancel compensates steps up to {@code compensateFrom}.
+     */
+    static Decision advance(Snapshot s, StepUpdate done, TaskEvent doneEvent, int compensateFrom, Instant now) {
+        int i = s.currentStep();
+        CancelRequested cancel = new CancelRequested(compensateFrom, done, List.of(doneEvent), CANCELLED_BY_OPERATOR);
         if (i + 1 >= s.workflow().steps().size()) {
             // A cancel accepted while the last step ran is honoured: the step finished, so it is compensated.
             if (s.cancelRequested()) {
                 return decide(s, cancel, now);
             }
             Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
-                    .recording(done).events(completed, event(s, TaskEvent.Type.PROCESSED, -1, 0, now, null))
+                    .recording(done).events(doneEvent, event(s, TaskEvent.Type.PROCESSED, -1, 0, now, null))
                     .end(TaskStatus.PROCESSED);
             return new Decision(t, List.of(), cancel, null);
         }
@@ -280,9 +285,9 @@ final class TaskStateMachine {
         Transition.Builder b = holder(s, next).unlessCancelRequested(!s.cancelRequested()).recording(done);
         // Stopping: the next step runs on whichever instance claims the task next.
         Transition t = s.shuttingDown()
-                ? b.attempt(0).failureCount(0).events(completed).release(TaskStatus.PENDING, now)
+                ? b.attempt(0).failureCount(0).events(doneEvent).release(TaskStatus.PENDING, now)
                 : b.attempt(1).failureCount(0)
-                        .events(completed, event(s, TaskEvent.Type.STEP_STARTED, next, 1, now, null))
+                        .events(doneEvent, event(s, TaskEvent.Type.STEP_STARTED, next, 1, now, null))
                         .keepHolding(TaskStatus.PROCESSING);
         return new Decision(t, List.of(), s.cancelRequested() ? null : cancel, null);
     }
@@ -316,7 +321,7 @@ final class TaskStateMachine {
     static Decision abort(Snapshot s, int from, StepUpdate step, List<TaskEvent> lead, String reason,
             boolean forCancel, Instant now) {
         Workflow<?> wf = s.workflow();
-        int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from) : -1;
+        int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from, s.skipped()) : -1;
         CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason);
         List<TaskEvent> evs = new ArrayList<>(lead);
         if (j >= 0 && s.shuttingDown()) {
@@ -362,13 +367,6 @@ final class TaskStateMachine {
                 .attempt(Math.max(0, s.attempt() - 1)).failureCount(s.failureCount())
                 .lastError(reason).events(error).end(TaskStatus.ERROR);
         return new Decision(t, List.of(alert(s, TaskStatus.ERROR, null, reason, now)), null, null);
-    }
-
-    /**
-     * The outcome decided instead when a reply's transition yields to a cancel: {@code inner},
-     * with the reply's REPLY_RECEIVED event kept first.
-     */
-    record CompletionLead(Outcome inner, TaskEvent received) implements Outcome {
     }
 
     static boolean retries(RetryPolicy policy, Throwable error, int attempt) {

@@ -78,7 +78,7 @@ final class TimeOutDecision {
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, null, now);
         evs.add(expiredEvent(s, TaskEvent.Type.STEP_FAILED, i, name, now, message));
         // A step that timed out may have applied its effect: compensate it too.
-        int j = wf != null && (wf.compensateOnFailure() || s.cancelRequested()) ? TaskRun.lastCompensable(wf, i) : -1;
+        int j = wf != null && (wf.compensateOnFailure() || s.cancelRequested()) ? TaskRun.lastCompensable(wf, i, s.skipped()) : -1;
         if (j >= 0) {
             // A scheduler compensates: the task is released as COMPENSATING at the last compensable step.
             evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATING, -1, null, now, message));

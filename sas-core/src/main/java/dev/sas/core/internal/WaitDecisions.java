@@ -11,8 +11,8 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
 import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.HeldBack;
-import dev.sas.core.internal.TaskStateMachine.CompletionLead;
 import dev.sas.core.internal.TaskStateMachine.CompletionReceived;
+import dev.sas.core.internal.TaskStateMachine.Outcome;
 import dev.sas.core.internal.TaskStateMachine.Snapshot;
 import dev.sas.core.internal.TaskStateMachine.StepCompleted;
 import dev.sas.core.spi.StorableText;
@@ -28,6 +28,22 @@ import java.util.List;
 final class WaitDecisions {
 
     private WaitDecisions() {
+    }
+
+    /**
+     * The outcome decided instead when a reply's transition yields to a cancel: {@code inner},
+     * with the reply's REPLY_RECEIVED event kept first.
+     */
+    record CompletionLead(Outcome inner, TaskEvent received) implements Outcome {
+    }
+
+    /** The error a reply reported ({@code SasClient.failStep}); the step's retry policy decides. */
+    static final class FailedReply extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        FailedReply(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /**

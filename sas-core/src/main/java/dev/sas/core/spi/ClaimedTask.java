@@ -27,8 +27,11 @@ import java.util.List;
  * @param input encoded input
  * @param statusChannel status channel, or null
  * @param createdAt submission time
- * @param outputs recorded outputs of completed steps by index (null where none or not completed)
+ * @param outputs recorded outputs by index of completed steps, and of a durable timer that waits
+ *     ({@link dev.sas.core.StepStatus#WAITING}: the instant it fires); null where none or not completed
  * @param traceContext the trace context stored at submission ({@link NewTask#traceContext()}), or null
+ * @param skippedSteps the indexes of the steps recorded {@link dev.sas.core.StepStatus#SKIPPED}, which are
+ *     never compensated
  */
 public record ClaimedTask(
         TaskId taskId,
@@ -46,11 +49,21 @@ public record ClaimedTask(
         String statusChannel,
         Instant createdAt,
         List<String> outputs,
-        String traceContext) {
+        String traceContext,
+        List<Integer> skippedSteps) {
 
-    /** Copies {@code outputs}, which may contain nulls. */
+    /** Copies {@code outputs}, which may contain nulls, and {@code skippedSteps} (null: none). */
     public ClaimedTask {
         outputs = outputs == null ? List.of() : Collections.unmodifiableList(new java.util.ArrayList<>(outputs));
+        skippedSteps = skippedSteps == null ? List.of() : List.copyOf(skippedSteps);
+    }
+
+    /** A claim with no skipped steps. */
+    public ClaimedTask(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
+            long lease, int currentStep, int attempt, int failureCount, Instant completeBy, boolean cancelRequested,
+            String input, String replyTo, Instant createdAt, List<String> outputs, String traceContext) {
+        this(taskId, workflow, workflowVersion, businessKey, status, lease, currentStep, attempt, failureCount,
+                completeBy, cancelRequested, input, replyTo, createdAt, outputs, traceContext, List.of());
     }
 
     /**

@@ -7,7 +7,8 @@ import java.time.Instant;
  * A step row to write with a {@link Transition}. For a step result ({@code compensation} false)
  * the store upserts status, attempts, output, error and times. For a compensation result it sets
  * only the row's compensation status and error, keeping the step's own result. Build one with the
- * named factories ({@link #completed}, {@link #retrying}, {@link #failed}, {@link #compensated},
+ * named factories ({@link #completed}, {@link #retrying}, {@link #failed}, {@link #skipped},
+ * {@link #waiting}, {@link #compensated},
  * {@link #compensationFailed}). Immutable and thread-safe.
  *
  * @param index step position
@@ -52,6 +53,21 @@ public record StepUpdate(
             Instant finishedAt) {
         return new StepUpdate(index, name, StepStatus.FAILED, attempts, null, error, startedAt, finishedAt, false,
                 null);
+    }
+
+    /** The step was not run: its condition did not hold. A skipped step is never compensated. */
+    public static StepUpdate skipped(int index, String name, int attempts, Instant startedAt, Instant finishedAt) {
+        return new StepUpdate(index, name, StepStatus.SKIPPED, attempts, null, null, startedAt, finishedAt, false,
+                null);
+    }
+
+    /**
+     * A durable timer waits until {@code firesAt} (database time); the instant is kept as the row's
+     * output (ISO-8601), so the node that claims the task next knows when it fires.
+     */
+    public static StepUpdate waiting(int index, String name, int attempts, Instant firesAt, Instant startedAt) {
+        return new StepUpdate(index, name, StepStatus.WAITING, attempts, firesAt.toString(), null, startedAt, null,
+                false, null);
     }
 
     /** The step's compensation ran; its own result is kept. */

@@ -775,7 +775,7 @@ class TaskStateMachineTest {
 
         Snapshot snapshot() {
             return new Snapshot(ID, "order-42", "order", workflow, LEASE, status, step, attempt, failures,
-                    cancelRequested, shuttingDown);
+                    cancelRequested, shuttingDown, java.util.Set.of());
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.sas.jdbc.internal;
 
+import dev.sas.core.StepStatus;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
@@ -22,7 +23,7 @@ import org.jdbi.v3.core.statement.Query;
 /**
  * The claim: the dialect's locking statement(s), which leave the start events pending in the task
  * rows (see {@link EventRows}), their copies in status channels' outboxes where the dialect does not
- * write them itself, and the outputs of the steps a claimed task already completed. Jdbi, because
+ * write them itself, and the outputs of the steps a claimed task already completed (and the steps it skipped). Jdbi, because
  * {@link Dialect#claim} is written against a Jdbi handle. Thread-safe.
  */
 final class Claims {
@@ -114,15 +115,24 @@ final class Claims {
         if (!replies.isEmpty()) {
             db.recordStatusUpdates(h, replies, statusChannel);
         }
-        Map<String, List<String>> outputs = loadOutputs(h, rows);
+        Map<String, StepsSoFar> steps = loadSteps(h, rows);
         List<ClaimedTask> out = new ArrayList<>(rows.size());
         for (ClaimRow r : rows) {
-            out.add(RowMapper.claimedTask(r, outputs.getOrDefault(r.taskId(), List.of())));
+            StepsSoFar so = steps.getOrDefault(r.taskId(), StepsSoFar.NONE);
+            out.add(RowMapper.claimedTask(r, so.outputs(), so.skipped()));
         }
         return out;
     }
 
-    private Map<String, List<String>> loadOutputs(Handle h, List<ClaimRow> rows) {
+    /**
+     * What a claimed task's steps left: the outputs of completed steps and of a waiting timer (its
+     * fire time), and the steps skipped.
+     */
+    private record StepsSoFar(List<String> outputs, List<Integer> skipped) {
+        static final StepsSoFar NONE = new StepsSoFar(List.of(), List.of());
+    }
+
+    private Map<String, StepsSoFar> loadSteps(Handle h, List<ClaimRow> rows) {
         List<String> ids = rows.stream()
                 .filter(r -> r.currentStep() > 0 || r.status() == TaskStatus.COMPENSATING)
                 .map(ClaimRow::taskId)
@@ -131,24 +141,30 @@ final class Claims {
             return Map.of();
         }
         Map<String, TreeMap<Integer, String>> byTask = new HashMap<>();
-        Query q = h.createQuery("SELECT task_id, step_index, output FROM " + db.t().step()
-                + " WHERE state = 'COMPLETED' AND task_id IN (" + Dialect.placeholders(ids.size()) + ")");
+        Map<String, List<Integer>> skippedByTask = new HashMap<>();
+        Query q = h.createQuery("SELECT task_id, step_index, state, output FROM " + db.t().step()
+                + " WHERE task_id IN (" + Dialect.placeholders(ids.size()) + ")");
         Rows.bindAll(q, 0, ids);
         q.map((rs, ctx) -> {
-            byTask.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getInt(2), rs.getString(3));
+            String state = rs.getString(3);
+            if (StepStatus.COMPLETED.name().equals(state) || StepStatus.WAITING.name().equals(state)) {
+                byTask.computeIfAbsent(rs.getString(1), k -> new TreeMap<>()).put(rs.getInt(2), rs.getString(4));
+            } else if (StepStatus.SKIPPED.name().equals(state)) {
+                skippedByTask.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getInt(2));
+            }
             return null;
         }).forEach(x -> { });
-        Map<String, List<String>> out = new HashMap<>();
-        byTask.forEach((id, steps) -> {
+        Map<String, StepsSoFar> out = new HashMap<>();
+        for (String id : ids) {
             List<String> list = new ArrayList<>();
-            steps.forEach((index, output) -> {
+            byTask.getOrDefault(id, new TreeMap<>()).forEach((index, output) -> {
                 while (list.size() <= index) {
                     list.add(null);
                 }
                 list.set(index, output);
             });
-            out.put(id, list);
-        });
+            out.put(id, new StepsSoFar(list, skippedByTask.getOrDefault(id, List.of())));
+        }
         return out;
     }
 }

@@ -62,12 +62,12 @@ final class RowMapper {
                 rs.getBoolean(12), rs.getString(13));
     }
 
-    /** A claimed row with the outputs of its completed steps. */
-    static ClaimedTask claimedTask(ClaimRow r, List<String> outputs) {
+    /** A claimed row with the outputs of its completed steps and the steps it skipped. */
+    static ClaimedTask claimedTask(ClaimRow r, List<String> outputs, List<Integer> skipped) {
         return new ClaimedTask(TaskId.of(r.taskId()), r.workflow(), r.workflowVersion(), r.businessKey(),
                 r.status(), r.lease(), r.currentStep(), r.attempt(), r.failureCount(),
                 Instant.ofEpochMilli(r.completeBy()), r.cancelRequested(), r.input(), r.statusChannel(),
-                Instant.ofEpochMilli(r.createdAt()), outputs, r.traceContext());
+                Instant.ofEpochMilli(r.createdAt()), outputs, r.traceContext(), skipped);
     }
 
     static Long longOrNull(ResultSet rs, int column) throws SQLException {

@@ -65,7 +65,11 @@ class DocsSnippetsTest {
                 Arguments.of("docs/concepts.md", jdbcDocs + "StoreRolesDocsTest.java", "roles"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "VersionsDocsTest.java", "moves-from"),
-                Arguments.of("docs/operations.md", jdbcDocs + "VersionsDocsTest.java", "move"));
+                Arguments.of("docs/operations.md", jdbcDocs + "VersionsDocsTest.java", "move"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
