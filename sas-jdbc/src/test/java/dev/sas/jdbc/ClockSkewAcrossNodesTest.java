@@ -74,17 +74,17 @@ class ClockSkewAcrossNodesTest {
     enum Where { H2_SERVER, H2_EMBEDDED, POSTGRES, MARIADB }
 
     /**
-     * Each database with one steady skew and one jump, and each skew on two databases (PostgreSQL
-     * and MariaDB together run all four). The database's part (reading its clock, the fenced SQL)
-     * does not depend on which way the node is off, and the runtime's part does not depend on the
-     * database: the full cross product (16 runs of about 6 s) repeated the same checks.
+     * Every database with every skew: ahead and behind by 5 min, and a 5 min jump either way mid-run
+     * (issue 28 asks for both directions on each database; 16 runs of about 6 s).
      */
     static Stream<Arguments> cases() {
-        return Stream.of(
-                Arguments.of(Where.H2_SERVER, Skew.AHEAD), Arguments.of(Where.H2_SERVER, Skew.JUMPS_BACK),
-                Arguments.of(Where.H2_EMBEDDED, Skew.BEHIND), Arguments.of(Where.H2_EMBEDDED, Skew.JUMPS_AHEAD),
-                Arguments.of(Where.POSTGRES, Skew.AHEAD), Arguments.of(Where.POSTGRES, Skew.JUMPS_AHEAD),
-                Arguments.of(Where.MARIADB, Skew.BEHIND), Arguments.of(Where.MARIADB, Skew.JUMPS_BACK));
+        List<Arguments> all = new ArrayList<>();
+        for (Where w : Where.values()) {
+            for (Skew s : Skew.values()) {
+                all.add(Arguments.of(w, s));
+            }
+        }
+        return all.stream();
     }
 
     /** The system clock moved by an offset that the test can change while the runtime runs. */
