@@ -52,9 +52,13 @@ final class Admission {
     static final Duration START_HORIZON = Duration.ofMillis(250);
     /**
      * The gate stays open while fewer tasks wait than the threads start in this many claim round
-     * trips: one for the claim itself, one for the margin a loaded machine needs.
+     * trips. Eight, not two: with two, a drain of no-op steps kept so few tasks waiting that its
+     * results were written in smaller batches (H2 drain 10-13 % slower than without the gate, on a
+     * quiet machine; docs/benchmarks.md). Slow steps are bounded by {@link #START_HORIZON} instead.
      */
-    static final int ROUND_TRIPS_AHEAD = 2;
+    static final int ROUND_TRIPS_AHEAD = 8;
+    /** The most that may wait, in claim batches, however fast the steps start. */
+    static final int MAX_WAITING_BATCHES = 4;
     /** Longest gap between two starts that counts towards the start rate (an idle gap is not a rate). */
     static final Duration MAX_START_GAP = Duration.ofMillis(500);
 
@@ -144,7 +148,7 @@ final class Admission {
         long gap = startGapNanos.get();
         // until an attempt has finished, how many the threads start soon is unknown: none may wait
         long ahead = gap <= 0 || claimNanos <= 0 || runNanos.get() <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
-        int below = (int) Math.max(1, Math.min(Math.min(maxBatch, startable()), ahead + 1));
+        int below = (int) Math.max(1, Math.min(Math.min((long) MAX_WAITING_BATCHES * maxBatch, startable()), ahead + 1));
         openBelow = below;
         return waitingCount.get() < below;
     }

@@ -169,7 +169,7 @@ class AdmissionTest {
     }
 
     @Test
-    void the_gate_opens_while_fewer_wait_than_the_threads_start_during_two_claim_round_trips() {
+    void the_gate_opens_while_fewer_wait_than_the_threads_start_during_eight_claim_round_trips() {
         AtomicLong nanos = new AtomicLong(1_000_000_000L);
         Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
         AtomicInteger woken = new AtomicInteger();
@@ -178,7 +178,7 @@ class AdmissionTest {
         long claim = Duration.ofMillis(2).toNanos();
         assertThat(a.gateOpen(claim)).as("nothing waits").isTrue();
         List<Admission.Ticket> tickets = new ArrayList<>();
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 30; i++) {
             tickets.add(a.enqueue(claimedNow()));
         }
         assertThat(a.gateOpen(claim)).as("no start rate yet: open only when none waits").isFalse();
@@ -186,16 +186,16 @@ class AdmissionTest {
             nanos.addAndGet(Duration.ofMillis(1).toNanos());
             assertThat(a.begin(tickets.get(i))).isTrue();
         }
-        // a start every 1 ms, a claim of 2 ms: 4 start during two round trips, so fewer than 5 may wait
-        assertThat(a.gateOpen(claim)).as("10 wait").isFalse();
+        // a start every 1 ms, a claim of 2 ms: 16 start during eight round trips, so fewer than 17 may wait
+        assertThat(a.gateOpen(claim)).as("20 wait").isFalse();
         woken.set(0);
-        for (int i = 10; i < 16; i++) {
+        for (int i = 10; i < 14; i++) {
             nanos.addAndGet(Duration.ofMillis(1).toNanos());
             assertThat(a.begin(tickets.get(i))).isTrue();
         }
-        assertThat(woken).as("the claim loop is woken once fewer than 5 wait").hasPositiveValue();
-        assertThat(a.gateOpen(claim)).as("4 wait").isTrue();
-        assertThat(a.gateOpen(Duration.ofMillis(1).toNanos())).as("a faster claim: fewer than 3 may wait").isFalse();
+        assertThat(woken).as("the claim loop is woken once fewer than 17 wait").hasPositiveValue();
+        assertThat(a.gateOpen(claim)).as("16 wait").isTrue();
+        assertThat(a.gateOpen(Duration.ofMillis(1).toNanos())).as("a faster claim: fewer than 9 may wait").isFalse();
         assertThat(calls).as("every start was prompt: no deadline written").isEmpty();
 
         for (int i = 0; i < 10; i++) {
