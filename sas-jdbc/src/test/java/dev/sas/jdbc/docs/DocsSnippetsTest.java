@@ -69,7 +69,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
-                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"));
+                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ParallelDocsTest.java", "parallel"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ParallelDocsTest.java", "parallel"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
