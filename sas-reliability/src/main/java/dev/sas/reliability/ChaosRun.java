@@ -207,7 +207,11 @@ public final class ChaosRun implements AutoCloseable {
                     workers.noteIfSupervisor(pid);
                 }
                 if (action.equals("kill")) {
-                    workers.kill(slot, open);
+                    // the picked worker may have halted at a fault point meanwhile: then kill another
+                    while (!workers.kill(slot, open) && !closing.get()) {
+                        slot = workers.pickReadySlot();
+                        workers.noteIfSupervisor(workers.process(slot).pid());
+                    }
                 } else if (action.equals("partition")) {
                     partition(slot, pid);
                 } else {
