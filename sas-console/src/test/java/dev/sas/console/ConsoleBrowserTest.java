@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.openqa.selenium.Alert;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -152,7 +153,9 @@ class ConsoleBrowserTest {
         TaskHandle blocked = runtime.client().submit(shop.orders, "order-3001", Shop.BLOCKED_SKU);
         await().atMost(WAIT).until(() -> blocked.info().status() == TaskStatus.ERROR
                 && reminder.info().status() == TaskStatus.WAITING);
+        // the schedules page re-renders its table after each action: elements are looked up again when stale
         WebDriverWait wait = new WebDriverWait(browser, WAIT);
+        wait.ignoring(StaleElementReferenceException.class);
 
         // the token first: the schedules page offers its buttons only with it
         browser.get(server.url().toString());
@@ -164,50 +167,48 @@ class ConsoleBrowserTest {
         browser.findElement(By.id("nav-schedules")).click();
         wait.until(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#schedules tr.schedule"), 2));
         By nightly = By.cssSelector("#schedules tr.schedule[data-schedule=nightly-refunds]");
-        WebElement row = browser.findElement(nightly);
-        assertThat(row.getAttribute("data-paused")).isEqualTo("false");
-        assertThat(row.getText()).contains("cron 0 2 * * * · Europe/Berlin").contains("refunds v1").contains("ACTIVE")
-                .contains("RUN_ONCE · late > 1m");
-        assertThat(browser.findElement(By.cssSelector("#schedules tr.schedule[data-schedule=heartbeat]")).getText())
-                .contains("every PT5M").contains("RUN_ONCE · late > 30s");
+        assertThat(attribute(wait, nightly, "data-paused")).isEqualTo("false");
+        assertThat(text(wait, nightly)).contains("cron 0 2 * * * · Europe/Berlin")
+                .contains("refunds v1").contains("ACTIVE").contains("RUN_ONCE · late > 1m");
+        assertThat(text(wait, By.cssSelector("#schedules tr.schedule[data-schedule=heartbeat]"))).contains("every PT5M").contains("RUN_ONCE · late > 30s");
         screenshot("console-schedules.png");
 
-        row.findElement(By.cssSelector("button.schedule-pause")).click();
+        click(wait, nightly, "button.schedule-pause");
+        // textContent: the flash of a success hides itself after 8 s
+        wait.until(ExpectedConditions.attributeToBe(By.id("flash"), "textContent", "schedule nightly-refunds paused"));
         wait.until(ExpectedConditions.attributeToBe(nightly, "data-paused", "true"));
-        assertThat(browser.findElement(By.id("flash")).getText()).isEqualTo("schedule nightly-refunds paused");
-        assertThat(browser.findElement(nightly).getText()).contains("PAUSED");
+        assertThat(text(wait, nightly)).contains("PAUSED");
         assertThat(runtime.client().schedules().find("nightly-refunds").orElseThrow().paused()).isTrue();
 
-        browser.findElement(nightly).findElement(By.cssSelector("button.schedule-trigger")).click();
-        wait.until(ExpectedConditions.textMatches(By.id("flash"), java.util.regex.Pattern.compile(
-                "^schedule nightly-refunds triggered: task .+")));
+        click(wait, nightly, "button.schedule-trigger");
+        wait.until(ExpectedConditions.attributeContains(By.id("flash"), "textContent",
+                "schedule nightly-refunds triggered: task "));
         // (filtered: a run at 01:00 UTC also sees the nightly fire time's own task)
         assertThat(runtime.client().list(TaskQuery.all().withWorkflow("refunds")))
                 .filteredOn(t -> t.businessKey().startsWith("nightly-refunds@triggered-")).hasSize(1);
 
-        browser.findElement(nightly).findElement(By.cssSelector("button.schedule-resume")).click();
+        click(wait, nightly, "button.schedule-resume");
         wait.until(ExpectedConditions.attributeToBe(nightly, "data-paused", "false"));
         assertThat(runtime.client().schedules().find("nightly-refunds").orElseThrow().paused()).isFalse();
 
         // a task waiting on its timer says when the timer fires
         browser.get(server.url() + "#/task/" + reminder.id().value());
-        WebElement fires = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#timer-fires span")));
-        assertThat(fires.getAttribute("title")).isEqualTo(reminder.info().nextAttemptAt().toString());
-        assertThat(fires.getText()).startsWith(reminder.info().nextAttemptAt().toString().substring(0, 16)
-                .replace('T', ' '));
+        By fires = By.cssSelector("#timer-fires span"); // a WAITING task's page renders itself again every 1.5 s
+        String firesAt = reminder.info().nextAttemptAt().toString();
+        assertThat(attribute(wait, fires, "title")).isEqualTo(firesAt);
+        assertThat(text(wait, fires)).startsWith(firesAt.substring(0, 16).replace('T', ' '));
 
         // the task blocked in v1 moves to v2, which the operator names in the prompt, and goes on there
         browser.get(server.url() + "#/task/" + blocked.id().value());
         wait.until(ExpectedConditions.textToBe(By.cssSelector("#status .pill"), "ERROR"));
         browser.findElement(By.id("reason")).sendKeys("v2 reserves elsewhere");
-        WebElement move = browser.findElement(By.id("move"));
-        assertThat(move.getText()).isEqualTo("Move version…");
-        move.click();
+        assertThat(browser.findElement(By.id("move")).getText()).isEqualTo("Move version…");
+        browser.findElement(By.id("move")).click(); // an ERROR task's page does not render itself again
         Alert prompt = wait.until(ExpectedConditions.alertIsPresent());
         assertThat(prompt.getText()).isEqualTo("Move task order-3001 from v1 to which version?");
         prompt.sendKeys("2");
         prompt.accept();
-        wait.until(ExpectedConditions.textToBe(By.id("flash"), "order-3001 (orders): moved to v2"));
+        wait.until(ExpectedConditions.attributeToBe(By.id("flash"), "textContent", "order-3001 (orders): moved to v2"));
         wait.until(ExpectedConditions.textToBe(By.cssSelector("#status .pill"), "PROCESSED"));
         assertThat(blocked.info().workflowVersion()).isEqualTo(2);
         assertThat(runtime.client().events(blocked.id())).filteredOn(e -> e.type() == TaskEvent.Type.VERSION_MOVED)
@@ -215,6 +216,24 @@ class ConsoleBrowserTest {
                 .isEqualTo("moved from v1 step 'reserve' to v2 step 'reserve-v2' by console: v2 reserves elsewhere");
         wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#events tr[data-type=VERSION_MOVED]")));
         assertThat(screenshots).allSatisfy(p -> assertThat(Files.size(p)).isGreaterThan(1000));
+    }
+
+    /** The text of {@code element}, looked up again if the page re-rendered it meanwhile. */
+    private static String text(WebDriverWait wait, By element) {
+        return wait.until((WebDriver d) -> d.findElement(element).getText());
+    }
+
+    /** An attribute of {@code element}, looked up again if the page re-rendered it meanwhile. */
+    private static String attribute(WebDriverWait wait, By element, String name) {
+        return wait.until((WebDriver d) -> d.findElement(element).getAttribute(name));
+    }
+
+    /** Clicks the {@code button} of the row {@code row}, looking both up again if the table was re-rendered. */
+    private static void click(WebDriverWait wait, By row, String button) {
+        wait.until((WebDriver d) -> {
+            d.findElement(row).findElement(By.cssSelector(button)).click();
+            return true;
+        });
     }
 
     private void screenshot(String name) throws IOException {
