@@ -547,6 +547,7 @@ abstract class CliContract {
                 assertThat(sas("schedules", "list", "--json").json()).singleElement().satisfies(j -> {
                     assertThat(j.get("paused").asBoolean()).isTrue();
                     assertThat(j.get("missedFires").asText()).isEqualTo("RUN_ONCE");
+                    assertThat(j.get("missedAfter").asText()).isEqualTo("PT1M");
                     assertThat(j.get("zone").asText()).isEqualTo("Europe/Berlin");
                 });
 

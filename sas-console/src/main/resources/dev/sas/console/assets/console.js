@@ -423,7 +423,8 @@
             el('td', {}, pill(x.paused ? 'PAUSED' : 'ACTIVE', 'schedule-state')),
             el('td', {}, time(x.lastFireTime)),
             el('td', {}, x.paused || !x.nextFireTime ? el('span', { class: 'muted', text: '—' }) : time(x.nextFireTime)),
-            el('td', { text: x.missedFires }),
+            el('td', { class: 'missed', title: 'A fire time later than ' + x.missedAfter + ' is missed; the policy decides',
+              text: x.missedFires + ' · late > ' + x.missedAfter.replace(/^PT/, '').toLowerCase() }),
             el('td', { class: 'actions' }, x.paused ? button(x, 'resume', 'Resume') : button(x, 'pause', 'Pause'), ' ',
               button(x, 'trigger', 'Run now'))))))));
       }
