@@ -228,6 +228,7 @@ public final class OrderRun {
                 }
                 ticker.scheduleWithFixedDelay(() -> tick(progress), 250, 250, TimeUnit.MILLISECONDS);
                 ticker.scheduleWithFixedDelay(() -> watchBreaker(sas, progress), 100, 100, TimeUnit.MILLISECONDS);
+                PaymentOutage outage = PaymentOutage.schedule(config.outage(), shop, orders.size(), ticker, out);
 
                 long placing = System.nanoTime();
                 Map<String, TaskId> ids = new ConcurrentHashMap<>();
@@ -265,7 +266,6 @@ public final class OrderRun {
                     crash = payments.killAndRestartWorker(shop, dir, out) + " with " + progress.refresh().terminal()
                             + " orders finished";
                 }
-                boolean outage = startOutage(shop, progress, ticker, orders.size());
                 for (Future<?> f : placed) {
                     try {
                         f.get();
@@ -280,7 +280,7 @@ public final class OrderRun {
                 await(() -> progress.refresh().terminal() == orders.size(), limit);
                 Duration untilTerminal = Duration.ofNanos(System.nanoTime() - placing);
                 ticker.shutdownNow();
-                if (outage) {
+                if (outage.started()) {
                     // the ticker's end of the outage is cancelled with it when every order finished
                     // first (a fast run): end it here, or the operator's resubmit meets a dead service
                     shop.payment().faults().down(false);
@@ -306,7 +306,7 @@ public final class OrderRun {
                 }
                 String outageSummary = null;
                 CircuitBreaker.State breakerAtEnd = paymentBreaker(sas);
-                if (outage) {
+                if (outage.started()) {
                     shop.payment().faults().down(false); // over by now, unless every order finished first
                     outageSummary = String.format(Locale.ROOT, "payment service down %.1f s (%d calls answered 503);"
                             + " its circuit breaker opened %d times and is %s at the end; %d calls held back instead"
@@ -332,7 +332,7 @@ public final class OrderRun {
                     }
                     checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 }
-                if (outage && m.breakersOpened() > 0) {
+                if (outage.started() && (breakerOpened || m.breakersOpened() > 0)) {
                     List<String> passed = new ArrayList<>(checks.passed());
                     List<String> failures = new ArrayList<>(checks.failures());
                     if (breakerAtEnd == CircuitBreaker.State.CLOSED) {
@@ -435,32 +435,9 @@ public final class OrderRun {
         }
     }
 
-    /**
-     * Takes the payment service down for the configured time once a third of the orders are
-     * finished (while there are unfinished ones). Returns whether the outage happened.
-     */
-    private boolean startOutage(Shop shop, Progress progress, ScheduledExecutorService ticker, int orders)
-            throws InterruptedException {
-        if (config.outage().isZero()) {
-            return false;
-        }
-        long startAt = Math.max(1, orders / 3);
-        await(() -> progress.refresh().terminal() >= startAt, Duration.ofSeconds(60));
-        if (progress.refresh().terminal() >= orders) {
-            out.println("  (no payment outage: every order had finished)");
-            return false;
-        }
-        shop.payment().faults().down(true);
-        out.printf(Locale.ROOT, "  OUTAGE: the payment service is down for %.1f s; its circuit breaker will stop the calls"
-                + " and the orders will wait instead of failing%n", config.outage().toMillis() / 1000.0);
-        ticker.schedule(() -> {
-            shop.payment().faults().down(false);
-            out.println("  the payment service is back");
-        }, config.outage().toMillis(), TimeUnit.MILLISECONDS);
-        return true;
-    }
-
     private volatile CircuitBreaker.State lastBreaker = CircuitBreaker.State.CLOSED;
+    /** Whether the payment breaker was seen open in the store, whichever runtime opened it. */
+    private volatile boolean breakerOpened;
 
     /** Prints the payment breaker's state (shared by every runtime, read from the store) when it changes. */
     private void watchBreaker(SasRuntime sas, Progress progress) {
@@ -468,6 +445,7 @@ public final class OrderRun {
             for (AgentStatus a : sas.client().operations().agents()) {
                 if (a.agent().equals("payment") && a.breaker() != lastBreaker) {
                     lastBreaker = a.breaker();
+                    breakerOpened |= a.breaker() == CircuitBreaker.State.OPEN;
                     long waiting = sas.client().countByStatus().get(TaskStatus.WAITING);
                     out.printf(Locale.ROOT, "  [%5.1fs] payment circuit breaker %s%s; %d orders waiting%n",
                             (System.nanoTime() - started) / 1e9, a.breaker(),

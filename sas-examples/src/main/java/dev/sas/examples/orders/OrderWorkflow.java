@@ -2,6 +2,7 @@ package dev.sas.examples.orders;
 
 import dev.sas.core.CircuitBreaker;
 import dev.sas.core.FlowControl;
+import dev.sas.core.RetryPolicy;
 import dev.sas.core.StepRef;
 import dev.sas.core.Workflow;
 import dev.sas.examples.orders.services.Form;
@@ -12,8 +13,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The order-processing workflow: reserve stock, charge the payment, book shipping, confirm the
- * order. The first three steps call remote services through {@link ServiceAgent}s and each has a
+ * The order-processing workflow: reserve stock and charge the payment at the same time (two
+ * parallel branches, joined), book shipping, confirm the order. If a branch fails for good (a
+ * blocked SKU, a declined card), the other is cancelled and whatever either branch completed is
+ * compensated, so the order ends {@code COMPENSATED}. The three remote steps call services through
+ * {@link ServiceAgent}s and each has a
  * compensation (release the stock, refund the payment, cancel the shipment) that goes through the
  * same agent, so it runs on the agent's threads with its retry policy and the compensation's own
  * idempotency key. The last step is local: it reads the booked shipment through its
@@ -45,9 +49,26 @@ public final class OrderWorkflow {
                     .build())
             .build();
 
-    /** Reserves the stock; its output is the warehouse's form reply. */
+    /** The parallel step that reserves the stock and charges the payment at the same time. */
+    public static final String RESERVE_AND_CHARGE = "reserve-and-charge";
+    /**
+     * How long the join waits for both branches before it starts again (finding the branches it
+     * started): far more than a branch's steps take with their retries, time-outs and a payment outage.
+     */
+    public static final Duration JOIN_DEADLINE = Duration.ofSeconds(30);
+    /**
+     * Retries of the join's compensation, which waits for a cancelled branch to end: every 250 ms to
+     * 1 s, for up to a few minutes, so a failed order is undone soon after its other branch ends.
+     */
+    public static final RetryPolicy JOIN_COMPENSATION_RETRY = RetryPolicy.builder().maxAttempts(300)
+            .backoff(Duration.ofMillis(250), Duration.ofSeconds(1), 2.0).build();
+    /** The branch of {@link #RESERVE_AND_CHARGE} that reserves the stock. */
+    public static final String STOCK_BRANCH = "stock";
+    /** The branch of {@link #RESERVE_AND_CHARGE} that charges the payment. */
+    public static final String PAYMENT_BRANCH = "payment";
+    /** Reserves the stock (branch {@link #STOCK_BRANCH}); its output is the warehouse's form reply. */
     public static final StepRef<String> RESERVE_STOCK = StepRef.of("reserve-stock");
-    /** Charges the payment; its output is the payment provider's form reply. */
+    /** Charges the payment (branch {@link #PAYMENT_BRANCH}); its output is the payment provider's form reply. */
     public static final StepRef<String> CHARGE_PAYMENT = StepRef.of("charge-payment");
     /** Books the shipment; its output is the carrier's form reply, with the {@code shipmentId}. */
     public static final StepRef<String> BOOK_SHIPPING = StepRef.of("book-shipping");
@@ -114,27 +135,30 @@ public final class OrderWorkflow {
         ServiceAgent payment = agents.payment();
         ServiceAgent shipping = agents.shipping();
         return Workflow.builder(NAME, Order.CODEC)
-                .step(RESERVE_STOCK, s -> s
-                        .call(inventory, ctx -> ServiceCall.post("/reserve",
-                                "orderId", ctx.input().orderId(),
-                                "sku", ctx.input().sku(),
-                                "quantity", Integer.toString(ctx.input().quantity())))
-                        .completeWithin(STEP_DEADLINE)
-                        .maxTimeouts(MAX_TIMEOUTS)
-                        .compensateWith(inventory, ctx -> ServiceCall.post("/release",
-                                "orderId", ctx.input().orderId())))
-                .step(CHARGE_PAYMENT, s -> (payments == null
-                        ? s.call(payment, ctx -> ServiceCall.post("/charge",
-                                "orderId", ctx.input().orderId(),
-                                "amountCents", Long.toString(ctx.input().amountCents())))
-                        : s.awaitCompletion(payments.request(ctx -> Form.encode(Form.of(
-                                "orderId", ctx.input().orderId(),
-                                "amountCents", Long.toString(ctx.input().amountCents())))))
-                                .retry(ServiceAgent.RETRY))
-                        .completeWithin(STEP_DEADLINE)
-                        .maxTimeouts(MAX_TIMEOUTS)
-                        .compensateWith(payment, ctx -> ServiceCall.post("/refund",
-                                "orderId", ctx.input().orderId())))
+                .parallel(RESERVE_AND_CHARGE, p -> p
+                        .branch(STOCK_BRANCH, b -> b.step(RESERVE_STOCK, s -> s
+                                .call(inventory, ctx -> ServiceCall.post("/reserve",
+                                        "orderId", ctx.input().orderId(),
+                                        "sku", ctx.input().sku(),
+                                        "quantity", Integer.toString(ctx.input().quantity())))
+                                .completeWithin(STEP_DEADLINE)
+                                .maxTimeouts(MAX_TIMEOUTS)
+                                .compensateWith(inventory, ctx -> ServiceCall.post("/release",
+                                        "orderId", ctx.input().orderId()))))
+                        .branch(PAYMENT_BRANCH, b -> b.step(CHARGE_PAYMENT, s -> (payments == null
+                                ? s.call(payment, ctx -> ServiceCall.post("/charge",
+                                        "orderId", ctx.input().orderId(),
+                                        "amountCents", Long.toString(ctx.input().amountCents())))
+                                : s.awaitCompletion(payments.request(ctx -> Form.encode(Form.of(
+                                        "orderId", ctx.input().orderId(),
+                                        "amountCents", Long.toString(ctx.input().amountCents())))))
+                                        .retry(ServiceAgent.RETRY))
+                                .completeWithin(STEP_DEADLINE)
+                                .maxTimeouts(MAX_TIMEOUTS)
+                                .compensateWith(payment, ctx -> ServiceCall.post("/refund",
+                                        "orderId", ctx.input().orderId()))))
+                        .completeWithin(JOIN_DEADLINE)
+                        .compensationRetry(JOIN_COMPENSATION_RETRY))
                 .step(BOOK_SHIPPING, s -> s
                         .call(shipping, ctx -> ServiceCall.post("/shipments",
                                 "orderId", ctx.input().orderId(),

@@ -27,7 +27,7 @@ class OrderConsoleTest {
     Path dir;
 
     @Test
-    void after_the_run_the_console_shows_its_orders_and_resubmits_the_blocked_ones_until_interrupted() throws Exception {
+    void after_the_run_the_console_shows_its_orders_and_the_branches_of_a_blocked_one_until_interrupted() throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         AtomicReference<Thread> runner = new AtomicReference<>();
@@ -57,15 +57,19 @@ class OrderConsoleTest {
         String overview = http.send(HttpRequest.newBuilder(base.resolve("api/overview")).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         assertThat(overview).contains("\"name\":\"order-processing\"").contains("\"total\":30");
-        assertThat(overview).as("blocked orders the run left in ERROR").containsPattern("\"ERROR\":[1-9]");
-        // orders left in ERROR (blocked SKUs) are resubmitted from the console, and the runtime behind it runs them
-        HttpResponse<String> resubmit = http.send(HttpRequest.newBuilder(base.resolve(
-                "api/workflows/order-processing/resubmit-errors")).header("X-SAS-Console-Token", t.group(1))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(resubmit.statusCode()).as(resubmit.body()).isEqualTo(200);
-        await().atMost(Duration.ofSeconds(60)).until(() -> http.send(HttpRequest.newBuilder(
-                base.resolve("api/tasks?status=ERROR")).build(), HttpResponse.BodyHandlers.ofString()).body()
-                .contains("\"tasks\":[]"));
+        assertThat(overview).as("blocked orders, compensated").containsPattern("\"COMPENSATED\":[1-9]");
+        // a blocked SKU fails the stock branch; the task page shows both branches of the parallel reserve/charge
+        String compensated = http.send(HttpRequest.newBuilder(base.resolve(
+                "api/tasks?status=COMPENSATED&workflow=order-processing")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        Matcher id = Pattern.compile("\"id\":\"([^\"]+)\"").matcher(compensated);
+        assertThat(id.find()).as(compensated).isTrue();
+        String task = http.send(HttpRequest.newBuilder(base.resolve("api/tasks/" + id.group(1))).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(task).as(task).contains("\"children\"").contains("\"branch\":\"stock\"")
+                .contains("\"branch\":\"payment\"").contains("order-processing.reserve-and-charge.stock");
+        assertThat(overview).as("no order left in ERROR: " + overview).containsPattern(
+                "\"name\":\"order-processing\",\"counts\":\\{[^}]*\"ERROR\":0[,}]");
 
         runner.get().interrupt();
         RunSummary summary = run.get(60, TimeUnit.SECONDS);

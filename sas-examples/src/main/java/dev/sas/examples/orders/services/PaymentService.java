@@ -54,6 +54,11 @@ public final class PaymentService extends RemoteService {
         }
     }
 
+    /** How many charges were made, over every order, refunded or not. */
+    public synchronized int chargeCount() {
+        return byOrder.values().stream().mapToInt(List::size).sum();
+    }
+
     /** The order's charges, refunded or not. */
     public synchronized List<Charge> charges(String orderId) {
         return List.copyOf(byOrder.getOrDefault(orderId, List.of()));
