@@ -213,8 +213,7 @@ final class Admission {
         boolean prompt;
         synchronized (t) {
             t.starting = true;
-            prompt = !t.extended && !t.lost
-                    && !clock.instant().isAfter(run.completeBy.minus(within).plus(tolerance(within)));
+            prompt = !t.extended && !t.lost && !clock.instant().isAfter(keepsDeadlineUntil(run.completeBy, within));
         }
         if (!prompt && !t.lost) {
             DeadlineRenewal.Outcome outcome = renew(new Request(t, true));
@@ -379,7 +378,21 @@ final class Admission {
 
     /** How late a step may start and keep the deadline set at its claim: a tenth of its time, at most {@link #MAX_TOLERANCE}. */
     static Duration tolerance(Duration within) {
-        Duration tenth = within.dividedBy(10);
-        return tenth.compareTo(MAX_TOLERANCE) < 0 ? tenth : MAX_TOLERANCE;
+        return within.compareTo(TENFOLD_MAX_TOLERANCE) >= 0 ? MAX_TOLERANCE : Duration.ofNanos(within.toNanos() / 10);
+    }
+
+    private static final Duration TENFOLD_MAX_TOLERANCE = MAX_TOLERANCE.multipliedBy(10);
+
+    /**
+     * The latest start that keeps {@code completeBy}, the deadline set {@code within} before it
+     * ran out: {@code completeBy - within + tolerance(within)}. On longs for the usual step times,
+     * since every start asks ({@code Duration.dividedBy} divides in {@code BigDecimal}).
+     */
+    static Instant keepsDeadlineUntil(Instant completeBy, Duration within) {
+        if (within.compareTo(TENFOLD_MAX_TOLERANCE) >= 0) {
+            return completeBy.minus(within).plus(MAX_TOLERANCE);
+        }
+        long w = within.toNanos();
+        return completeBy.minusNanos(w - w / 10);
     }
 }

@@ -223,4 +223,18 @@ class AdmissionTest {
         assertThat(a.begin(tickets.get(2))).isTrue();
         assertThat(a.gateOpen(Duration.ofMillis(50).toNanos())).as("none waits").isTrue();
     }
+
+    @Test
+    void the_start_that_keeps_the_deadline_is_the_one_a_duration_computes() {
+        Instant completeBy = Instant.parse("2030-01-01T00:00:03.000000007Z");
+        for (Duration within : List.of(Duration.ofNanos(1), Duration.ofNanos(19), Duration.ofMillis(7),
+                Duration.ofMillis(999), Duration.ofSeconds(3), Duration.ofMillis(4_999), Duration.ofSeconds(5),
+                Duration.ofSeconds(5).plusNanos(1), Duration.ofHours(2), Duration.ofDays(365 * 400))) {
+            Duration tenth = within.dividedBy(10);
+            Duration tolerance = tenth.compareTo(Admission.MAX_TOLERANCE) < 0 ? tenth : Admission.MAX_TOLERANCE;
+            assertThat(Admission.tolerance(within)).as("tolerance of %s", within).isEqualTo(tolerance);
+            assertThat(Admission.keepsDeadlineUntil(completeBy, within)).as("within %s", within)
+                    .isEqualTo(completeBy.minus(within).plus(tolerance));
+        }
+    }
 }
