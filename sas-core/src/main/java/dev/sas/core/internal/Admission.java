@@ -50,6 +50,7 @@ final class Admission {
     static final Duration MAX_TOLERANCE = Duration.ofMillis(500);
     /** How far ahead {@link #capacity()} looks: the tasks this node's threads can start within it. */
     static final Duration START_HORIZON = Duration.ofMillis(250);
+    private static final long START_HORIZON_NANOS = START_HORIZON.toNanos();
     /**
      * The gate stays open while fewer tasks wait than the threads start in this many claim round
      * trips. Eight, not two: with two, a drain of no-op steps kept so few tasks waiting that its
@@ -138,7 +139,8 @@ final class Admission {
     /**
      * True if the claim loop may claim: fewer tasks wait than this node's threads start within
      * {@link #ROUND_TRIPS_AHEAD} claim round trips of {@code claimNanos} at the start rate seen so
-     * far (at least: none waits), and never more than they start within {@link #START_HORIZON}, so
+     * far (at least: none waits), and never more than they start within {@link #START_HORIZON} (by
+     * the length of the attempts and by the start rate seen so far), so
      * the threads have work while the next claim is under way and {@link #capacity()} has room. A
      * task that waits longer than its tolerance still gets its deadline restarted when it starts.
      *
@@ -148,7 +150,11 @@ final class Admission {
         long gap = startGapNanos.get();
         // until an attempt has finished, how many the threads start soon is unknown: none may wait
         long ahead = gap <= 0 || claimNanos <= 0 || runNanos.get() <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
-        int below = (int) Math.max(1, Math.min(Math.min((long) MAX_WAITING_BATCHES * maxBatch, startable()), ahead + 1));
+        // and no more than start within the horizon at the rate they do start: on a starved machine short
+        // steps start slowly, and a task that waits past its tolerance costs a deadline write to start
+        long inHorizon = gap <= 0 ? ahead : START_HORIZON_NANOS / gap;
+        int below = (int) Math.max(1, Math.min(Math.min((long) MAX_WAITING_BATCHES * maxBatch, startable()),
+                Math.min(ahead, inHorizon) + 1));
         openBelow = below;
         return waitingCount.get() < below;
     }
