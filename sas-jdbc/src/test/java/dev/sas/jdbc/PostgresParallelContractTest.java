@@ -1,0 +1,20 @@
+package dev.sas.jdbc;
+
+import dev.sas.core.spi.StateStore;
+import dev.sas.testing.contracts.ParallelContract;
+
+/** Parallel steps, on POSTGRES. */
+class PostgresParallelContractTest extends ParallelContract {
+
+    private final ContractStore db = ContractStore.pooled(TestDb.POSTGRES);
+
+    @Override
+    protected StateStore createStore() {
+        return db.create();
+    }
+
+    @Override
+    protected void destroyStore(StateStore store) {
+        db.destroy(store);
+    }
+}
