@@ -69,7 +69,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
-                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"));
+                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
