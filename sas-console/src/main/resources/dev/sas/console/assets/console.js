@@ -458,7 +458,9 @@
       field('Lease', String(t.lease)),
       field('Time-outs of this step', String(t.failureCount)),
       field('Priority', String(t.priority)),
-      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'));
+      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'),
+      t.parent ? field('Child task of', el('span', { id: 'parent' }, el('a', { class: 'mono', href: '#/task/' + encodeURIComponent(t.parent.id), text: t.parent.id }),
+        ' step ' + t.parent.step)) : null);
 
     const reason = el('input', { id: 'reason', type: 'text', maxlength: 500, placeholder: 'Reason (recorded in the timeline)', 'aria-label': 'Reason',
       value: reasons[t.id] || '', oninput: (e) => { reasons[t.id] = e.target.value; } });
@@ -488,6 +490,12 @@
           title: s.error && s.status !== 'FAILED' ? 'An earlier attempt failed; the step went on' : null, text: s.error || '' }),
         el('td', { class: 'wrap mono' }, info.payloads ? (s.output || '') : (s.outputHidden ? el('span', { class: 'muted', title: 'Payloads are hidden: see SasConsole.Builder.showPayloads', text: 'hidden' }) : '')))))));
 
+    const children = t.children && t.children.length ? el('div', { class: 'panel' }, el('table', { id: 'children' },
+      el('thead', {}, el('tr', {}, ['Step', 'Child task', 'Workflow', 'State'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, t.children.map((c) => el('tr', { data: { step: c.step } },
+        el('td', { text: c.step }), el('td', {}, el('a', { class: 'mono', href: '#/task/' + encodeURIComponent(c.id), text: c.id })),
+        el('td', { text: c.workflow }), el('td', {}, pill(c.status))))))) : null;
+
     const events = el('div', { class: 'panel' }, el('table', { id: 'events' },
       el('thead', {}, el('tr', {}, ['When (UTC)', 'By', 'What', 'Step', 'Attempt', 'Detail'].map((h) => el('th', { text: h })))),
       el('tbody', {}, t.events.map((e) => el('tr', { data: { type: e.type } },
@@ -507,6 +515,7 @@
         el('span', { class: 'label', text: needs ? 'Error' : HELD.includes(t.status) ? 'Why it waits' : 'Last error recorded (past)' }), t.lastError) : null,
       actions,
       el('h2', { text: 'Steps' }), steps,
+      children ? el('h2', { text: 'Child tasks' }) : null, children,
       el('h2', { text: 'Timeline' }), events);
     if (ACTIVE.includes(t.status)) {
       const mine = generation;
