@@ -18,7 +18,8 @@ import java.util.List;
  * Faults at chosen points (worker 0): {@code --fault-points after-effect:freeze:30,claim-start:kill:30}
  * (points claim-start, start-record, after-effect, compensation, completion — the last needs
  * {@code --await-reply true}, which adds a step that awaits a reply; actions kill, freeze; per mille),
- * {@code --fault-budget} (fault-point kills before restarted workers get no more, default 3);
+ * {@code --fault-budget} (fault-point kills before restarted workers get no more, default 3),
+ * {@code --fault-workers} (how many workers honour them, slots 0, 1, ...; default 1);
  * {@code --clock-jump 5m} with {@code --clock-jump-every-ms} (worker 0 ahead and back, worker 1
  * behind and back); {@code --partitions N} with {@code --partition-cuts both,from-db,to-db}.
  * On the local HA cluster ({@code ha/start.sh}): {@code --db ha-postgres} (its multi-host URL, or

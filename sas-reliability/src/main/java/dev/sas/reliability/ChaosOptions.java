@@ -82,6 +82,7 @@ final class ChaosOptions {
                         case "--pg-cluster" -> s.pgCluster = v;
                         case "--fault-points" -> s.faultPoints = List.copyOf(FaultPoints.parse(v));
                         case "--fault-budget" -> s.faultBudget = Integer.parseInt(v);
+                        case "--fault-workers" -> s.faultWorkers = Integer.parseInt(v);
                         case "--clock-jump" -> s.clockJump = duration(v).abs();
                         case "--clock-jump-every-ms" -> s.clockJumpEvery = Duration.ofMillis(Long.parseLong(v));
                         case "--partitions" -> s.partitions = Integer.parseInt(v);
@@ -117,6 +118,10 @@ final class ChaosOptions {
         }
         if (s.tasks < 1 || s.workers < 1 || s.kills < 0 || s.pauses < 0) {
             throw new IllegalArgumentException("--tasks and --workers must be positive, --kills not negative");
+        }
+        if (s.faultWorkers < 1 || (s.workers > 1 && s.faultWorkers >= s.workers)) {
+            throw new IllegalArgumentException("--fault-workers must be at least 1 and fewer than --workers (one worker"
+                    + " keeps the cluster running), was " + s.faultWorkers + " with " + s.workers + " workers");
         }
         if (s.failEvery < 0 || s.poisonEvery < 0 || s.cancelEvery < 0) {
             throw new IllegalArgumentException("--fail-every, --poison-every and --cancel-every must not be negative"
@@ -163,8 +168,8 @@ final class ChaosOptions {
         return "tasks=" + s.tasks + " (submitted over " + s.submitWindowMs() + " ms), workers=" + s.workers + ", kills="
                 + s.kills + " (every ~" + s.killEvery.toMillis() + " ms +-50%), worker clock offsets=" + s.clockOffsets
                 + ", pauses=" + s.pauses + " (SIGSTOP for completeWithin + 2 s, then SIGCONT)"
-                + (s.faultPoints.isEmpty() ? "" : ", fault points=" + FaultPoints.format(s.faultPoints) + " (budget "
-                        + s.faultBudget + " kills)")
+                + (s.faultPoints.isEmpty() ? "" : ", fault points=" + FaultPoints.format(s.faultPoints) + " (workers 0.."
+                        + (s.faultWorkers - 1) + ", budget " + s.faultBudget + " kills)")
                 + (s.clockJump.isZero() ? "" : ", clock jumps of worker 0 +" + s.clockJump.toSeconds() + " s and worker 1 -"
                         + s.clockJump.toSeconds() + " s and back every " + s.clockJumpEvery.toMillis() + " ms")
                 + (s.partitions == 0 ? "" : ", partitions=" + s.partitions + " " + s.partitionCuts + " for " + s.freezeMs()

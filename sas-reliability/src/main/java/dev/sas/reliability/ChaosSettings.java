@@ -111,10 +111,12 @@ public final class ChaosSettings {
     Duration timeout = Duration.ofMinutes(10);
     Path logDir = Path.of("target", "chaos");
     /**
-     * Faults at chosen points of a step's life ({@link FaultPoints}), honoured by worker 0 (the
-     * others keep the cluster running); empty = none.
+     * Faults at chosen points of a step's life ({@link FaultPoints}), honoured by the first
+     * {@link #faultWorkers} workers (the others keep the cluster running); empty = none.
      */
     List<FaultPoints.Spec> faultPoints = List.of();
+    /** How many workers (slots 0, 1, ...) honour {@link #faultPoints}; fewer than the workers, so one keeps running. */
+    int faultWorkers = 1;
     /** Workers killed at fault points after which restarted workers get no more faults. */
     int faultBudget = 3;
     /** How far worker 0's clock jumps ahead and worker 1's behind, back and forth; zero = no jumps. */
@@ -209,6 +211,11 @@ public final class ChaosSettings {
     /** Faults at chosen points, e.g. {@code after-effect:freeze:50,claim-start:kill:20} (see {@link FaultPoints}). */
     public ChaosSettings faultPoints(String spec) {
         this.faultPoints = List.copyOf(FaultPoints.parse(spec));
+        return this;
+    }
+
+    public ChaosSettings faultWorkers(int faultWorkers) {
+        this.faultWorkers = faultWorkers;
         return this;
     }
 

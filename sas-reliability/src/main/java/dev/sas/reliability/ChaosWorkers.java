@@ -122,9 +122,10 @@ final class ChaosWorkers {
         if (s.awaitReply) {
             cmd.addAll(List.of("--await-reply", "true"));
         }
-        // worker 0 only: the others keep the cluster running (three nodes killed at once would measure
-        // the JVMs' restart, not SAS); a restarted worker 0 gets them again until the budget is spent
-        if (!s.faultPoints.isEmpty() && slot == 0 && faultKills.get() < s.faultBudget) {
+        // the first faultWorkers only (worker 0 by default): the others keep the cluster running (three
+        // nodes killed at once would measure the JVMs' restart, not SAS); a restarted one gets them again
+        // until the budget is spent
+        if (!s.faultPoints.isEmpty() && slot < s.faultWorkers && faultKills.get() < s.faultBudget) {
             cmd.addAll(List.of("--fault-points", FaultPoints.format(s.faultPoints)));
         }
         if (!s.clockJump.isZero()) {

@@ -311,6 +311,15 @@ class ChaosChecksTest {
     }
 
     @Test
+    void fault_points_are_honoured_by_fewer_workers_than_run() {
+        assertThat(ChaosSettings.parse(new String[] {"--fault-workers", "2"}).faultWorkers).isEqualTo(2);
+        assertThatThrownBy(() -> ChaosSettings.parse(new String[] {"--workers", "3", "--fault-workers", "3"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--fault-workers");
+        assertThatThrownBy(() -> ChaosSettings.parse(new String[] {"--fault-workers", "0"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1");
+    }
+
+    @Test
     void a_declined_task_that_ends_processed_and_a_poison_task_without_its_reason_are_unexpected() {
         processed(10, 1_000);
         tasks.add(new Task("task-12", 12, "ERROR", 1_000, "something else", 1, 0));
