@@ -30,6 +30,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     RetryPolicy compensationRetry;
     final List<StepRef<?>> reads = new ArrayList<>();
     ChildCall<I, ?> childCall;
+    ChildGroup<I> group;
     Predicate<StepContext<I>> condition;
     StepDefinition.Timer<I> timer;
 
@@ -213,6 +214,9 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         if (childCall != null) {
             kinds.add("childTask(...)");
         }
+        if (group != null) {
+            kinds.add("a group of units");
+        }
         if (timer != null) {
             kinds.add("a timer");
         }
@@ -249,7 +253,7 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
             throw new IllegalStateException("step '" + name + "': compensation agent '" + compensationCall.agent.name()
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
-        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, childCall != null
+        return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, childCall != null || group != null
                 ? new StepDefinition.AwaitCompletion<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitCompletion);
     }
 }

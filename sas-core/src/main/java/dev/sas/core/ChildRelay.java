@@ -134,6 +134,9 @@ final class ChildRelay implements ChildWatch {
             return false;
         }
         try {
+            if (step.group() != null) {
+                return deliverGroup(parent, step);
+            }
             Workflow<?> childWorkflow = step.childWorkflow().orElseThrow();
             TaskInfo child = client.find(childWorkflow.name(), ChildCall.childKey(parent.taskId(), step.name()))
                     .orElse(null);
@@ -151,6 +154,23 @@ final class ChildRelay implements ChildWatch {
                     parent.taskId(), step.name(), e.toString());
             return false;
         }
+    }
+
+    /** Completes (or fails) {@code parent}'s parallel step once its units have ended; cancels the rest after a failure. */
+    private boolean deliverGroup(TaskInfo parent, StepDefinition<?> step) {
+        ChildGroup.Progress progress = step.group().check(parent, step.name(), client);
+        CompletionOutcome outcome;
+        if (progress instanceof ChildGroup.Joined joined) {
+            outcome = client.stepCompletion().unitsEnded(parent, joined.output(), null);
+        } else if (progress instanceof ChildGroup.Failed failed) {
+            outcome = client.stepCompletion().unitsEnded(parent, null, failed.error());
+        } else {
+            return false;
+        }
+        TaskLog.run(parent.taskId(), parent.workflow(), parent.currentStep(), 0, () -> log.info(
+                "task {} step {}: units ended ({}); delivered: {}", parent.taskId(), step.name(),
+                progress instanceof ChildGroup.Joined ? "joined" : "failed", outcome));
+        return outcome.accepted();
     }
 
     /** The step {@code parent} is at, if it starts a child task and this runtime knows its workflow. */

@@ -64,6 +64,8 @@ public final class RuntimeBuilder extends SharedSettingsBuilder<RuntimeBuilder> 
             }
         }
         workflows.add(workflow);
+        ChildGroup.unitWorkflows(workflow).stream().filter(u -> workflows.stream().noneMatch(w -> w.name().equals(u.name())
+                && w.version() == u.version())).forEach(workflows::add); // a parallel step's branches run as these
         return this;
     }
 

@@ -186,7 +186,6 @@ public final class StepCompletionClient {
      * {@link CompletionOutcome#STALE} and changes nothing.
      */
     CompletionOutcome childEnded(TaskInfo parent, TaskInfo child) {
-        CompletionToken token = new CompletionToken(parent.taskId(), parent.currentStep(), parent.lease());
         String failure = child.status() == TaskStatus.PROCESSED ? null : ChildCall.failure(child);
         Workflow<?> wf = core.workflow(parent.workflow(), parent.workflowVersion());
         if (failure == null && wf != null && parent.currentStep() < wf.steps().size()) {
@@ -196,9 +195,18 @@ public final class StepCompletionClient {
                 failure = ChildCall.failure(child) + ", but its result cannot be this step's output: " + e.getMessage();
             }
         }
+        return unitsEnded(parent, failure == null ? ChildCall.result(child) : null, failure);
+    }
+
+    /**
+     * The units of {@code parent}'s current step (a parallel step, {@link ChildGroup}) have ended: it
+     * completes with {@code output}, or, when {@code failure} is not null, fails for good with it.
+     * Fenced like {@link #childEnded}. Called by {@link ChildRelay}.
+     */
+    CompletionOutcome unitsEnded(TaskInfo parent, String output, String failure) {
+        CompletionToken token = new CompletionToken(parent.taskId(), parent.currentStep(), parent.lease());
         if (failure == null) {
-            String result = ChildCall.result(child);
-            return accept(token, parent, (target, def) -> result, StepCompletion.Kind.COMPLETED);
+            return accept(token, parent, (target, def) -> output, StepCompletion.Kind.COMPLETED);
         }
         String error = failure.length() > MAX_REPLY_ERROR_LENGTH ? failure.substring(0, MAX_REPLY_ERROR_LENGTH) + "…"
                 : failure;

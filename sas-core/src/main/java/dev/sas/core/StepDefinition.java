@@ -35,6 +35,7 @@ public final class StepDefinition<I> {
     private final AgentCall<I, ?, ?> agentCall;
     private final AwaitCompletion<I> awaitCompletion;
     private final ChildCall<I, ?> childCall;
+    private final ChildGroup<I> group;
     private final Predicate<StepContext<I>> condition;
     private final Timer<I> timer;
 
@@ -55,6 +56,7 @@ public final class StepDefinition<I> {
         this.agentCall = agentCall;
         this.awaitCompletion = awaitCompletion;
         this.childCall = b.childCall;
+        this.group = b.group;
         this.condition = b.condition;
         this.timer = b.timer;
     }
@@ -106,12 +108,21 @@ public final class StepDefinition<I> {
      * {@linkplain #awaitsCompletion() awaits completion}: the child's end completes it.
      */
     public boolean startsChildTask() {
-        return childCall != null;
+        return childCall != null || group != null;
+    }
+
+    ChildGroup<I> group() { // a parallel step's units, or null
+        return group;
+    }
+
+    /** Whether this step runs a group of units (a parallel step): a failure leaves completed units to compensate. */
+    public boolean runsUnits() {
+        return group != null;
     }
 
     /** The workflow this step runs as a child task, if it {@linkplain #startsChildTask() starts one}. */
     public Optional<Workflow<?>> childWorkflow() {
-        return childCall == null ? Optional.empty() : Optional.of(childCall.workflow);
+        return Optional.ofNullable(childCall == null ? null : childCall.workflow);
     }
 
     /**
@@ -124,6 +135,9 @@ public final class StepDefinition<I> {
      * @throws IllegalStateException if the step does not start a child task
      */
     public TaskId startChild(StepContext<I> context, SasClient client) {
+        if (group != null) {
+            return group.start(context, client);
+        }
         if (childCall == null) {
             throw new IllegalStateException("step '" + name + "' does not start a child task");
         }
@@ -133,10 +147,14 @@ public final class StepDefinition<I> {
     /**
      * Requests the cancel of the child task this step started, if any has not ended; the first
      * part of compensating a step that {@linkplain #startsChildTask() starts a child task} (a step
-     * that does not changes nothing). Called by the runtime.
+     * that does not changes nothing); a parallel step's cancels its branches, then compensates their steps.
+     *
+     * @throws Exception what a branch step's compensation threw; IllegalStateException while a branch runs
      */
-    public void cancelChild(StepContext<I> context, SasClient client) {
-        if (childCall != null) {
+    public void cancelChild(StepContext<I> context, SasClient client) throws Exception {
+        if (group != null) {
+            group.cancelAndCompensate(context, client);
+        } else if (childCall != null) {
             childCall.cancel(context, client);
         }
     }
@@ -264,7 +282,7 @@ public final class StepDefinition<I> {
 
     /** Whether the step has a compensation of either kind, or starts a child task (cancelled when compensated). */
     public boolean hasCompensation() {
-        return compensation != null || compensationCall != null || childCall != null;
+        return compensation != null || compensationCall != null || childCall != null || group != null;
     }
 
     /**
@@ -284,7 +302,7 @@ public final class StepDefinition<I> {
                 }
             });
         }
-        if (compensation == null && childCall != null) {
+        if (compensation == null && (childCall != null || group != null)) {
             // a child task step is always compensated: the runtime cancels its child first (cancelChild)
             return Optional.of(ctx -> { });
         }
@@ -394,14 +412,7 @@ public final class StepDefinition<I> {
     }
 
     /** A durable timer: fires {@code after} its start, or at the instant {@code until} computes. */
-    static final class Timer<I> {
-        final Duration after;
-        final Function<StepContext<I>, Instant> until;
-
-        Timer(Duration after, Function<StepContext<I>, Instant> until) {
-            this.after = after;
-            this.until = until;
-        }
+    record Timer<I>(Duration after, Function<StepContext<I>, Instant> until) {
 
         Instant firesAt(StepContext<I> context, Instant now, String step) {
             if (after != null) {

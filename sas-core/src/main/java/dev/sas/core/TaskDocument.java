@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -136,17 +137,31 @@ public final class TaskDocument {
         Set<String> workflows = client.countByWorkflow().keySet();
         for (TaskInfo.StepInfo s : task.steps()) {
             for (String w : workflows) {
-                client.find(w, ChildCall.childKey(task.taskId(), s.name())).ifPresent(c -> {
-                    Map<String, Object> child = new LinkedHashMap<>();
-                    child.put("step", s.name());
-                    child.put("id", c.taskId().value());
-                    child.put("workflow", c.workflow());
-                    child.put("status", c.status().name());
-                    children.add(child);
-                });
+                client.find(w, ChildCall.childKey(task.taskId(), s.name())).ifPresent(c -> children.add(child(s, c)));
+            }
+            String branchPrefix = task.workflow() + "." + s.name() + ".";
+            for (int unit = 0; workflows.stream().anyMatch(w -> w.startsWith(branchPrefix)); unit++) {
+                String key = ChildGroup.unitKey(task.taskId(), s.name(), unit);
+                Optional<TaskInfo> found = workflows.stream().filter(w -> w.startsWith(branchPrefix))
+                        .map(w -> client.find(w, key)).flatMap(Optional::stream).findFirst();
+                if (found.isEmpty()) {
+                    break;
+                }
+                Map<String, Object> child = child(s, found.get());
+                child.put("branch", found.get().workflow().substring(branchPrefix.length()));
+                children.add(child);
             }
         }
         return children;
+    }
+
+    private static Map<String, Object> child(TaskInfo.StepInfo s, TaskInfo c) {
+        Map<String, Object> child = new LinkedHashMap<>();
+        child.put("step", s.name());
+        child.put("id", c.taskId().value());
+        child.put("workflow", c.workflow());
+        child.put("status", c.status().name());
+        return child;
     }
 
     private static Map<String, Object> parent(String taskId, String step) {

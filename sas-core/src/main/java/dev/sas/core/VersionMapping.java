@@ -86,4 +86,30 @@ public final class VersionMapping {
     static Builder builder(String workflow, int fromVersion) {
         return new Builder(Objects.requireNonNull(workflow), fromVersion);
     }
+
+    /**
+     * Checks this mapping, declared by {@code version} of {@code workflow} with these steps.
+     *
+     * @throws IllegalStateException if it maps this very version, names a step the version lacks, or
+     *     maps two old steps to one step
+     */
+    void checkAgainst(String workflow, int version, java.util.List<String> stepNames) {
+        String where = "workflow '" + workflow + "' v" + version + ": movesFrom(" + fromVersion() + ")";
+        if (fromVersion() == version) {
+            throw new IllegalStateException(where + " maps this version to itself; declare it on the version"
+                    + " tasks move to, from an older one");
+        }
+        java.util.Map<String, String> sources = new java.util.HashMap<>();
+        for (java.util.Map.Entry<String, String> e : steps().entrySet()) {
+            if (!stepNames.contains(e.getValue())) {
+                throw new IllegalStateException(where + " maps step '" + e.getKey() + "' to '" + e.getValue()
+                        + "', which is not a step of this version; steps are " + stepNames);
+            }
+            String other = sources.putIfAbsent(e.getValue(), e.getKey());
+            if (other != null) {
+                throw new IllegalStateException(where + " maps both '" + other + "' and '" + e.getKey()
+                        + "' to step '" + e.getValue() + "'; each step of this version takes one old step");
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -48,6 +49,8 @@ public final class Workflow<I> {
     private final List<StepRef<?>> refs;
     private final boolean compensateOnFailure;
     private final Map<Integer, VersionMapping> movesFrom;
+    private final boolean groupUnit;
+    private final Joins joins;
 
     private Workflow(Builder<I> b) {
         this.name = b.name;
@@ -57,6 +60,48 @@ public final class Workflow<I> {
         this.refs = steps.stream().<StepRef<?>>map(StepDefinition::ref).toList();
         this.compensateOnFailure = b.compensateOnFailure;
         this.movesFrom = Map.copyOf(b.movesFrom);
+        this.groupUnit = b.groupUnit;
+        this.joins = b.joins.copy();
+    }
+
+    /**
+     * Whether this is a unit workflow the runtime generated for a parallel step's branch: its tasks
+     * never compensate on their own; the parallel step's compensation runs their steps'
+     * compensations (see {@link Builder#parallel}).
+     */
+    public boolean isGroupUnit() {
+        return groupUnit;
+    }
+
+    /**
+     * The recorded output named {@code name}: a step's ({@code recorded.apply(index)}), or a parallel
+     * branch's, by branch name or by the name of the branch's last step, out of the parallel step's
+     * joined output. Called by the runtime for {@link StepContext#output(String)}.
+     *
+     * @throws IllegalArgumentException if no step or branch has that name
+     */
+    public Optional<String> outputOf(String name, IntFunction<String> recorded) {
+        Joins.Joined j = find(steps, name) == null ? joins.readable(name).orElse(null) : null;
+        if (j == null) {
+            return Optional.ofNullable(recorded.apply(step(name).index()));
+        }
+        return JoinedOutputs.branch(recorded.apply(j.step()), j.branch());
+    }
+
+    /**
+     * Checks that {@code ref} reads an output of this workflow: a step defined with it, or the last
+     * step of a parallel branch defined with it (a branch's name reads with any ref).
+     *
+     * @throws IllegalArgumentException if it does not, naming the steps
+     */
+    public void checkOutputRef(StepRef<?> ref) {
+        Joins.Joined j = find(steps, ref.name()) == null ? joins.readable(ref.name()).orElse(null) : null;
+        if (j == null) {
+            step(ref);
+        } else if (j.lastStep() != null && !j.lastStep().equals(ref)) {
+            throw new IllegalArgumentException("workflow '" + name + "' v" + version + ": branch step '" + ref.name()
+                    + "' is defined with " + j.lastStep() + ", not " + ref + "; read it with the ref it was defined with");
+        }
     }
 
     /**
@@ -193,6 +238,9 @@ public final class Workflow<I> {
         private boolean compensateOnFailure = true;
         private final List<StepDefinition<I>> steps = new ArrayList<>();
         private final Map<Integer, VersionMapping> movesFrom = new TreeMap<>();
+        private final Map<Integer, ParallelBuilder<I>> parallels = new TreeMap<>();
+        private final Joins joins = new Joins();
+        private boolean groupUnit;
 
         private Builder(String name, Codec<I> inputCodec) {
             checkName("workflow name", name);
@@ -269,8 +317,47 @@ public final class Workflow<I> {
             return this;
         }
 
+        /**
+         * Adds a parallel step, configured by {@code config} (see {@link ParallelBuilder}): two or more
+         * branches, each a chain of steps run as a task of its own on any node, joined before the next
+         * step, which reads each branch's output by branch name or by the ref of the branch's last step.
+         * A branch failing for good cancels the others, and the task compensates every completed step of
+         * every branch, latest completion first, then the steps before this one.
+         *
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if a name is invalid or already used in this workflow (branch
+         *     names and branch steps' names included)
+         * @throws IllegalStateException if there are fewer than two branches, a branch has no steps, or a
+         *     branch's step is incomplete or contradictory
+         */
+        public Builder<I> parallel(String stepName, Consumer<ParallelBuilder<I>> config) {
+            checkName("workflow '" + name + "': parallel step name", stepName);
+            checkNew(stepName, config);
+            ParallelBuilder<I> p = new ParallelBuilder<>(name, stepName);
+            config.accept(p);
+            joins.add(name, stepName, steps.size(), p.branchNames(), p.branchWorkflows(version, inputCodec),
+                    n -> find(steps, n) != null);
+            parallels.put(steps.size(), p);
+            steps.add(p.build(steps.size(), version, inputCodec));
+            return this;
+        }
+
+        /** Makes this a unit workflow of a parallel step (see {@link Workflow#isGroupUnit()}). */
+        Builder<I> unitOfGroup() {
+            this.groupUnit = true;
+            return this;
+        }
+
+        boolean isEmpty() {
+            return steps.isEmpty();
+        }
+
         private void checkNew(String stepName, Object config) {
             Objects.requireNonNull(config, "workflow '" + name + "': step '" + stepName + "' config must not be null");
+            joins.using(stepName).ifPresent(j -> {
+                throw new IllegalArgumentException("workflow '" + name + "': step name '" + stepName + "' is used by"
+                        + " branch '" + j.branch() + "' of parallel step " + j.step() + "; choose another name");
+            });
             StepDefinition<I> existing = find(steps, stepName);
             if (existing != null) {
                 throw new IllegalArgumentException("workflow '" + name + "': step name '" + stepName
@@ -332,34 +419,19 @@ public final class Workflow<I> {
                     checkRead(reader, read);
                 }
             }
-            movesFrom.values().forEach(this::checkMapping);
+            movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
+            // the branches take the version set last, which may come after parallel(...)
+            parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
             return new Workflow<>(this);
-        }
-
-        private void checkMapping(VersionMapping m) {
-            String where = "workflow '" + name + "' v" + version + ": movesFrom(" + m.fromVersion() + ")";
-            if (m.fromVersion() == version) {
-                throw new IllegalStateException(where + " maps this version to itself; declare it on the version"
-                        + " tasks move to, from an older one");
-            }
-            Map<String, String> sources = new HashMap<>();
-            for (Map.Entry<String, String> e : m.steps().entrySet()) {
-                if (find(steps, e.getValue()) == null) {
-                    throw new IllegalStateException(where + " maps step '" + e.getKey() + "' to '" + e.getValue()
-                            + "', which is not a step of this version; steps are " + stepNames(steps));
-                }
-                String other = sources.putIfAbsent(e.getValue(), e.getKey());
-                if (other != null) {
-                    throw new IllegalStateException(where + " maps both '" + other + "' and '" + e.getKey()
-                            + "' to step '" + e.getValue() + "'; each step of this version takes one old step");
-                }
-            }
         }
 
         private void checkRead(StepDefinition<I> reader, StepRef<?> read) {
             String where = "workflow '" + name + "' v" + version + ": step '" + reader.name() + "' reads step '"
                     + read.name() + "' (" + read + ")";
             StepDefinition<I> target = find(steps, read.name());
+            if (target == null && joins.checkRead(where, read, reader.index())) {
+                return;
+            }
             if (target == null) {
                 throw new IllegalStateException(where + ", which is not a step of this workflow; steps are "
                         + stepNames(steps) + ". Fix the ref or remove it from reads(...)");

@@ -117,13 +117,12 @@ final class Attempt implements StepContext<Object> {
 
     @Override
     public Optional<String> output(String name) {
-        int index = run.workflow.step(name).index();
-        return index < run.outputs.size() ? Optional.ofNullable(run.outputs.get(index)) : Optional.empty();
+        return run.workflow.outputOf(name, i -> i < run.outputs.size() ? run.outputs.get(i) : null);
     }
 
     @Override
     public <O> Optional<O> outputIfPresent(StepRef<O> ref) {
-        run.workflow.step(ref); // IllegalArgumentException naming workflow and ref if the ref is not one of its steps
+        run.workflow.checkOutputRef(ref); // IllegalArgumentException naming workflow and ref if it reads no output of it
         return StepContext.super.outputIfPresent(ref);
     }
 

@@ -284,7 +284,11 @@ final class AttemptRunner {
     /** A child task step's compensation cancels its child first (if it has not ended), then runs the step's own. */
     private CompletionStage<Void> compensate(StepDefinition<Object> def, Attempt a, Function<String, Executor> agents,
             String endpoint) {
-        def.cancelChild(a, childClient);
+        try {
+            def.cancelChild(a, childClient);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return def.compensate(a, agents, endpoint);
     }
 

@@ -74,6 +74,9 @@ final class TaskRun {
 
     /** The highest step at or below {@code from} that has a compensation and was not skipped, or -1. */
     static int lastCompensable(Workflow<?> workflow, int from, Set<Integer> skipped) {
+        if (workflow.isGroupUnit()) {
+            return -1; // a parallel branch's steps are compensated by the parallel step, in order across branches
+        }
         for (int i = Math.min(from, workflow.steps().size() - 1); i >= 0; i--) {
             if (workflow.steps().get(i).compensation().isPresent() && !skipped.contains(i)) {
                 return i;

@@ -310,7 +310,7 @@ final class TaskStateMachine {
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
-        int from = mayHaveApplied(policy, error) ? i : i - 1;
+        int from = mayHaveApplied(policy, error) || s.step(i).runsUnits() ? i : i - 1;
         return abort(s, from, failed, lead, message, s.cancelRequested(), now);
     }
 

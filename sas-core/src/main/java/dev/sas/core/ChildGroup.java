@@ -1,0 +1,257 @@
+package dev.sas.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shared mechanism of a step that runs a group of units and joins them: parallel branches
+ * ({@link Workflow.Builder#parallel}) today, and what dynamic fan-out reuses. Each unit is a child
+ * task of a unit workflow (built with {@link Workflow.Builder#unitOfGroup()}, so it never compensates
+ * on its own), started by the step with the business key {@link #unitKey} (parent id, step, unit
+ * index), so every unit is durable, fenced, retried and deadline-bounded like any task, runs on any
+ * node, and a step started again finds the units it started before. The step then rests
+ * {@link TaskStatus#AWAITING_REPLY}, holding no thread and no in-flight slot; the supervisor's
+ * {@link ChildRelay} calls {@link #check} and completes the step once every unit is
+ * {@link TaskStatus#PROCESSED}, with the output {@link #join} makes of every unit's result. When a
+ * unit ends otherwise, the others still running are cancelled (each stops after its in-flight step,
+ * bounded by that step's deadline) and, once every unit has ended, the step fails for good; the task
+ * then compensates, and this step's compensation ({@link #cancelAndCompensate}) runs the compensation
+ * of every completed step of every unit, in reverse order of completion, before the task goes on with
+ * the steps before the group. No task row or event row grows with the number of units: each unit is
+ * its own task; only the join's output holds every unit's result (a fan-out over thousands of units
+ * should join to something small).
+ *
+ * <p>For fan-out: build one with {@link #ChildGroup(Function, IntFunction, Function)}, where
+ * {@code units} makes one {@link Unit} per list element (the function must give the same list every
+ * time it is called for a task, as it is called again when compensating), {@code workflowOf} names
+ * the unit workflow of index {@code i} without a task at hand (the one workflow of every element) and
+ * {@code join} the step's output. All units start at once; bounded concurrency ("K at once") needs the
+ * relay to start the rest as units end, which needs each unit's input, so it is left to the caller.
+ * Immutable and thread-safe.
+ *
+ * @param <I> the parent workflow's input type
+ */
+final class ChildGroup<I> {
+    private static final Logger log = LoggerFactory.getLogger(ChildGroup.class);
+
+    /** One unit: its name (for status and joins), the workflow it runs and its input. */
+    record Unit(String name, Workflow<Object> workflow, Object input) {
+        Unit {
+            Objects.requireNonNull(name, "unit name must not be null");
+            Objects.requireNonNull(workflow, "unit workflow must not be null");
+        }
+    }
+
+    /** A unit that ended, with its task as read from the store. */
+    record Ended(int index, TaskInfo task) {
+    }
+
+    /** What {@link #check} found. */
+    sealed interface Progress {
+    }
+
+    /** Some unit has not ended yet (a failed unit's siblings are being cancelled meanwhile). */
+    record Running(int ended, int total) implements Progress {
+    }
+
+    /** Every unit is {@code PROCESSED}: the step completes with {@code output}. */
+    record Joined(String output) implements Progress {
+    }
+
+    /** A unit ended other than {@code PROCESSED} and every other unit has ended: the step fails for good. */
+    record Failed(String error) implements Progress {
+    }
+
+    private final Function<StepContext<I>, List<Unit>> units;
+    private final IntFunction<Workflow<?>> workflowOf;
+    private final Function<List<Ended>, String> join;
+    private final int fixedCount;
+
+    /** A group of the same units for every task (parallel branches). */
+    ChildGroup(List<Workflow<Object>> fixed, Function<List<Ended>, String> join) {
+        this(ctx -> unitsOf(fixed, ctx), fixed::get, join, fixed.size());
+    }
+
+    /** A group whose units {@code units} computes from the task (fan-out). */
+    ChildGroup(Function<StepContext<I>, List<Unit>> units, IntFunction<Workflow<?>> workflowOf,
+            Function<List<Ended>, String> join) {
+        this(units, workflowOf, join, -1);
+    }
+
+    private ChildGroup(Function<StepContext<I>, List<Unit>> units, IntFunction<Workflow<?>> workflowOf,
+            Function<List<Ended>, String> join, int fixedCount) {
+        this.units = Objects.requireNonNull(units, "units must not be null");
+        this.workflowOf = Objects.requireNonNull(workflowOf, "workflowOf must not be null");
+        this.join = Objects.requireNonNull(join, "join must not be null");
+        this.fixedCount = fixedCount;
+    }
+
+    private static <I> List<Unit> unitsOf(List<Workflow<Object>> fixed, StepContext<I> ctx) {
+        List<Unit> list = new ArrayList<>();
+        for (Workflow<Object> w : fixed) {
+            list.add(new Unit(w.name(), w, ctx.input()));
+        }
+        return list;
+    }
+
+    /** The business key of unit {@code index} of step {@code step} of task {@code parent}. */
+    static String unitKey(TaskId parent, String step, int index) {
+        return ChildCall.childKey(parent, step) + "#" + index;
+    }
+
+    /** The unit workflows of {@code workflow}'s groups of fixed units, which a runtime registers with it. */
+    static List<Workflow<?>> unitWorkflows(Workflow<?> workflow) {
+        List<Workflow<?>> list = new ArrayList<>();
+        for (StepDefinition<?> s : workflow.steps()) {
+            if (s.group() != null) {
+                list.addAll(s.group().fixedWorkflows());
+            }
+        }
+        return list;
+    }
+
+    /** The unit workflows of a group of fixed units (empty for a computed group). */
+    List<Workflow<?>> fixedWorkflows() {
+        List<Workflow<?>> list = new ArrayList<>();
+        for (int i = 0; i < fixedCount; i++) {
+            list.add(workflowOf.apply(i));
+        }
+        return list;
+    }
+
+    /**
+     * Starts every unit, or finds the ones started before (a unit that ended {@code ERROR} is
+     * resubmitted, so resubmitting the parent runs its failed units again). Called on the step's
+     * scheduler thread.
+     *
+     * @return the first unit's id
+     */
+    TaskId start(StepContext<I> ctx, SasClient client) {
+        List<Unit> list = units.apply(ctx);
+        if (list.isEmpty()) {
+            throw new NonRetryableException("step '" + ctx.stepName() + "' has no units to run");
+        }
+        TaskId first = null;
+        for (int i = 0; i < list.size(); i++) {
+            Unit u = list.get(i);
+            String key = unitKey(ctx.taskId(), ctx.stepName(), i);
+            Optional<TaskInfo> existing = client.find(u.workflow().name(), key);
+            TaskId id;
+            if (existing.isPresent()) {
+                id = existing.get().taskId();
+                if (existing.get().status() == TaskStatus.ERROR) {
+                    log.info("task {} step {}: unit {} ({}) ended ERROR before; resubmitting it", ctx.taskId(),
+                            ctx.stepName(), u.name(), id);
+                    client.operations().resubmit(id);
+                }
+            } else {
+                id = client.submit(u.workflow(), key, u.input()).id();
+                log.info("task {} step {}: unit {} started as task {}", ctx.taskId(), ctx.stepName(), u.name(), id);
+            }
+            first = first == null ? id : first;
+        }
+        return first;
+    }
+
+    /** The units of step {@code step} of {@code parent} found in the store, in unit order, with their index. */
+    List<Ended> find(SasClient client, TaskId parent, String step) {
+        List<Ended> found = new ArrayList<>();
+        for (int i = 0; fixedCount < 0 || i < fixedCount; i++) {
+            Optional<TaskInfo> unit = client.find(workflowOf.apply(i).name(), unitKey(parent, step, i));
+            if (unit.isEmpty()) {
+                if (fixedCount < 0) {
+                    break;
+                }
+                continue;
+            }
+            found.add(new Ended(i, unit.get()));
+        }
+        return found;
+    }
+
+    /**
+     * Where the units of {@code parent}'s current step {@code step} stand; cancels the running units
+     * once one has failed. Called by the relay, on the supervisor's thread.
+     */
+    Progress check(TaskInfo parent, String step, SasClient client) {
+        List<TaskInfo> found = find(client, parent.taskId(), step).stream().map(Ended::task).toList();
+        int total = fixedCount < 0 ? found.size() : fixedCount;
+        List<TaskInfo> failed = found.stream().filter(u -> u.status().isTerminal() && u.status() != TaskStatus.PROCESSED)
+                .toList();
+        int ended = (int) found.stream().filter(u -> u.status().isTerminal()).count();
+        if (!failed.isEmpty()) {
+            cancelRunning(found, parent.taskId(), step, client);
+            if (ended < found.size()) {
+                return new Running(ended, total);
+            }
+            return new Failed("unit " + ChildCall.failure(failed.get(0)) + (failed.size() > 1 ? " (and "
+                    + (failed.size() - 1) + " other unit(s))" : ""));
+        }
+        if (found.size() < total || ended < total) {
+            return new Running(ended, total);
+        }
+        return new Joined(join.apply(find(client, parent.taskId(), step)));
+    }
+
+    private static void cancelRunning(List<TaskInfo> found, TaskId parent, String step, SasClient client) {
+        for (TaskInfo u : found) {
+            if (!u.status().isTerminal() && !u.cancelRequested()) {
+                boolean requested = client.operations().cancel(u.taskId());
+                log.info("task {} step {}: cancel of unit task {} {}", parent, step, u.taskId(),
+                        requested ? "requested" : "not needed, it ended meanwhile");
+            }
+        }
+    }
+
+    /**
+     * This step's compensation: cancels the units still running and, once every unit has ended,
+     * runs the compensation of every completed step of every unit, latest completion first. A unit
+     * still running fails the attempt (the compensation's retry policy tries again), so nothing is
+     * compensated while a unit may still complete a step. Called on a scheduler thread.
+     *
+     * @throws IllegalStateException while a unit has not ended
+     * @throws Exception what a unit step's compensation threw
+     */
+    void cancelAndCompensate(StepContext<I> ctx, SasClient client) throws Exception {
+        List<Unit> list = units.apply(ctx);
+        List<Ended> ends = find(client, ctx.taskId(), ctx.stepName());
+        List<TaskInfo> found = ends.stream().map(Ended::task).toList();
+        cancelRunning(found, ctx.taskId(), ctx.stepName(), client);
+        long running = found.stream().filter(u -> !u.status().isTerminal()).count();
+        if (running > 0) {
+            throw new IllegalStateException("step '" + ctx.stepName() + "': " + running + " unit(s) still running after"
+                    + " their cancel; compensating once they have ended");
+        }
+        record Done(TaskInfo task, Unit unit, TaskInfo.StepInfo step) {
+        }
+        List<Done> done = new ArrayList<>();
+        for (Ended e : ends) {
+            if (e.index() >= list.size() || !list.get(e.index()).workflow().name().equals(e.task().workflow())) {
+                continue; // not a unit this step's definition knows
+            }
+            for (TaskInfo.StepInfo s : e.task().steps()) {
+                if (s.status() == StepStatus.COMPLETED) {
+                    done.add(new Done(e.task(), list.get(e.index()), s));
+                }
+            }
+        }
+        done.sort(Comparator.comparing((Done d) -> d.step().finishedAt(), Comparator.nullsFirst(Comparator.naturalOrder()))
+                .thenComparing(d -> d.step().index()).reversed());
+        for (Done d : done) {
+            StepDefinition<Object> def = d.unit().workflow().steps().get(d.step().index());
+            Optional<Compensation<Object>> compensation = def.compensation();
+            if (compensation.isPresent()) {
+                log.info("task {} step {}: compensating step {} of unit {} (task {})", ctx.taskId(), ctx.stepName(),
+                        def.name(), d.unit().name(), d.task().taskId());
+                compensation.get().compensate(new UnitContext(d.task(), def, d.unit().input(), ctx));
+            }
+        }
+    }
+}

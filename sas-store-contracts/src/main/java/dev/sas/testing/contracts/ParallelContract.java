@@ -1,0 +1,173 @@
+package dev.sas.testing.contracts;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.core.Codec;
+import dev.sas.core.NonRetryableException;
+import dev.sas.core.SasClient;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.StepRef;
+import dev.sas.core.StepStatus;
+import dev.sas.core.TaskDocument;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
+import dev.sas.testing.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Parallel steps ({@code Workflow.Builder.parallel}) on every store: the branches run as tasks of
+ * their own, the step after the join reads every branch's output; a branch failing for good cancels
+ * the branches still running, and the task compensates every completed step of every branch in
+ * reverse order of completion, then the steps before the fork, each once. Driven by hand with a
+ * {@link ManualClock}; timers in the branches set the order in which their steps complete. Subclass it
+ * with a fresh store per test, as for {@link StateStoreContract}.
+ */
+public abstract class ParallelContract extends StoreTestSupport {
+
+    private static final StepRef<Integer> RESERVED = StepRef.of("reserved", Codec.of(String::valueOf, Integer::valueOf));
+    private static final Duration STEP = Duration.ofSeconds(30);
+
+    /** Time for every runtime and client. */
+    protected final ManualClock clock = new ManualClock();
+    private final List<SasRuntime> runtimes = new ArrayList<>();
+    private final List<String> ran = new CopyOnWriteArrayList<>();
+    private final List<String> compensated = new CopyOnWriteArrayList<>();
+
+    @Override
+    void beforeStoreIsDestroyed() {
+        runtimes.forEach(SasRuntime::close);
+    }
+
+    private SasRuntime runtime(Workflow<?> workflow) {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .workflow(workflow).build();
+        runtimes.add(sas);
+        return sas;
+    }
+
+    private String run(String what) {
+        ran.add(what);
+        return what;
+    }
+
+    /** Lets {@code elapsed} pass, then runs what is due and delivers what ended, until nothing moves. */
+    private static void advance(SasRuntime sas, ManualClock clock, Duration elapsed) {
+        clock.tick(elapsed);
+        for (int i = 0; i < 3; i++) {
+            Drain.untilIdle(sas);
+            Drain.supervisorOnce(sas);
+        }
+        Drain.untilIdle(sas);
+    }
+
+    private static List<TaskInfo> units(SasClient client, String workflowPrefix) {
+        return client.list(TaskQuery.all()).stream().filter(t -> t.workflow().startsWith(workflowPrefix)).toList();
+    }
+
+    @Test
+    void the_step_after_the_join_reads_every_branchs_output_by_name_and_by_ref() {
+        Workflow<String> order = Workflow.builder("par-join", Codec.string())
+                .step("accept", s -> s.execute(ctx -> run("accept " + ctx.input())))
+                .parallel("reserve-and-charge", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick " + ctx.input())))
+                                .step(RESERVED, s -> s.execute(ctx -> {
+                                    run("reserve " + ctx.input());
+                                    return 7;
+                                })))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> run("charge " + ctx.input())))))
+                .step("ship", s -> s.reads(RESERVED).execute(ctx -> run("ship " + ctx.output(RESERVED) + " after "
+                        + ctx.output("payment").orElseThrow())))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+
+        Drain.untilIdle(sas);
+        assertThat(client.find(id).orElseThrow().status()).as("the join waits for the supervisor's pass")
+                .isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.inFlight()).as("no thread and no slot held while the branches run").isZero();
+        List<TaskInfo> units = units(client, "par-join.reserve-and-charge.");
+        assertThat(units).hasSize(2).allMatch(u -> u.status() == TaskStatus.PROCESSED);
+
+        advance(sas, clock, Duration.ZERO);
+
+        TaskInfo task = client.find(id).orElseThrow();
+        assertThat(task.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(task.step("reserve-and-charge").output())
+                .isEqualTo("{\"stock\":\"7\",\"payment\":\"charge car\"}");
+        assertThat(task.step("ship").output()).isEqualTo("ship 7 after charge car");
+        assertThat(ran).containsExactlyInAnyOrder("accept car", "pick car", "reserve car", "charge car",
+                "ship 7 after charge car");
+
+        List<Map<String, Object>> children = TaskDocument.children(client, task);
+        assertThat(children).extracting(c -> c.get("branch")).containsExactly("stock", "payment");
+        assertThat(children).extracting(c -> c.get("step")).containsOnly("reserve-and-charge");
+        assertThat(children).extracting(c -> c.get("status")).containsOnly("PROCESSED");
+
+        advance(sas, clock, Duration.ofMinutes(1)); // a repeated delivery changes nothing
+        assertThat(ran).hasSize(5);
+    }
+
+    @Test
+    void a_branch_failing_for_good_cancels_the_other_and_completed_steps_are_compensated_latest_first_once() {
+        Workflow<String> order = Workflow.builder("par-fail", Codec.string())
+                .step("accept", s -> s.execute(ctx -> run("accept")).compensateWith(ctx -> compensated.add("accept")))
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick")))
+                                .timer("stock-wait", t -> t.waitFor(STEP.multipliedBy(4)))
+                                .step("hold", s -> s.execute(ctx -> run("hold")).compensateWith(ctx -> compensated.add("hold"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(STEP.multipliedBy(2)))
+                                .step("authorize", s -> s.execute(ctx -> run("authorize"))
+                                        .compensateWith(ctx -> compensated.add("authorize")))
+                                .timer("pay-wait-more", t -> t.waitFor(STEP.multipliedBy(4)))
+                                .step("charge", s -> s.execute(ctx -> {
+                                    run("charge");
+                                    throw new NonRetryableException("card declined");
+                                }).compensateWith(ctx -> compensated.add("charge"))))
+                        .branch("notify", b -> b
+                                .timer("notify-wait", t -> t.waitFor(STEP))
+                                .step("prepare", s -> s.execute(ctx -> run("prepare"))
+                                        .compensateWith(ctx -> compensated.add("prepare")))
+                                .timer("notify-later", t -> t.waitFor(Duration.ofDays(1)))
+                                .step("send", s -> s.execute(ctx -> run("send")).compensateWith(ctx -> compensated.add("send")))))
+                .step("ship", s -> s.execute(ctx -> run("ship")))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+
+        // pick at 0 s, prepare at 30 s, authorize at 60 s, hold at 120 s, charge fails at 180 s
+        advance(sas, clock, Duration.ZERO);
+        for (int i = 0; i < 6; i++) {
+            advance(sas, clock, STEP);
+        }
+        advance(sas, clock, Duration.ZERO);
+
+        TaskInfo task = client.find(id).orElseThrow();
+        assertThat(ran).containsExactly("accept", "pick", "prepare", "authorize", "hold", "charge");
+        assertThat(task.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(task.step("fork").status()).isEqualTo(StepStatus.FAILED);
+        assertThat(task.lastError()).contains("card declined");
+        assertThat(compensated).as("every completed branch step, latest completion first, then the steps before")
+                .containsExactly("hold", "authorize", "prepare", "pick", "accept");
+        TaskInfo notify = units(client, "par-fail.fork.notify").get(0);
+        assertThat(notify.status()).as("the branch still waiting was cancelled").isEqualTo(TaskStatus.CANCELLED);
+        assertThat(units(client, "par-fail.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
+
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(5);
+        assertThat(ran).doesNotContain("send", "ship");
+    }
+}
