@@ -43,6 +43,9 @@ final class ChildRelay implements ChildWatch {
     private final List<Workflow<?>> workflows;
     private final Set<String> parents = new LinkedHashSet<>();
     private final Queue<TaskId> hinted = new ConcurrentLinkedQueue<>();
+    /** Per fan-out unit workflow, its concurrency K: an element that ended here lets the next of its lane go on. */
+    private final Map<String, Integer> lanes = new HashMap<>();
+    private final Queue<LaneEnd> laneEnds = new ConcurrentLinkedQueue<>();
     private final AtomicInteger hints = new AtomicInteger();
     /** Per parent workflow, the last parent the previous scan read, when it stopped before the end. */
     private final Map<String, TaskInfo> resumeAfter = new HashMap<>();
@@ -55,8 +58,18 @@ final class ChildRelay implements ChildWatch {
             if (w.steps().stream().anyMatch(StepDefinition::startsChildTask)) {
                 parents.add(w.name());
             }
+            if (!w.steps().isEmpty() && w.steps().get(0).slot() != null) {
+                lanes.put(w.name(), w.steps().get(0).slot().concurrency());
+            }
         }
     }
+
+    /** A fan-out element that ended on this node: its unit's workflow and key, whether it failed, passes tried. */
+    private record LaneEnd(String workflow, String businessKey, boolean failed, int tries) {
+    }
+
+    /** Passes a lane's next element is looked for while it has not yet come to wait for its turn. */
+    private static final int LANE_TRIES = 100;
 
     /** Whether any of the workflows has a child task step (else the runtime needs no relay). */
     boolean needed() {
@@ -68,6 +81,15 @@ final class ChildRelay implements ChildWatch {
      * child task, its parent is delivered on the next pass. Quick; called on the publishing thread.
      */
     void ended(TaskEvent event) {
+        if (lanes.containsKey(event.workflow()) && FanOutLanes.index(event.businessKey()) >= 0) {
+            if (hints.incrementAndGet() <= MAX_HINTS) {
+                laneEnds.add(new LaneEnd(event.workflow(), event.businessKey(),
+                        event.type() != TaskEvent.Type.PROCESSED, 0));
+            } else {
+                hints.decrementAndGet(); // the scan finds the lane's next element and the parent
+            }
+            return;
+        }
         ChildCall.parentOf(event.businessKey()).ifPresent(parent -> {
             TaskId id;
             try {
@@ -85,11 +107,15 @@ final class ChildRelay implements ChildWatch {
 
     @Override
     public int deliverEnded() {
-        int delivered = 0;
+        int delivered = nextInLanes();
+        Set<TaskId> distinct = new LinkedHashSet<>(); // many units of one parent ending in a pass: one look
         TaskId hint;
         while ((hint = hinted.poll()) != null) {
             hints.decrementAndGet();
-            TaskInfo parent = client.find(hint).orElse(null);
+            distinct.add(hint);
+        }
+        for (TaskId id : distinct) {
+            TaskInfo parent = client.find(id).orElse(null);
             if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
                 delivered += deliver(parent) ? 1 : 0;
             }
@@ -100,6 +126,50 @@ final class ChildRelay implements ChildWatch {
             }
         }
         return delivered;
+    }
+
+    /**
+     * For each fan-out element that ended here, lets the next element of its lane go on; the parent is
+     * looked at when the lane has no next element or the element failed (else another element is to
+     * run, so the parent cannot be done).
+     */
+    private int nextInLanes() {
+        int released = 0;
+        List<LaneEnd> again = new ArrayList<>();
+        LaneEnd end;
+        while ((end = laneEnds.poll()) != null) {
+            hints.decrementAndGet();
+            try {
+                String nextKey = FanOutLanes.shifted(end.businessKey(), lanes.get(end.workflow()));
+                TaskInfo next = client.find(end.workflow(), nextKey).orElse(null);
+                if (next != null && FanOutLanes.release(client, next)) {
+                    released++;
+                    log.debug("fan-out element {} ended; {} goes on", end.businessKey(), nextKey);
+                } else if (next != null && FanOutLanes.beforeSlot(next) && end.tries() < LANE_TRIES) {
+                    again.add(new LaneEnd(end.workflow(), end.businessKey(), end.failed(), end.tries() + 1));
+                }
+                if (next == null || end.failed()) {
+                    ChildCall.parentOf(end.businessKey()).ifPresent(p -> hintParent(p.get(0)));
+                }
+            } catch (RuntimeException e) {
+                log.warn("fan-out element {}: letting the next of its lane go on failed ({}); the scan tries again",
+                        end.businessKey(), e.toString());
+            }
+        }
+        for (LaneEnd e : again) {
+            hints.incrementAndGet();
+            laneEnds.add(e);
+        }
+        return released;
+    }
+
+    private void hintParent(String parentId) {
+        try {
+            hinted.add(TaskId.of(parentId));
+            hints.incrementAndGet();
+        } catch (IllegalArgumentException notAChildKey) {
+            // a business key that only looks like a unit's
+        }
     }
 
     /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
@@ -136,6 +206,10 @@ final class ChildRelay implements ChildWatch {
         try {
             if (step.group() != null) {
                 return deliverGroup(parent, step);
+            }
+            if (step.slot() != null) { // a fan-out element waiting for its turn (the scan's way)
+                return FanOutLanes.predecessorEnded(client, parent, step.slot().concurrency())
+                        && FanOutLanes.release(client, parent);
             }
             Workflow<?> childWorkflow = step.childWorkflow().orElseThrow();
             TaskInfo child = client.find(childWorkflow.name(), ChildCall.childKey(parent.taskId(), step.name()))

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.regex.Pattern;
 
@@ -239,6 +240,7 @@ public final class Workflow<I> {
         private final List<StepDefinition<I>> steps = new ArrayList<>();
         private final Map<Integer, VersionMapping> movesFrom = new TreeMap<>();
         private final Map<Integer, ParallelBuilder<I>> parallels = new TreeMap<>();
+        private final Map<Integer, ForEachBuilder<I, ?>> forEaches = new TreeMap<>();
         private final Joins joins = new Joins();
         private boolean groupUnit;
 
@@ -342,6 +344,28 @@ public final class Workflow<I> {
             return this;
         }
 
+        /**
+         * Adds a fan-out step (see {@link ForEachBuilder}): the element step configured by {@code config}
+         * runs once per element of the list {@code elements} computes from the input and earlier outputs
+         * (the same list each time it is called for a task), each element a unit task of its own, at most
+         * {@code concurrency} at once; its output holds every element's result in list order
+         * ({@link ForEachResults}).
+         *
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the name is invalid or already used in this workflow
+         * @throws IllegalStateException if the element step is missing or its configuration is incomplete
+         */
+        public <E> Builder<I> forEach(String stepName, Codec<E> elementCodec, Function<StepContext<I>, List<E>> elements,
+                Consumer<ForEachBuilder<I, E>> config) {
+            checkName("workflow '" + name + "': forEach step name", stepName);
+            checkNew(stepName, config);
+            ForEachBuilder<I, E> f = new ForEachBuilder<>(name, stepName, elementCodec, elements);
+            config.accept(f);
+            forEaches.put(steps.size(), f);
+            steps.add(f.build(steps.size(), version));
+            return this;
+        }
+
         /** Makes this a unit workflow of a parallel step (see {@link Workflow#isGroupUnit()}). */
         Builder<I> unitOfGroup() {
             this.groupUnit = true;
@@ -422,6 +446,7 @@ public final class Workflow<I> {
             movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
             // the branches take the version set last, which may come after parallel(...)
             parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
+            forEaches.forEach((index, f) -> steps.set(index, f.build(index, version)));
             return new Workflow<>(this);
         }
 
