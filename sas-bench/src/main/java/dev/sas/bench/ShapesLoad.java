@@ -33,7 +33,7 @@ final class ShapesLoad {
      * A workflow shape: its name in the table, the step bodies one task runs, and the workflow,
      * built around a counter each step body increments.
      */
-    record Shape(String name, int stepsPerTask, Function<AtomicLong, Workflow<String>> workflow) {
+    record Shape(String name, int stepsPerTask, int tasksDivisor, Function<AtomicLong, Workflow<String>> workflow) {
     }
 
     /** One row: a shape on one database. */
@@ -61,13 +61,33 @@ final class ShapesLoad {
     }
 
     /**
-     * The shapes measured. The 3-step chain is the control (the one-step phases' three-step row,
-     * through this harness). The 3-branch parallel workflow and the 100-element fan-out are added
-     * here once their builder API is on main (issue 29 items 1 and 3).
+     * The shapes measured: the 3-step chain is the control (the one-step phases' three-step row,
+     * through this harness); a 3-branch parallel workflow of one step per branch; a 100-element
+     * fan-out with concurrency 16, run for a tenth of the tasks (each is 100 units).
      */
     static List<Shape> shapes() {
         List<Shape> shapes = new ArrayList<>();
-        shapes.add(new Shape("3-step chain", 3, steps -> {
+        shapes.add(new Shape("3-branch parallel", 3, 1, steps -> Workflow.builder("shape-parallel", Codec.string())
+                .parallel("fork", p -> {
+                    for (String branch : List.of("a", "b", "c")) {
+                        p.branch(branch, b -> b.step(branch + "-work", s -> s.execute(ctx -> {
+                            steps.incrementAndGet();
+                            return null;
+                        })));
+                    }
+                })
+                .build()));
+        List<String> hundred = java.util.stream.IntStream.range(0, 100).mapToObj(i -> "e" + i).toList();
+        shapes.add(new Shape("100-element fan-out (concurrency 16)", 100, 10, steps -> Workflow
+                .builder("shape-fan-out", Codec.string())
+                .forEach("each", Codec.string(), ctx -> hundred, each -> each
+                        .step("work", s -> s.execute(ctx -> {
+                            steps.incrementAndGet();
+                            return null;
+                        }))
+                        .concurrency(16))
+                .build()));
+        shapes.add(0, new Shape("3-step chain", 3, 1, steps -> {
             Workflow.Builder<String> b = Workflow.builder("shape-chain", Codec.string());
             for (int i = 0; i < 3; i++) {
                 b.step("s" + i, s -> s.execute(ctx -> {
@@ -85,8 +105,9 @@ final class ShapesLoad {
         List<Result> out = new ArrayList<>();
         int k = 0;
         for (Shape shape : shapes()) {
-            Bench.log(t.key() + ": shape " + shape.name() + ", " + o.shapeTasks + " tasks");
-            Result r = once(t, tag + "sh" + k++ + "_", shape, o.shapeTasks, o.threads, o.timeoutMs);
+            Bench.log(t.key() + ": shape " + shape.name());
+            Result r = once(t, tag + "sh" + k++ + "_", shape, Math.max(1, o.shapeTasks / shape.tasksDivisor()), o.threads,
+                    o.timeoutMs);
             Bench.log(String.format(Locale.ROOT, "  %s: %.0f steps/s, %.2f stmts/step, %.3f commits/step%s", shape.name(),
                     r.stepsPerSecond(), r.statementsPerStep(), r.commitsPerStep(), r.complete() ? "" : " INCOMPLETE"));
             out.add(r);

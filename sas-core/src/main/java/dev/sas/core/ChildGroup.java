@@ -129,6 +129,16 @@ final class ChildGroup<I> {
         return list;
     }
 
+    /** Whether the units are computed from the task (a fan-out) rather than fixed (parallel branches). */
+    boolean computed() {
+        return fixedCount < 0;
+    }
+
+    /** Whether step {@code step} of {@code parent} started any unit (one read: the first unit). */
+    boolean startedAny(SasClient client, TaskId parent, String step) {
+        return client.find(workflowOf.apply(0).name(), unitKey(parent, step, 0)).isPresent();
+    }
+
     /** The unit workflows of a group of fixed units, or the one of a computed group. */
     List<Workflow<?>> fixedWorkflows() {
         List<Workflow<?>> list = new ArrayList<>();

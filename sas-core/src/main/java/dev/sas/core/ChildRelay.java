@@ -44,7 +44,7 @@ final class ChildRelay implements ChildWatch {
     private final Set<String> parents = new LinkedHashSet<>();
     private final Queue<TaskId> hinted = new ConcurrentLinkedQueue<>();
     /** Per fan-out unit workflow, its concurrency K: an element that ended here lets the next of its lane go on. */
-    private final Map<String, Integer> lanes = new HashMap<>();
+    private final Map<String, FanOutLanes.Slot> lanes = new HashMap<>();
     private final Queue<LaneEnd> laneEnds = new ConcurrentLinkedQueue<>();
     private final AtomicInteger hints = new AtomicInteger();
     /** Per parent workflow, the last parent the previous scan read, when it stopped before the end. */
@@ -59,7 +59,7 @@ final class ChildRelay implements ChildWatch {
                 parents.add(w.name());
             }
             if (!w.steps().isEmpty() && w.steps().get(0).slot() != null) {
-                lanes.put(w.name(), w.steps().get(0).slot().concurrency());
+                lanes.put(w.name(), w.steps().get(0).slot());
             }
         }
     }
@@ -68,6 +68,8 @@ final class ChildRelay implements ChildWatch {
     private record LaneEnd(String workflow, String businessKey, boolean failed, int tries) {
     }
 
+    /** Scans that pass over fan-outs before one looks at them too. */
+    static final int LANE_SCAN_EVERY = 10;
     /** Passes a lane's next element is looked for while it has not yet come to wait for its turn. */
     private static final int LANE_TRIES = 100;
 
@@ -117,12 +119,18 @@ final class ChildRelay implements ChildWatch {
         for (TaskId id : distinct) {
             TaskInfo parent = client.find(id).orElse(null);
             if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
-                delivered += deliver(parent) ? 1 : 0;
+                delivered += deliver(parent, true) ? 1 : 0;
             }
         }
-        if (passes++ % SCAN_EVERY == 0) {
+        int pass = passes++;
+        if (pass % SCAN_EVERY == 0) {
+            // fan-out elements and the fan-out steps waiting for them are found by the hints above; the scan
+            // of them, which reads one unit per element, is the fallback of a node that died: less often
+            boolean full = pass % (SCAN_EVERY * LANE_SCAN_EVERY) == 0;
             for (String workflow : parents) {
-                delivered += scan(workflow);
+                if (full || !lanes.containsKey(workflow)) {
+                    delivered += scan(workflow, full);
+                }
             }
         }
         return delivered;
@@ -140,9 +148,12 @@ final class ChildRelay implements ChildWatch {
         while ((end = laneEnds.poll()) != null) {
             hints.decrementAndGet();
             try {
-                String nextKey = FanOutLanes.shifted(end.businessKey(), lanes.get(end.workflow()));
+                FanOutLanes.Slot slot = lanes.get(end.workflow());
+                String nextKey = FanOutLanes.shifted(end.businessKey(), slot.concurrency());
                 TaskInfo next = client.find(end.workflow(), nextKey).orElse(null);
-                if (next != null && FanOutLanes.release(client, next)) {
+                if (end.failed() && !slot.afterFailure()) {
+                    next = null; // the fan-out fails: its parent cancels the elements still waiting
+                } else if (next != null && FanOutLanes.release(client, next)) {
                     released++;
                     log.debug("fan-out element {} ended; {} goes on", end.businessKey(), nextKey);
                 } else if (next != null && FanOutLanes.beforeSlot(next) && end.tries() < LANE_TRIES) {
@@ -173,7 +184,7 @@ final class ChildRelay implements ChildWatch {
     }
 
     /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
-    private int scan(String workflow) {
+    private int scan(String workflow, boolean fanOuts) {
         TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_REPLY).withWorkflow(workflow).withLimit(PAGE);
         TaskInfo after = resumeAfter.remove(workflow);
         List<TaskInfo> page = client.list(after == null ? query : query.after(after));
@@ -181,7 +192,7 @@ final class ChildRelay implements ChildWatch {
         int read = 0;
         while (!page.isEmpty()) {
             for (TaskInfo parent : page) {
-                delivered += deliver(parent) ? 1 : 0;
+                delivered += deliver(parent, fanOuts) ? 1 : 0;
             }
             read += page.size();
             if (page.size() < PAGE) {
@@ -198,18 +209,18 @@ final class ChildRelay implements ChildWatch {
     }
 
     /** Delivers the end of {@code parent}'s child, if its current step awaits one that has ended. */
-    private boolean deliver(TaskInfo parent) {
+    private boolean deliver(TaskInfo parent, boolean fanOuts) {
         StepDefinition<?> step = childStep(parent).orElse(null);
-        if (step == null) {
-            return false;
+        if (step == null || !fanOuts && step.group() != null && step.group().computed()
+                && step.group().startedAny(client, parent.taskId(), step.name())) {
+            return false; // a fan-out with elements: its hints, or the scan of fan-outs, look at it
         }
         try {
             if (step.group() != null) {
                 return deliverGroup(parent, step);
             }
             if (step.slot() != null) { // a fan-out element waiting for its turn (the scan's way)
-                return FanOutLanes.predecessorEnded(client, parent, step.slot().concurrency())
-                        && FanOutLanes.release(client, parent);
+                return FanOutLanes.turnCame(client, parent, step.slot()) && FanOutLanes.release(client, parent);
             }
             Workflow<?> childWorkflow = step.childWorkflow().orElseThrow();
             TaskInfo child = client.find(childWorkflow.name(), ChildCall.childKey(parent.taskId(), step.name()))

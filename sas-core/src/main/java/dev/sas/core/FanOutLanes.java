@@ -11,13 +11,16 @@ import java.util.Optional;
  * {@link TaskStatus#AWAITING_REPLY} there, holding no thread and no slot, until unit {@code i - K}
  * has ended. Then {@link ChildRelay} completes its slot step through the fenced completion path
  * ({@link #release}): on the next supervisor pass after unit {@code i - K} ended on a node that knows
- * the workflow, or, whatever node died, on the relay's scan of awaiting tasks ({@link #predecessorEnded}).
+ * the workflow, or, whatever node died, on the relay's scan of awaiting tasks ({@link #turnCame}).
  * Stateless and thread-safe.
  */
 final class FanOutLanes {
 
-    /** The slot step's marker: K, the fan-out's concurrency. */
-    record Slot(int concurrency) {
+    /**
+     * The slot step's marker: K, the fan-out's concurrency, and whether a failed element lets the next
+     * of its lane go on ({@link ForEachFailure#COLLECT_FAILURES}; otherwise the fan-out is cancelled).
+     */
+    record Slot(int concurrency, boolean afterFailure) {
     }
 
     private FanOutLanes() {
@@ -51,14 +54,18 @@ final class FanOutLanes {
         return !unit.status().isTerminal() && unit.currentStep() == 0 && unit.status() != TaskStatus.AWAITING_REPLY;
     }
 
-    /** Whether the unit in the same lane before {@code unit} has ended (or there is none). */
-    static boolean predecessorEnded(SasClient client, TaskInfo unit, int concurrency) {
+    /**
+     * Whether {@code unit}'s turn has come: the unit in the same lane before it has ended (or there is
+     * none); after a failure only if {@code slot} goes on after one.
+     */
+    static boolean turnCame(SasClient client, TaskInfo unit, Slot slot) {
         int i = index(unit.businessKey());
-        if (i < concurrency) {
+        if (i < slot.concurrency()) {
             return true;
         }
-        Optional<TaskInfo> before = client.find(unit.workflow(), shifted(unit.businessKey(), -concurrency));
-        return before.isEmpty() || before.get().status().isTerminal();
+        Optional<TaskInfo> before = client.find(unit.workflow(), shifted(unit.businessKey(), -slot.concurrency()));
+        return before.isEmpty() || before.get().status() == TaskStatus.PROCESSED
+                || before.get().status().isTerminal() && slot.afterFailure();
     }
 
     /**

@@ -164,7 +164,7 @@ public final class ForEachBuilder<I, E> {
         Workflow<E> unit = Workflow.builder(unitName, elementCodec).version(version).unitOfGroup()
                 .step(SLOT_STEP, s -> {
                     s.when(ctx -> FanOutLanes.index(ctx.businessKey()) >= k);
-                    s.slot = new FanOutLanes.Slot(k);
+                    s.slot = new FanOutLanes.Slot(k, onFailure == ForEachFailure.COLLECT_FAILURES);
                     s.completeWithin(completeWithin).maxTimeouts(maxTimeouts);
                 })
                 .step(elementStep, elementConfig)

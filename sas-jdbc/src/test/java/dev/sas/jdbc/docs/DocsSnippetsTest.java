@@ -71,7 +71,9 @@ class DocsSnippetsTest {
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
-                Arguments.of("docs/concepts.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"));
+                Arguments.of("docs/concepts.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ForEachDocsTest.java", "for-each"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ForEachDocsTest.java", "for-each"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")
