@@ -227,8 +227,10 @@ final class ChildGroup<I> {
             if (ended < found.size()) {
                 return new Running(ended, total);
             }
-            return new Failed("unit " + ChildCall.failure(failed.get(0)) + (failed.size() > 1 ? " (and "
-                    + (failed.size() - 1) + " other unit(s))" : ""));
+            TaskInfo first = failed.stream().filter(u -> u.status() != TaskStatus.CANCELLED).findFirst()
+                    .orElse(failed.get(0));
+            return new Failed("unit " + ChildCall.failure(first) + (failed.size() > 1 ? "; " + (failed.size() - 1)
+                    + " other unit(s) ended too (cancelled or failed)" : ""));
         }
         if (found.size() < total || ended < total) {
             return new Running(ended, total);

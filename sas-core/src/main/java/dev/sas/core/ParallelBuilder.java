@@ -30,11 +30,20 @@ public final class ParallelBuilder<I> {
     /** Default time the join waits for every branch: 1 hour (a missed deadline starts the step again). */
     public static final Duration DEFAULT_COMPLETE_WITHIN = Duration.ofHours(1);
 
+    /**
+     * Default retries of the parallel step's compensation: up to 60 attempts, 1 s to 60 s apart. An
+     * attempt fails while a branch it cancelled has not ended (the branch finishes its in-flight step,
+     * within that step's deadline, first), or when a branch step's compensation fails.
+     */
+    public static final RetryPolicy DEFAULT_COMPENSATION_RETRY = RetryPolicy.builder().maxAttempts(60)
+            .backoff(Duration.ofSeconds(1), Duration.ofSeconds(60), 2.0).build();
+
     private final String workflow;
     private final String name;
     private final Map<String, Consumer<BranchBuilder<I>>> branches = new LinkedHashMap<>();
     private Duration completeWithin = DEFAULT_COMPLETE_WITHIN;
     private int maxTimeouts = StepBuilder.DEFAULT_MAX_TIMEOUTS;
+    private RetryPolicy compensationRetry = DEFAULT_COMPENSATION_RETRY;
 
     ParallelBuilder(String workflow, String name) {
         this.workflow = workflow;
@@ -92,6 +101,18 @@ public final class ParallelBuilder<I> {
         return this;
     }
 
+    /**
+     * How the parallel step's compensation (which waits for the branches it cancelled, then runs the
+     * compensations of their completed steps) is retried; default {@link #DEFAULT_COMPENSATION_RETRY}.
+     *
+     * @throws NullPointerException if null
+     */
+    public ParallelBuilder<I> compensationRetry(RetryPolicy compensationRetry) {
+        this.compensationRetry = Objects.requireNonNull(compensationRetry, "parallel step '" + name
+                + "': compensationRetry must not be null");
+        return this;
+    }
+
     /** The branches' names, in order. */
     List<String> branchNames() {
         return List.copyOf(branches.keySet());
@@ -140,7 +161,9 @@ public final class ParallelBuilder<I> {
         });
         StepBuilder<I> step = new StepBuilder<>(name);
         step.group = group;
-        step.completeWithin(completeWithin).maxTimeouts(maxTimeouts);
+        // the compensation proper is the group's (StepDefinition.cancelChild); this one only carries its retries
+        step.completeWithin(completeWithin).maxTimeouts(maxTimeouts).compensateWith(ctx -> { })
+                .compensationRetry(compensationRetry);
         return step.build(index);
     }
 

@@ -134,7 +134,9 @@ final class Claims {
 
     private Map<String, StepsSoFar> loadSteps(Handle h, List<ClaimRow> rows) {
         List<String> ids = rows.stream()
-                .filter(r -> r.currentStep() > 0 || r.status() == TaskStatus.COMPENSATING)
+                // at step 0, a task due later than it was created may be a timer that started (its instant is in its
+                // step row); a task submitted without delay and never released is not, and costs no read
+                .filter(r -> r.currentStep() > 0 || r.status() == TaskStatus.COMPENSATING || r.nextAttemptAt() > r.createdAt())
                 .map(ClaimRow::taskId)
                 .toList();
         if (ids.isEmpty()) {

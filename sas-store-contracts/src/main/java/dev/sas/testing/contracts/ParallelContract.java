@@ -170,4 +170,41 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(compensated).as("each once").hasSize(5);
         assertThat(ran).doesNotContain("send", "ship");
     }
+
+    @Test
+    void cancelling_the_task_cancels_its_running_branches_and_compensates_their_completed_steps_latest_first() {
+        Workflow<String> order = Workflow.builder("par-cancel", Codec.string())
+                .step("accept", s -> s.execute(ctx -> run("accept")).compensateWith(ctx -> compensated.add("accept")))
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick")))
+                                .timer("stock-wait", t -> t.waitFor(Duration.ofDays(1)))
+                                .step("hold", s -> s.execute(ctx -> run("hold")).compensateWith(ctx -> compensated.add("hold"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(STEP))
+                                .step("authorize", s -> s.execute(ctx -> run("authorize"))
+                                        .compensateWith(ctx -> compensated.add("authorize")))
+                                .timer("pay-wait-more", t -> t.waitFor(Duration.ofDays(1)))
+                                .step("charge", s -> s.execute(ctx -> run("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, STEP);
+        assertThat(ran).containsExactly("accept", "pick", "authorize");
+
+        assertThat(client.operations().cancel(id)).isTrue();
+        for (int i = 0; i < 5; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+
+        TaskInfo task = client.find(id).orElseThrow();
+        assertThat(task.status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(units(client, "par-cancel.fork.")).hasSize(2).allMatch(u -> u.status() == TaskStatus.CANCELLED);
+        assertThat(compensated).containsExactly("authorize", "pick", "accept");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(3);
+        assertThat(ran).doesNotContain("hold", "charge");
+    }
 }
