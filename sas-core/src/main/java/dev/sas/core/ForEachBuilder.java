@@ -51,6 +51,7 @@ public final class ForEachBuilder<I, E> {
     private Duration completeWithin = DEFAULT_COMPLETE_WITHIN;
     private int maxTimeouts = StepBuilder.DEFAULT_MAX_TIMEOUTS;
     private ForEachFailure onFailure = ForEachFailure.FAIL_AND_COMPENSATE_ALL;
+    private RetryPolicy compensationRetry = ParallelBuilder.DEFAULT_COMPENSATION_RETRY;
 
     ForEachBuilder(String workflow, String name, Codec<E> elementCodec, Function<StepContext<I>, List<E>> elements) {
         this.workflow = workflow;
@@ -143,6 +144,19 @@ public final class ForEachBuilder<I, E> {
     }
 
     /**
+     * How the fan-out step's compensation (which waits for the elements it cancelled, then runs the
+     * compensations of their completed steps, latest first) is retried; default
+     * {@link ParallelBuilder#DEFAULT_COMPENSATION_RETRY}.
+     *
+     * @throws NullPointerException if null
+     */
+    public ForEachBuilder<I, E> compensationRetry(RetryPolicy compensationRetry) {
+        this.compensationRetry = Objects.requireNonNull(compensationRetry, "forEach step '" + name
+                + "': compensationRetry must not be null");
+        return this;
+    }
+
+    /**
      * The unit workflow every element runs as, {@code <workflow>.<step>.each}: the step where an
      * element beyond the first {@code concurrency} waits for its turn (holding nothing), then the
      * element step.
@@ -200,7 +214,9 @@ public final class ForEachBuilder<I, E> {
         }, onFailure == ForEachFailure.COLLECT_FAILURES, unit);
         StepBuilder<I> s = new StepBuilder<>(name);
         s.group = group;
-        s.completeWithin(completeWithin).maxTimeouts(maxTimeouts);
+        // the compensation proper is the group's (StepDefinition.cancelChild); this one only carries its retries
+        s.completeWithin(completeWithin).maxTimeouts(maxTimeouts).compensateWith(ctx -> { })
+                .compensationRetry(compensationRetry);
         return s.build(index);
     }
 }

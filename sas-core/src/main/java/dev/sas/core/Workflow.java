@@ -206,7 +206,7 @@ public final class Workflow<I> {
         return "Workflow{" + name + " v" + version + ", steps=" + steps + '}';
     }
 
-    private static <I> StepDefinition<I> find(List<StepDefinition<I>> steps, String stepName) {
+    static <I> StepDefinition<I> find(List<StepDefinition<I>> steps, String stepName) {
         for (StepDefinition<I> s : steps) {
             if (s.name().equals(stepName)) {
                 return s;
@@ -215,7 +215,7 @@ public final class Workflow<I> {
         return null;
     }
 
-    private static List<String> stepNames(List<? extends StepDefinition<?>> steps) {
+    static List<String> stepNames(List<? extends StepDefinition<?>> steps) {
         return steps.stream().map(StepDefinition::name).toList();
     }
 
@@ -345,11 +345,8 @@ public final class Workflow<I> {
         }
 
         /**
-         * Adds a fan-out step (see {@link ForEachBuilder}): the element step configured by {@code config}
-         * runs once per element of the list {@code elements} computes from the input and earlier outputs
-         * (the same list each time it is called for a task), each element a unit task of its own, at most
-         * {@code concurrency} at once; its output holds every element's result in list order
-         * ({@link ForEachResults}).
+         * Adds a fan-out step ({@link ForEachBuilder}): one step run per element of the list {@code elements}
+         * computes (the same list each time for a task), at most K at once, joined in list order.
          *
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the name is invalid or already used in this workflow
@@ -440,7 +437,7 @@ public final class Workflow<I> {
             }
             for (StepDefinition<I> reader : steps) {
                 for (StepRef<?> read : reader.reads()) {
-                    checkRead(reader, read);
+                    StepReads.check(name, version, steps, joins, reader, read);
                 }
             }
             movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
@@ -448,28 +445,6 @@ public final class Workflow<I> {
             parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
             forEaches.forEach((index, f) -> steps.set(index, f.build(index, version)));
             return new Workflow<>(this);
-        }
-
-        private void checkRead(StepDefinition<I> reader, StepRef<?> read) {
-            String where = "workflow '" + name + "' v" + version + ": step '" + reader.name() + "' reads step '"
-                    + read.name() + "' (" + read + ")";
-            StepDefinition<I> target = find(steps, read.name());
-            if (target == null && joins.checkRead(where, read, reader.index())) {
-                return;
-            }
-            if (target == null) {
-                throw new IllegalStateException(where + ", which is not a step of this workflow; steps are "
-                        + stepNames(steps) + ". Fix the ref or remove it from reads(...)");
-            }
-            if (target.index() >= reader.index()) {
-                throw new IllegalStateException(where + ", which is " + (target == reader ? "the step itself"
-                        : "step " + target.index() + ", after it") + "; a step can read only earlier steps"
-                        + " (a compensation may read its own step without declaring it)");
-            }
-            if (!target.ref().equals(read)) {
-                throw new IllegalStateException(where + ", but that step is defined with " + target.ref()
-                        + " (another codec); declare and read it with the ref the step was defined with");
-            }
         }
     }
 }
