@@ -1,6 +1,7 @@
 package dev.sas.core;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -115,7 +116,7 @@ public final class ForEachResults {
         for (Element e : elements) {
             out.add(e.output(codec));
         }
-        return out;
+        return Collections.unmodifiableList(out); // an element's output may be null
     }
 
     @Override
