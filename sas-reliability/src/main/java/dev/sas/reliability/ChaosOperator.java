@@ -119,21 +119,24 @@ final class ChaosOperator {
     /**
      * Cancels {@code id} and records the answer: half of the cancels at a random moment within
      * {@link ChaosSettings#cancelWithin}, the other half as soon as the task is seen running
-     * ({@code PROCESSING}, polled every 5 ms, for at most 20 × {@code cancelWithin}), so that they
-     * land on running steps, whose calls last longer than that poll.
+     * (no longer {@code PENDING}: polled every 5 ms for 20 × {@code cancelWithin}, then every 50 ms
+     * until the run's time-out, so that under a backlog they still wait for the task to run), so
+     * that they land on running steps, whose calls last longer than that poll.
      */
     private void scheduleCancel(TaskId id) {
         pendingCancels.incrementAndGet();
         if (ThreadLocalRandom.current().nextBoolean()) {
-            long giveUp = System.nanoTime() + s.cancelWithin.multipliedBy(20).toNanos();
-            operator.schedule(() -> cancelWhenRunning(id, giveUp), 0, TimeUnit.MILLISECONDS);
+            long now = System.nanoTime();
+            long slower = now + s.cancelWithin.multipliedBy(20).toNanos();
+            long giveUp = now + s.timeout.toNanos();
+            operator.schedule(() -> cancelWhenRunning(id, slower, giveUp), 0, TimeUnit.MILLISECONDS);
             return;
         }
         long delay = ThreadLocalRandom.current().nextLong(s.cancelWithin.toMillis() + 1);
         operator.schedule(() -> sendCancel(id), delay, TimeUnit.MILLISECONDS);
     }
 
-    private void cancelWhenRunning(TaskId id, long giveUpNanos) {
+    private void cancelWhenRunning(TaskId id, long slowerNanos, long giveUpNanos) {
         boolean running;
         try {
             running = client.find(id).map(t -> t.status() != TaskStatus.PENDING).orElse(false);
@@ -143,7 +146,8 @@ final class ChaosOperator {
         if (running || closing.get() || System.nanoTime() - giveUpNanos > 0) {
             sendCancel(id);
         } else {
-            operator.schedule(() -> cancelWhenRunning(id, giveUpNanos), 5, TimeUnit.MILLISECONDS);
+            long poll = System.nanoTime() - slowerNanos > 0 ? 50 : 5;
+            operator.schedule(() -> cancelWhenRunning(id, slowerNanos, giveUpNanos), poll, TimeUnit.MILLISECONDS);
         }
     }
 

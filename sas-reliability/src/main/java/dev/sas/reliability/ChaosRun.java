@@ -37,10 +37,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #finished()}, {@link #finish()} (returns the {@link ChaosReport}), {@link #close()}.
  */
 public final class ChaosRun implements AutoCloseable {
-    /** Every state that is not terminal: a task left PARKED, WAITING or AWAITING_REPLY is not done. */
-    private static final String NON_TERMINAL = "('PENDING', 'PROCESSING', 'COMPENSATING', 'WAITING', 'PARKED',"
-            + " 'AWAITING_REPLY')";
-
     private final ChaosSettings s;
     private final ChaosDb db;
     private final String prefix;
@@ -211,7 +207,11 @@ public final class ChaosRun implements AutoCloseable {
                     workers.noteIfSupervisor(pid);
                 }
                 if (action.equals("kill")) {
-                    workers.kill(slot, open);
+                    // the picked worker may have halted at a fault point meanwhile: then kill another
+                    while (!workers.kill(slot, open) && !closing.get()) {
+                        slot = workers.pickReadySlot();
+                        workers.noteIfSupervisor(workers.process(slot).pid());
+                    }
                 } else if (action.equals("partition")) {
                     partition(slot, pid);
                 } else {
@@ -280,10 +280,13 @@ public final class ChaosRun implements AutoCloseable {
         return chaosDone;
     }
 
-    /** Tasks not yet terminal, or -1 if the database cannot be asked right now. */
+    /**
+     * Tasks not yet terminal ({@link ChaosProgress#NON_TERMINAL}: PARKED, WAITING and AWAITING_REPLY
+     * are not), or -1 if the database cannot be asked right now.
+     */
     public long nonTerminal() {
         try (Connection c = DriverManager.getConnection(s.url); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + prefix + "task WHERE state IN " + NON_TERMINAL)) {
+                ResultSet rs = st.executeQuery(ChaosProgress.openCountSql(prefix + "task"))) {
             rs.next();
             long n = rs.getLong(1);
             lastNonTerminal = n;
@@ -305,8 +308,7 @@ public final class ChaosRun implements AutoCloseable {
     public String progress() {
         long open = nonTerminal();
         // never "-1": while the database cannot be asked, say so and show the last count it gave
-        String count = open >= 0 ? String.valueOf(open)
-                : "database unreachable (last count " + (lastNonTerminal < 0 ? "none" : lastNonTerminal) + ")";
+        String count = ChaosProgress.openCount(open, lastNonTerminal);
         return count + " of " + operator.ids.size() + " submitted tasks not terminal, kills " + workers.killsDone.get()
                 + "/" + s.kills + ", pauses " + pausesDone.get() + "/" + s.pauses + ", partitions "
                 + partitionsDone.get() + "/" + s.partitions + ", fault-point kills " + workers.faultKills.get()

@@ -153,9 +153,15 @@ final class ChaosWorkers {
     /**
      * SIGKILLs worker {@code slot} and starts its next incarnation, under the lock
      * {@link #restartCrashed} takes, so it never sees this worker dead and restarts it as a crash.
+     * Returns false, killing nothing, if the worker had already exited (halted at a fault point
+     * since it was picked): it is counted and restarted as {@link #restartCrashed} does, not as a SIGKILL.
      */
-    synchronized void kill(int slot, long open) throws Exception {
+    synchronized boolean kill(int slot, long open) throws Exception {
         Process p = slots[slot];
+        if (!p.isAlive()) {
+            restartCrashed();
+            return false;
+        }
         downtime.down(slot, dbNow.getAsLong());
         p.destroyForcibly();
         p.onExit().get(10, TimeUnit.SECONDS);
@@ -167,6 +173,7 @@ final class ChaosWorkers {
                 + p.exitValue() + "), " + open + " tasks not terminal");
         start(slot);
         awaitedIncarnation[slot] = incarnations[slot];
+        return true;
     }
 
     /** Freezes worker {@code slot} (SIGSTOP) for {@code ms}, then resumes it (SIGCONT). */
