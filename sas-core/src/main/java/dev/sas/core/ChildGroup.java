@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * {@code units} makes one {@link Unit} per list element (the function must give the same list every
  * time it is called for a task, as it is called again when compensating), {@code workflowOf} names
  * the unit workflow of index {@code i} without a task at hand (the one workflow of every element) and
- * {@code join} the step's output. All units start at once; bounded concurrency ("K at once") needs the
- * relay to start the rest as units end, which needs each unit's input, so it is left to the caller.
+ * {@code join} the step's output. All units are submitted at once, in one {@code submitAll} per unit
+ * workflow; a fan-out ({@link ForEachBuilder}) bounds how many run by making every unit beyond the
+ * first K wait for its turn ({@link FanOutLanes}), and may collect failures instead of failing.
  * Immutable and thread-safe.
  *
  * @param <I> the parent workflow's input type
