@@ -187,7 +187,7 @@ class SasConsoleTest {
             assertThat(c.get("parent").get("step").asText()).isEqualTo("ship");
             assertThat(c.get("children")).isEmpty();
             assertThat(get(console(false), "/console.js").bodyText()).as("the task page renders both")
-                    .contains("'Child tasks'").contains("'Child task of'");
+                    .contains("'Branches and child tasks'").contains("'Child task of'");
         }
 
         @Test

@@ -275,6 +275,28 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
     }
 
     @Test
+    void a_timer_that_is_the_first_step_fires_once_at_its_instant() {
+        Workflow<String> wf = Workflow.builder("shapes-first-timer", Codec.string())
+                .timer("cool-off", t -> t.waitFor(Duration.ofHours(1)))
+                .step("remind", s -> s.execute(ctx -> record("remind", ctx.input())))
+                .build();
+        SasRuntime sas = runtime(wf);
+        Instant firesAt = clock.instant().plus(Duration.ofHours(1));
+        TaskId id = sas.client().submit(wf, "order-1", "o-1").id();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().nextAttemptAt()).isEqualTo(firesAt);
+
+        clock.tick(Duration.ofHours(1));
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).as("claimed at its instant, the timer fires instead of starting again")
+                .isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("cool-off").output()).isEqualTo(firesAt.toString());
+        assertThat(types(sas, id)).containsOnlyOnce(TaskEvent.Type.TIMER_STARTED, TaskEvent.Type.TIMER_FIRED);
+    }
+
+    @Test
     void a_timer_waits_until_an_instant_computed_from_the_input_and_one_already_past_fires_at_once() {
         Workflow<String> wf = Workflow.builder("shapes-until", Codec.string())
                 .timer("until-due", t -> t.waitUntil(ctx -> Instant.parse(ctx.input())))
