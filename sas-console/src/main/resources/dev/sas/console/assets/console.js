@@ -459,7 +459,9 @@
       field('Lease', String(t.lease)),
       field('Time-outs of this step', String(t.failureCount)),
       field('Priority', String(t.priority)),
-      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'));
+      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'),
+      t.parent ? field('Child task of', el('span', { id: 'parent' }, el('a', { class: 'mono', href: '#/task/' + encodeURIComponent(t.parent.id), text: t.parent.id }),
+        ' step ' + t.parent.step)) : null);
 
     const reason = el('input', { id: 'reason', type: 'text', maxlength: 500, placeholder: 'Reason (recorded in the timeline)', 'aria-label': 'Reason',
       value: reasons[t.id] || '', oninput: (e) => { reasons[t.id] = e.target.value; } });

@@ -46,8 +46,8 @@ class OrderProcessingEndToEndTest {
                         + " or ERROR order met a permanent fault",
                         "no order charged, reserved or shipped twice",
                         "the payment breaker opened during the outage and closed once the service was back",
-                        "the nightly reconciliation schedule is registered once and its run, triggered by the"
-                                + " operator, counted every order row")
+                        "the nightly reconciliation schedule is registered once, every fire time and the operator's"
+                                + " triggered run ran once, and the run counted every order row")
                 .anySatisfy(c -> assertThat(c).startsWith("every charge of a failed order refunded once and no"
                         + " reservation left held, whichever parallel branch failed"))
                 .hasSize(8);

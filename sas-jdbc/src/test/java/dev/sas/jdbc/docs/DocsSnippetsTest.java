@@ -71,6 +71,10 @@ class DocsSnippetsTest {
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ForEachDocsTest.java", "for-each"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ForEachDocsTest.java", "for-each"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ParallelDocsTest.java", "parallel"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ParallelDocsTest.java", "parallel"));
     }
