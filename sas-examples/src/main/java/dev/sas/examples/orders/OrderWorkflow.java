@@ -1,7 +1,9 @@
 package dev.sas.examples.orders;
 
 import dev.sas.core.CircuitBreaker;
+import dev.sas.core.Codec;
 import dev.sas.core.FlowControl;
+import dev.sas.core.ForEachResults;
 import dev.sas.core.RetryPolicy;
 import dev.sas.core.StepRef;
 import dev.sas.core.TypedStepBuilder;
@@ -13,18 +15,19 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
- * The order-processing workflow: reserve stock and charge the payment at the same time (two
- * parallel branches, joined), book shipping, confirm the order. If a branch fails for good (a
- * blocked SKU, a declined card), the other is cancelled and whatever either branch completed is
- * compensated, so the order ends {@code COMPENSATED}. The three remote steps call services through
- * {@link ServiceAgent}s and each has a
- * compensation (release the stock, refund the payment, cancel the shipment) that goes through the
- * same agent, so it runs on the agent's threads with its retry policy and the compensation's own
- * idempotency key. The last step is local: it reads the booked shipment through its
- * {@link StepRef} (checked when the workflow is built) and marks the order row confirmed.
- * Stateless; the workflow it builds is immutable.
+ * The order-processing workflow: open the order, reserve stock and charge the payment at the same
+ * time (two parallel branches, joined), ship each parcel (a fan-out, one element per unit ordered,
+ * two at once), confirm the order. If a branch fails for good (a blocked SKU, a declined card), the
+ * other is cancelled and whatever either branch completed is compensated, so the order ends
+ * {@code COMPENSATED}; a parcel the carrier refuses cancels the other parcels and compensates
+ * every shipped parcel, then both branches. The remote steps call services through
+ * {@link ServiceAgent}s and each has a compensation (release the stock, refund the payment, cancel
+ * the parcel's shipment) that goes through the same agent, with the compensation's own idempotency
+ * key. The last step is local: it reads the fan-out's joined output and marks the order row
+ * confirmed with the parcels' shipment ids. Stateless; the workflow it builds is immutable.
  */
 public final class OrderWorkflow {
 
@@ -83,9 +86,16 @@ public final class OrderWorkflow {
     public static final StepRef<String> RESERVE_STOCK = StepRef.of("reserve-stock");
     /** Charges the payment (branch {@link #PAYMENT_BRANCH}); its output is the payment provider's form reply. */
     public static final StepRef<String> CHARGE_PAYMENT = StepRef.of("charge-payment");
-    /** Books the shipment; its output is the carrier's form reply, with the {@code shipmentId}. */
-    public static final StepRef<String> BOOK_SHIPPING = StepRef.of("book-shipping");
-    /** Confirms the order; its output, the task's result, is the shipment id. */
+    /**
+     * The fan-out that ships the order's parcels, one element per {@link Parcel}, at most
+     * {@link #PARCEL_CONCURRENCY} at once; its output lists each parcel's carrier reply, in order.
+     */
+    public static final String SHIP_PARCELS = "ship-parcels";
+    /** The step run once per parcel: books the parcel's shipment; its output is the carrier's form reply. */
+    public static final String SHIP_PARCEL = "ship-parcel";
+    /** How many parcels of one order are shipped at once. */
+    public static final int PARCEL_CONCURRENCY = 2;
+    /** Confirms the order; its output, the task's result, is the parcels' shipment ids, comma-separated. */
     public static final StepRef<String> CONFIRM_ORDER = StepRef.of("confirm-order");
 
     private OrderWorkflow() {
@@ -189,20 +199,27 @@ public final class OrderWorkflow {
             workflow.step(RESERVE_STOCK, reserve).step(CHARGE_PAYMENT, charge);
         }
         return workflow
-                .step(BOOK_SHIPPING, s -> s
-                        .call(shipping, ctx -> ServiceCall.post("/shipments",
-                                "orderId", ctx.input().orderId(),
-                                "address", ctx.input().address()))
-                        .completeWithin(STEP_DEADLINE)
-                        .maxTimeouts(MAX_TIMEOUTS)
-                        .compensateWith(shipping, ctx -> ServiceCall.post("/cancel",
-                                "orderId", ctx.input().orderId())))
+                .forEach(SHIP_PARCELS, Parcel.CODEC, ctx -> Parcel.of(ctx.input()), each -> each
+                        .step(SHIP_PARCEL, s -> s
+                                .call(shipping, ctx -> ServiceCall.post("/shipments",
+                                        "orderId", ctx.input().orderId(),
+                                        "parcel", ctx.input().id(),
+                                        "address", ctx.input().address()))
+                                .completeWithin(STEP_DEADLINE)
+                                .maxTimeouts(MAX_TIMEOUTS)
+                                .compensateWith(shipping, ctx -> ServiceCall.post("/cancel",
+                                        "orderId", ctx.input().orderId(),
+                                        "parcel", ctx.input().id())))
+                        .concurrency(PARCEL_CONCURRENCY)
+                        .completeWithin(JOIN_DEADLINE))
                 .step(CONFIRM_ORDER, s -> s
-                        .reads(BOOK_SHIPPING)
                         .execute(ctx -> {
-                            String shipmentId = Form.decode(ctx.output(BOOK_SHIPPING)).get("shipmentId");
-                            orders.confirm(ctx.input().orderId(), shipmentId);
-                            return shipmentId;
+                            String shipmentIds = ForEachResults.of(ctx.output(SHIP_PARCELS).orElseThrow())
+                                    .outputs(Codec.string()).stream()
+                                    .map(reply -> Form.decode(reply).get("shipmentId"))
+                                    .collect(Collectors.joining(","));
+                            orders.confirm(ctx.input().orderId(), shipmentIds);
+                            return shipmentIds;
                         })
                         .completeWithin(STEP_DEADLINE)
                         .maxTimeouts(MAX_TIMEOUTS))

@@ -6,14 +6,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The carrier: a shipment ledger. {@code POST /shipments} (orderId, address) books a shipment;
- * {@code POST /cancel} (orderId) cancels every booked shipment of the order. An undeliverable
+ * The carrier: a shipment ledger. {@code POST /shipments} (orderId, address, optional parcel)
+ * books a shipment; {@code POST /cancel} (orderId, optional parcel) cancels every booked shipment
+ * of the order, or of that parcel of it. An undeliverable
  * address (a permanent fault) answers {@code 422}. Thread-safe.
  */
 public final class ShippingService extends RemoteService {
 
     /** One shipment in the ledger. */
-    public record Shipment(String shipmentId, String orderId, String address, boolean cancelled) {
+    public record Shipment(String shipmentId, String orderId, String parcel, String address, boolean cancelled) {
     }
 
     private final Map<String, List<Shipment>> byOrder = new HashMap<>();
@@ -33,17 +34,18 @@ public final class ShippingService extends RemoteService {
                 if (faults().failsForGood(orderId)) {
                     return Reply.rejected(422, "address is undeliverable");
                 }
-                Shipment s = new Shipment("SHP-" + ++nextId, orderId, address, false);
+                Shipment s = new Shipment("SHP-" + ++nextId, orderId, fields.getOrDefault("parcel", ""), address, false);
                 byOrder.computeIfAbsent(orderId, k -> new ArrayList<>()).add(s);
                 return Reply.ok("shipmentId", s.shipmentId());
             }
             case "/cancel": {
                 List<Shipment> ss = byOrder.getOrDefault(orderId, List.of());
+                String parcel = fields.get("parcel");
                 int cancelled = 0;
                 for (int i = 0; i < ss.size(); i++) {
                     Shipment s = ss.get(i);
-                    if (!s.cancelled()) {
-                        ss.set(i, new Shipment(s.shipmentId(), orderId, s.address(), true));
+                    if (!s.cancelled() && (parcel == null || parcel.equals(s.parcel()))) {
+                        ss.set(i, new Shipment(s.shipmentId(), orderId, s.parcel(), s.address(), true));
                         cancelled++;
                     }
                 }
