@@ -160,6 +160,7 @@ public final class OrderWorkflow {
         ServiceAgent inventory = agents.inventory();
         ServiceAgent payment = agents.payment();
         ServiceAgent shipping = agents.shipping();
+        // tag::workflow[]
         Consumer<TypedStepBuilder<Order, String>> reserve = s -> s
                 .call(inventory, ctx -> ServiceCall.post("/reserve",
                         "orderId", ctx.input().orderId(),
@@ -187,8 +188,8 @@ public final class OrderWorkflow {
                     .execute(ctx -> "open")
                     .retry(SWEEP_RETRY)
                     .compensateWithin(STEP_DEADLINE.multipliedBy(3))
-                    .compensateWith(ctx -> FailedOrderSweep.undo(ctx, agents)))
-                    .parallel(RESERVE_AND_CHARGE, p -> p
+                    .compensateWith(ctx -> FailedOrderSweep.undo(ctx, agents)));
+            workflow.parallel(RESERVE_AND_CHARGE, p -> p
                     .branch(STOCK_BRANCH, b -> b.step(RESERVE_STOCK, reserve))
                     .branch(PAYMENT_BRANCH, b -> b.step(CHARGE_PAYMENT, charge))
                     .completeWithin(JOIN_DEADLINE)
@@ -224,5 +225,6 @@ public final class OrderWorkflow {
                         .completeWithin(STEP_DEADLINE)
                         .maxTimeouts(MAX_TIMEOUTS))
                 .build();
+        // end::workflow[]
     }
 }

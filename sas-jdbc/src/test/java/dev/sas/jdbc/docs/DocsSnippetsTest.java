@@ -60,6 +60,8 @@ class DocsSnippetsTest {
                 Arguments.of("docs/rabbitmq.md", RABBIT_TEST, "consumer"),
                 Arguments.of("docs/rabbitmq.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
+                Arguments.of("docs/example.md", "sas-examples/src/main/java/dev/sas/examples/orders/OrderWorkflow.java",
+                        "workflow"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "missed-after"),
