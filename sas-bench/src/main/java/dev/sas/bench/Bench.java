@@ -40,7 +40,7 @@ public final class Bench {
 
     /** Every phase, in the order they run per database. */
     static final List<String> PHASES = List.of("e2e", "throughput", "due", "multi", "latency", "scale", "takeover", "scan",
-            "memory", "admission");
+            "memory", "admission", "shapes");
 
     /** The drain-only row: a backlog submitted one task per call while the system was stopped, then drained. */
     static final String DRAIN_COMPLETED = "drain-only completed/s";
@@ -111,6 +111,9 @@ public final class Bench {
         /** Scheduler threads per runtime, per step length in order (the last one for the rest). */
         public List<Integer> admissionThreads = List.of(16, 64);
         public List<Integer> admissionRuntimes = List.of(1, 2, 3);
+        /** Workflow shapes (issue 29): tasks per shape, drained by one runtime; not in {@code --all}. */
+        public boolean shapes;
+        public int shapeTasks = 200;
         /** Where the throughput chart goes; null: next to the docs when they are written, else nowhere. */
         public Path chart;
         public boolean writeChart = true;
@@ -138,6 +141,8 @@ public final class Bench {
         public final Map<String, MemoryUse.Result> memory = new LinkedHashMap<>();
         /** Per database: the admission phase's rows. */
         public final Map<String, List<AdmissionLoad.Result>> admission = new LinkedHashMap<>();
+        /** Per database: the workflow shapes phase's rows. */
+        public final Map<String, List<ShapesLoad.Result>> shapes = new LinkedHashMap<>();
         /** The throughput chart, if one was written. */
         public Path chart;
         public String loadBefore;
@@ -194,6 +199,7 @@ public final class Bench {
         List<String> scaleDbs = null;
         Integer scaleTasks = null;
         Integer pool = null;
+        Integer shapeTasks = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -250,6 +256,7 @@ public final class Bench {
                     o.scan = ps.contains("scan");
                     o.memory = ps.contains("memory");
                     o.admission = ps.contains("admission");
+                    o.shapes = ps.contains("shapes");
                 }
                 case "--takeover-tasks" -> takeoverTasks = positive(a, Integer.parseInt(args[++i]));
                 case "--takeover-deadline-ms" -> takeoverDeadline = (long) positive(a, Integer.parseInt(args[++i]));
@@ -263,6 +270,7 @@ public final class Bench {
                 case "--admission-steps-ms" -> o.admissionStepsMs = ordered(a, args[++i]);
                 case "--admission-threads" -> o.admissionThreads = ordered(a, args[++i]);
                 case "--admission-runtimes" -> o.admissionRuntimes = positives(a, args[++i]);
+                case "--shape-tasks" -> shapeTasks = positive(a, Integer.parseInt(args[++i]));
                 case "--chart" -> o.chart = Path.of(args[++i]);
                 case "--no-chart" -> o.writeChart = false;
                 case "--no-warmup" -> o.warmup = false;
@@ -272,7 +280,7 @@ public final class Bench {
                     System.out.println("usage: java -jar sas-bench.jar [--all] [--db h2|postgres|mariadb|all[,..]]"
                             + " [--tasks N] [--runs K] [--quick] [--threads T] [--pool P] [--rate R] [--latency-tasks M]"
                             + " [--systems sas,fetch,lock,raw,rawmin]"
-                            + " [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory,admission]"
+                            + " [--phases e2e,throughput,due,multi,latency,scale,takeover,scan,memory,admission,shapes]"
                             + " [--no-e2e] [--no-throughput] [--no-due] [--no-latency] [--no-multi] [--no-scale]"
                             + " [--no-takeover] [--no-scan] [--no-memory]"
                             + " [--e2e-modes single1,single16,batch] [--submit-threads S] [--batch B] [--due-sizes A,B]"
@@ -280,7 +288,7 @@ public final class Bench {
                             + " [--takeover-tasks N] [--takeover-deadline-ms MS] [--takeover-interval-ms MS]"
                             + " [--scan-sizes A,B,C] [--scan-expired E] [--scan-repeats K] [--memory-tasks N]"
                             + " [--admission-tasks N] [--admission-steps-ms 150,1000] [--admission-threads 16,64]"
-                            + " [--admission-runtimes 1,2,3]"
+                            + " [--admission-runtimes 1,2,3] [--shape-tasks N]"
                             + " [--no-warmup] [--docs PATH | --no-docs] [--chart PATH | --no-chart]");
                     System.exit(0);
                 }
@@ -305,6 +313,7 @@ public final class Bench {
             o.scanSizes = List.of(1_000L, 5_000L);
             o.scanRepeats = 3;
             o.memoryTasks = 2_000;
+            o.shapeTasks = 20;
         }
         if (tasks != null) {
             o.tasks = tasks;
@@ -319,6 +328,7 @@ public final class Bench {
         o.scanExpired = scanExpired != null ? scanExpired : o.scanExpired;
         o.scanRepeats = scanRepeats != null ? scanRepeats : o.scanRepeats;
         o.memoryTasks = memoryTasks != null ? memoryTasks : o.memoryTasks;
+        o.shapeTasks = shapeTasks != null ? shapeTasks : o.shapeTasks;
         o.dueSizes = dueSizes != null ? dueSizes : o.dueSizes;
         o.scaleInstances = scaleInstances != null ? scaleInstances : o.scaleInstances;
         o.scaleTasks = scaleTasks != null ? scaleTasks : tasks != null ? tasks : o.scaleTasks;
@@ -498,6 +508,18 @@ public final class Bench {
                     for (AdmissionLoad.Result a : x) {
                         if (!a.healthy()) {
                             r.problems.add(db + " SAS admission: " + a);
+                        }
+                    }
+                });
+            }
+            if (o.shapes) {
+                log(db + ": workflow shapes");
+                guarded(r, db, "SAS workflow shapes", () -> {
+                    List<ShapesLoad.Result> x = ShapesLoad.run(o, t, tag);
+                    r.shapes.put(db, x);
+                    for (ShapesLoad.Result s : x) {
+                        if (!s.complete()) {
+                            r.problems.add(db + " SAS workflow shapes: " + s);
                         }
                     }
                 });
@@ -856,6 +878,13 @@ public final class Bench {
         Goals.table(o, r, sb);
         newPhases(o, r, sb);
         admission(sb, o, r);
+        if (!r.shapes.isEmpty()) {
+            sb.append("\n#### Workflow shapes (SAS)\n\n");
+            sb.append("Tasks of each shape (no-op steps) submitted with `submitAll` while the runtime is stopped, then")
+                    .append(" drained by one runtime with ").append(o.threads).append(" scheduler threads; per executed")
+                    .append(" step body (every branch step and fan-out element counts one).\n\n");
+            sb.append(ShapesLoad.markdown(r.shapes));
+        }
         if (!r.problems.isEmpty()) {
             sb.append("\n**Problems:** ").append(String.join("; ", r.problems)).append("\n");
         }

@@ -40,6 +40,7 @@ final class SchedulesCommand implements Runnable {
         m.put("trigger", s.trigger());
         m.put("zone", s.zone());
         m.put("missedFires", s.missedFires().toString());
+        m.put("missedAfter", s.missedAfter().toString());
         m.put("paused", s.paused());
         m.put("lastFireTime", Output.iso(s.lastFireTime()));
         m.put("nextFireTime", Output.iso(s.nextFireTime()));

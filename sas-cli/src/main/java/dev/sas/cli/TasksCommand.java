@@ -162,7 +162,9 @@ final class TasksCommand implements Runnable {
                 fields.put("parent", p.get("id") + " (step " + p.get("step") + ")");
             }
             for (Map<String, Object> c : children) {
-                fields.put("child " + c.get("step"), c.get("id") + " " + c.get("workflow") + " " + c.get("status"));
+                // a parallel step has one child per branch: the branch names the line
+                fields.put("child " + c.get("step") + (c.get("branch") == null ? "" : "/" + c.get("branch")),
+                        c.get("id") + " " + c.get("workflow") + " " + c.get("status"));
             }
             fields.forEach((k, v) -> out.printf("%-13s %s%n", k + ":", v));
             out.println();

@@ -317,6 +317,27 @@ abstract class CliContract {
         }
 
         @Test
+        void shows_a_parallel_steps_branches() throws Exception {
+            Workflow<String> both = Workflow.builder("both-ways", Codec.string())
+                    .parallel("fork", p -> p.branch("left", b -> b.step("l", s -> s.execute(ctx -> "left")))
+                            .branch("right", b -> b.step("r", s -> s.execute(ctx -> "right"))))
+                    .build();
+            try (SasRuntime other = SasRuntime.builder().stateStore(store).instanceId("node-3").workflow(both).build()) {
+                TaskHandle task = other.client().submit(both, "both-1", "x");
+                Drain.untilIdle(other);
+                Drain.supervisorOnce(other);
+                Drain.untilIdle(other);
+                assertThat(task.info().status()).isEqualTo(TaskStatus.PROCESSED);
+
+                JsonNode json = sas("tasks", "show", task.id().value(), "--json").json();
+                assertThat(json.get("children")).extracting(c -> c.get("branch").asText()).containsExactly("left", "right");
+                assertThat(json.get("children")).extracting(c -> c.get("status").asText()).containsOnly("PROCESSED");
+                assertThat(sas("tasks", "show", task.id().value()).out()).contains("child fork/left:")
+                        .contains("child fork/right:").contains("both-ways.fork.right");
+            }
+        }
+
+        @Test
         void shows_a_skipped_step_and_until_when_a_timer_waits() {
             Workflow<String> shapes = Workflow.builder("shapes", Codec.string())
                     .step("charge", s -> s.when(ctx -> false).execute(ctx -> "charged"))
@@ -526,6 +547,7 @@ abstract class CliContract {
                 assertThat(sas("schedules", "list", "--json").json()).singleElement().satisfies(j -> {
                     assertThat(j.get("paused").asBoolean()).isTrue();
                     assertThat(j.get("missedFires").asText()).isEqualTo("RUN_ONCE");
+                    assertThat(j.get("missedAfter").asText()).isEqualTo("PT1M");
                     assertThat(j.get("zone").asText()).isEqualTo("Europe/Berlin");
                 });
 

@@ -223,6 +223,7 @@ class ConsoleHostAndLookupTest {
             }
         }
 
+        /** Drops every table and function of this case's prefix. */
         private void drop() throws Exception {
             try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
                 List<String> tables = new ArrayList<>();
@@ -234,6 +235,18 @@ class ConsoleHostAndLookupTest {
                 }
                 for (String t : tables) {
                     st.execute("DROP TABLE IF EXISTS " + t + " CASCADE");
+                }
+                // and the trigger functions the schema creates with the prefix (notify_due, ...)
+                List<String> functions = new ArrayList<>();
+                try (ResultSet rs = st.executeQuery("SELECT p.proname FROM pg_proc p JOIN pg_namespace n"
+                        + " ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND p.proname LIKE '"
+                        + prefix + "%'")) {
+                    while (rs.next()) {
+                        functions.add(rs.getString(1));
+                    }
+                }
+                for (String f : functions) {
+                    st.execute("DROP FUNCTION IF EXISTS " + f + "() CASCADE");
                 }
             }
         }

@@ -13,11 +13,9 @@ import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskHandle;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
-import dev.sas.jdbc.JdbcStateStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,11 +28,8 @@ import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -75,7 +70,7 @@ class ConsoleOperatorBrowserTest {
             .step("pay", s -> s.call(payments, ctx -> ctx.input()).completeWithin(Duration.ofMinutes(5)))
             .build();
 
-    private JdbcStateStore store;
+    private BrowserStack stack;
     private SasRuntime runtime;
     private ConsoleServer server;
     private WebDriver browser;
@@ -84,33 +79,19 @@ class ConsoleOperatorBrowserTest {
 
     @BeforeEach
     void start() {
-        HeadlessChromium chromium = HeadlessChromium.require();
-
-        store = JdbcStateStore.builder().url("jdbc:h2:mem:console-ops-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1").build();
-        runtime = SasRuntime.builder().stateStore(store).instanceId("shop-node-1").workflow(shop.orders)
-                .workflow(shop.refunds).workflow(invoices).workflow(payouts).pollInterval(Duration.ofMillis(100))
-                .build().start();
         // the host names the operator: here a stand-in for its security context's principal
-        server = SasConsole.builder().client(runtime.client()).title("Shop").actionToken(TOKEN)
-                .operator(request -> "alice").build().serve(0);
-
-        browser = chromium.start();
+        stack = BrowserStack.start(TOKEN, r -> r.workflow(shop.orders).workflow(shop.refunds).workflow(invoices)
+                .workflow(payouts), c -> c.operator(request -> "alice"));
+        runtime = stack.runtime;
+        server = stack.server;
+        browser = stack.browser;
         wait = new WebDriverWait(browser, WAIT);
     }
 
     @AfterEach
     void stop() {
-        if (browser != null) {
-            browser.quit();
-        }
-        if (server != null) {
-            server.close();
-        }
-        if (runtime != null) {
-            runtime.close();
-        }
-        if (store != null) {
-            store.close();
+        if (stack != null) {
+            stack.close();
         }
     }
 
@@ -246,17 +227,8 @@ class ConsoleOperatorBrowserTest {
     }
 
     private void screenshot(String name, int width, int maxHeight) throws IOException {
-        Path dir = Path.of("target", "screenshots");
-        Files.createDirectories(dir);
-        Path file = dir.resolve(name);
         viewport(width, maxHeight);
-        Files.write(file, ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
-        screenshots.add(file);
-        if (Boolean.getBoolean("sas.screenshots.docs")) {
-            Path docs = Path.of("..", "docs", "images");
-            Files.createDirectories(docs);
-            Files.copy(file, docs.resolve(name), StandardCopyOption.REPLACE_EXISTING);
-        }
+        screenshots.add(stack.screenshot(name));
     }
 
 }

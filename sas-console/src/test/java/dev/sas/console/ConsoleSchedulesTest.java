@@ -74,6 +74,7 @@ class ConsoleSchedulesTest {
         assertThat(nightly.get("zone").asText()).isEqualTo("Europe/Berlin");
         assertThat(nightly.get("paused").asBoolean()).isFalse();
         assertThat(nightly.get("missedFires").asText()).isEqualTo("RUN_ONCE");
+        assertThat(nightly.get("missedAfter").asText()).isEqualTo("PT1M");
         assertThat(nightly.get("nextFireTime").asText()).isEqualTo("2026-11-28T01:00:00Z");
     }
 

@@ -158,6 +158,39 @@ class SasConsoleTest {
         }
 
         @Test
+        void a_parent_task_lists_its_child_tasks_and_a_child_links_back_to_its_parent() throws Exception {
+            dev.sas.core.Workflow<String> shipping = dev.sas.core.Workflow.builder("shipping", dev.sas.core.Codec.string())
+                    .step("pack", s -> s.execute(ctx -> "packed " + ctx.input()))
+                    .build();
+            dev.sas.core.Workflow<String> parent = dev.sas.core.Workflow.builder("parcels", dev.sas.core.Codec.string())
+                    .step("ship", s -> s.childTask(shipping, ctx -> ctx.input()))
+                    .build();
+            TaskHandle task;
+            try (SasRuntime other = SasRuntime.builder().stateStore(store).clock(new ManualClock()).instanceId("node-b")
+                    .workflow(shipping).workflow(parent).build()) {
+                task = other.client().submit(parent, "parcel-1", "box");
+                Drain.untilIdle(other);
+                Drain.supervisorOnce(other);
+                Drain.untilIdle(other);
+            }
+            assertThat(task.info().status()).isEqualTo(TaskStatus.PROCESSED);
+
+            JsonNode t = json(get(console(false), "/api/tasks/" + task.id().value()));
+            assertThat(t.get("children")).hasSize(1);
+            JsonNode child = t.get("children").get(0);
+            assertThat(child.get("step").asText()).isEqualTo("ship");
+            assertThat(child.get("workflow").asText()).isEqualTo("shipping");
+            assertThat(child.get("status").asText()).isEqualTo("PROCESSED");
+
+            JsonNode c = json(get(console(false), "/api/tasks/" + child.get("id").asText()));
+            assertThat(c.get("parent").get("id").asText()).isEqualTo(task.id().value());
+            assertThat(c.get("parent").get("step").asText()).isEqualTo("ship");
+            assertThat(c.get("children")).isEmpty();
+            assertThat(get(console(false), "/console.js").bodyText()).as("the task page renders both")
+                    .contains("'Branches and child tasks'").contains("'Child task of'");
+        }
+
+        @Test
         void a_task_shows_its_steps_errors_and_timeline_with_who_recorded_each_event() throws Exception {
             JsonNode t = json(get(console(true), "/api/tasks/" + blocked.id().value()));
 

@@ -32,7 +32,8 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     ChildCall<I, ?> childCall;
     ChildGroup<I> group;
     Predicate<StepContext<I>> condition;
-    StepDefinition.Timer<I> timer;
+    StepTimer<I> timer;
+    FanOutLanes.Slot slot;
 
     AbstractStepBuilder(String name) {
         this.name = name;
@@ -217,6 +218,9 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
         if (group != null) {
             kinds.add("a group of units");
         }
+        if (slot != null) {
+            kinds.add("a fan-out element's turn");
+        }
         if (timer != null) {
             kinds.add("a timer");
         }
@@ -254,6 +258,6 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
                     + "' returned a null retryPolicy(); set compensationRetry(...) on the step");
         }
         return new StepDefinition<>(this, index, ref, policy, undoPolicy, step, agentCall, childCall != null || group != null
-                ? new StepDefinition.AwaitCompletion<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitCompletion);
+                || slot != null ? new StepDefinition.AwaitCompletion<I>(ChildCall.<I>notARequest(name), ref.codec()) : awaitCompletion);
     }
 }

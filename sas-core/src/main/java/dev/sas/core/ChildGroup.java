@@ -2,7 +2,10 @@ package dev.sas.core;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
@@ -32,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * {@code units} makes one {@link Unit} per list element (the function must give the same list every
  * time it is called for a task, as it is called again when compensating), {@code workflowOf} names
  * the unit workflow of index {@code i} without a task at hand (the one workflow of every element) and
- * {@code join} the step's output. All units start at once; bounded concurrency ("K at once") needs the
- * relay to start the rest as units end, which needs each unit's input, so it is left to the caller.
+ * {@code join} the step's output. All units are submitted at once, in one {@code submitAll} per unit
+ * workflow; a fan-out ({@link ForEachBuilder}) bounds how many run by making every unit beyond the
+ * first K wait for its turn ({@link FanOutLanes}), and may collect failures instead of failing.
  * Immutable and thread-safe.
  *
  * @param <I> the parent workflow's input type
@@ -73,24 +77,33 @@ final class ChildGroup<I> {
     private final IntFunction<Workflow<?>> workflowOf;
     private final Function<List<Ended>, String> join;
     private final int fixedCount;
+    private final boolean collectFailures;
+    private final Workflow<?> computedUnits;
 
     /** A group of the same units for every task (parallel branches). */
     ChildGroup(List<Workflow<Object>> fixed, Function<List<Ended>, String> join) {
-        this(ctx -> unitsOf(fixed, ctx), fixed::get, join, fixed.size());
+        this(ctx -> unitsOf(fixed, ctx), fixed::get, join, fixed.size(), false, null);
     }
 
-    /** A group whose units {@code units} computes from the task (fan-out). */
+    /**
+     * A group whose units {@code units} computes from the task (fan-out), all of the workflow
+     * {@code unitWorkflow}, which a runtime registers with the parent's. With {@code collectFailures},
+     * a unit that fails does not fail the step or cancel the others: the join sees every unit ended,
+     * whatever its state.
+     */
     ChildGroup(Function<StepContext<I>, List<Unit>> units, IntFunction<Workflow<?>> workflowOf,
-            Function<List<Ended>, String> join) {
-        this(units, workflowOf, join, -1);
+            Function<List<Ended>, String> join, boolean collectFailures, Workflow<?> unitWorkflow) {
+        this(units, workflowOf, join, -1, collectFailures, Objects.requireNonNull(unitWorkflow, "unitWorkflow"));
     }
 
     private ChildGroup(Function<StepContext<I>, List<Unit>> units, IntFunction<Workflow<?>> workflowOf,
-            Function<List<Ended>, String> join, int fixedCount) {
+            Function<List<Ended>, String> join, int fixedCount, boolean collectFailures, Workflow<?> computedUnits) {
         this.units = Objects.requireNonNull(units, "units must not be null");
         this.workflowOf = Objects.requireNonNull(workflowOf, "workflowOf must not be null");
         this.join = Objects.requireNonNull(join, "join must not be null");
         this.fixedCount = fixedCount;
+        this.collectFailures = collectFailures;
+        this.computedUnits = computedUnits;
     }
 
     private static <I> List<Unit> unitsOf(List<Workflow<Object>> fixed, StepContext<I> ctx) {
@@ -117,9 +130,22 @@ final class ChildGroup<I> {
         return list;
     }
 
-    /** The unit workflows of a group of fixed units (empty for a computed group). */
+    /** Whether the units are computed from the task (a fan-out) rather than fixed (parallel branches). */
+    boolean computed() {
+        return fixedCount < 0;
+    }
+
+    /** Whether step {@code step} of {@code parent} started any unit (one read: the first unit). */
+    boolean startedAny(SasClient client, TaskId parent, String step) {
+        return client.find(workflowOf.apply(0).name(), unitKey(parent, step, 0)).isPresent();
+    }
+
+    /** The unit workflows of a group of fixed units, or the one of a computed group. */
     List<Workflow<?>> fixedWorkflows() {
         List<Workflow<?>> list = new ArrayList<>();
+        if (computedUnits != null) {
+            list.add(computedUnits);
+        }
         for (int i = 0; i < fixedCount; i++) {
             list.add(workflowOf.apply(i));
         }
@@ -136,27 +162,38 @@ final class ChildGroup<I> {
     TaskId start(StepContext<I> ctx, SasClient client) {
         List<Unit> list = units.apply(ctx);
         if (list.isEmpty()) {
-            throw new NonRetryableException("step '" + ctx.stepName() + "' has no units to run");
+            if (fixedCount >= 0) {
+                throw new NonRetryableException("step '" + ctx.stepName() + "' has no units to run");
+            }
+            return ctx.taskId(); // nothing to run: the relay's next look joins no units
+        }
+        // one submitAll (one transaction) per unit workflow; units started before come back as they are
+        Map<Workflow<Object>, Map<String, Object>> byWorkflow = new LinkedHashMap<>();
+        Map<String, Unit> byKey = new HashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            String key = unitKey(ctx.taskId(), ctx.stepName(), i);
+            byWorkflow.computeIfAbsent(list.get(i).workflow(), w -> new LinkedHashMap<>()).put(key, list.get(i).input());
+            byKey.put(key, list.get(i));
         }
         TaskId first = null;
-        for (int i = 0; i < list.size(); i++) {
-            Unit u = list.get(i);
-            String key = unitKey(ctx.taskId(), ctx.stepName(), i);
-            Optional<TaskInfo> existing = client.find(u.workflow().name(), key);
-            TaskId id;
-            if (existing.isPresent()) {
-                id = existing.get().taskId();
-                if (existing.get().status() == TaskStatus.ERROR) {
+        int created = 0;
+        for (Map.Entry<Workflow<Object>, Map<String, Object>> e : byWorkflow.entrySet()) {
+            List<String> keys = new ArrayList<>(e.getValue().keySet());
+            List<TaskHandle> handles = client.submitAll(e.getKey(), e.getValue());
+            for (int i = 0; i < handles.size(); i++) {
+                TaskHandle h = handles.get(i);
+                first = first == null ? h.id() : first;
+                if (h.created()) {
+                    created++;
+                } else if (h.info().status() == TaskStatus.ERROR) {
                     log.info("task {} step {}: unit {} ({}) ended ERROR before; resubmitting it", ctx.taskId(),
-                            ctx.stepName(), u.name(), id);
-                    client.operations().resubmit(id);
+                            ctx.stepName(), byKey.get(keys.get(i)).name(), h.id());
+                    client.operations().resubmit(h.id());
                 }
-            } else {
-                id = client.submit(u.workflow(), key, u.input()).id();
-                log.info("task {} step {}: unit {} started as task {}", ctx.taskId(), ctx.stepName(), u.name(), id);
             }
-            first = first == null ? id : first;
         }
+        log.info("task {} step {}: {} unit(s) started, {} found started before", ctx.taskId(), ctx.stepName(), created,
+                list.size() - created);
         return first;
     }
 
@@ -186,7 +223,7 @@ final class ChildGroup<I> {
         List<TaskInfo> failed = found.stream().filter(u -> u.status().isTerminal() && u.status() != TaskStatus.PROCESSED)
                 .toList();
         int ended = (int) found.stream().filter(u -> u.status().isTerminal()).count();
-        if (!failed.isEmpty()) {
+        if (!failed.isEmpty() && !collectFailures) {
             cancelRunning(found, parent.taskId(), step, client);
             if (ended < found.size()) {
                 return new Running(ended, total);

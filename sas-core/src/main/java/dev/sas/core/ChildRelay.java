@@ -43,6 +43,9 @@ final class ChildRelay implements ChildWatch {
     private final List<Workflow<?>> workflows;
     private final Set<String> parents = new LinkedHashSet<>();
     private final Queue<TaskId> hinted = new ConcurrentLinkedQueue<>();
+    /** Per fan-out unit workflow, its concurrency K: an element that ended here lets the next of its lane go on. */
+    private final Map<String, FanOutLanes.Slot> lanes = new HashMap<>();
+    private final Queue<LaneEnd> laneEnds = new ConcurrentLinkedQueue<>();
     private final AtomicInteger hints = new AtomicInteger();
     /** Per parent workflow, the last parent the previous scan read, when it stopped before the end. */
     private final Map<String, TaskInfo> resumeAfter = new HashMap<>();
@@ -55,8 +58,20 @@ final class ChildRelay implements ChildWatch {
             if (w.steps().stream().anyMatch(StepDefinition::startsChildTask)) {
                 parents.add(w.name());
             }
+            if (!w.steps().isEmpty() && w.steps().get(0).slot() != null) {
+                lanes.put(w.name(), w.steps().get(0).slot());
+            }
         }
     }
+
+    /** A fan-out element that ended on this node: its unit's workflow and key, whether it failed, passes tried. */
+    private record LaneEnd(String workflow, String businessKey, boolean failed, int tries) {
+    }
+
+    /** Scans that pass over fan-outs before one looks at them too. */
+    static final int LANE_SCAN_EVERY = 10;
+    /** Passes a lane's next element is looked for while it has not yet come to wait for its turn. */
+    private static final int LANE_TRIES = 100;
 
     /** Whether any of the workflows has a child task step (else the runtime needs no relay). */
     boolean needed() {
@@ -68,6 +83,15 @@ final class ChildRelay implements ChildWatch {
      * child task, its parent is delivered on the next pass. Quick; called on the publishing thread.
      */
     void ended(TaskEvent event) {
+        if (lanes.containsKey(event.workflow()) && FanOutLanes.index(event.businessKey()) >= 0) {
+            if (hints.incrementAndGet() <= MAX_HINTS) {
+                laneEnds.add(new LaneEnd(event.workflow(), event.businessKey(),
+                        event.type() != TaskEvent.Type.PROCESSED, 0));
+            } else {
+                hints.decrementAndGet(); // the scan finds the lane's next element and the parent
+            }
+            return;
+        }
         ChildCall.parentOf(event.businessKey()).ifPresent(parent -> {
             TaskId id;
             try {
@@ -85,25 +109,82 @@ final class ChildRelay implements ChildWatch {
 
     @Override
     public int deliverEnded() {
-        int delivered = 0;
+        int delivered = nextInLanes();
+        Set<TaskId> distinct = new LinkedHashSet<>(); // many units of one parent ending in a pass: one look
         TaskId hint;
         while ((hint = hinted.poll()) != null) {
             hints.decrementAndGet();
-            TaskInfo parent = client.find(hint).orElse(null);
+            distinct.add(hint);
+        }
+        for (TaskId id : distinct) {
+            TaskInfo parent = client.find(id).orElse(null);
             if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
-                delivered += deliver(parent) ? 1 : 0;
+                delivered += deliver(parent, true) ? 1 : 0;
             }
         }
-        if (passes++ % SCAN_EVERY == 0) {
+        int pass = passes++;
+        if (pass % SCAN_EVERY == 0) {
+            // fan-out elements and the fan-out steps waiting for them are found by the hints above; the scan
+            // of them, which reads one unit per element, is the fallback of a node that died: less often
+            boolean full = pass % (SCAN_EVERY * LANE_SCAN_EVERY) == 0;
             for (String workflow : parents) {
-                delivered += scan(workflow);
+                if (full || !lanes.containsKey(workflow)) {
+                    delivered += scan(workflow, full);
+                }
             }
         }
         return delivered;
     }
 
+    /**
+     * For each fan-out element that ended here, lets the next element of its lane go on; the parent is
+     * looked at when the lane has no next element or the element failed (else another element is to
+     * run, so the parent cannot be done).
+     */
+    private int nextInLanes() {
+        int released = 0;
+        List<LaneEnd> again = new ArrayList<>();
+        LaneEnd end;
+        while ((end = laneEnds.poll()) != null) {
+            hints.decrementAndGet();
+            try {
+                FanOutLanes.Slot slot = lanes.get(end.workflow());
+                String nextKey = FanOutLanes.shifted(end.businessKey(), slot.concurrency());
+                TaskInfo next = client.find(end.workflow(), nextKey).orElse(null);
+                if (end.failed() && !slot.afterFailure()) {
+                    next = null; // the fan-out fails: its parent cancels the elements still waiting
+                } else if (next != null && FanOutLanes.release(client, next)) {
+                    released++;
+                    log.debug("fan-out element {} ended; {} goes on", end.businessKey(), nextKey);
+                } else if (next != null && FanOutLanes.beforeSlot(next) && end.tries() < LANE_TRIES) {
+                    again.add(new LaneEnd(end.workflow(), end.businessKey(), end.failed(), end.tries() + 1));
+                }
+                if (next == null || end.failed()) {
+                    ChildCall.parentOf(end.businessKey()).ifPresent(p -> hintParent(p.get(0)));
+                }
+            } catch (RuntimeException e) {
+                log.warn("fan-out element {}: letting the next of its lane go on failed ({}); the scan tries again",
+                        end.businessKey(), e.toString());
+            }
+        }
+        for (LaneEnd e : again) {
+            hints.incrementAndGet();
+            laneEnds.add(e);
+        }
+        return released;
+    }
+
+    private void hintParent(String parentId) {
+        try {
+            hinted.add(TaskId.of(parentId));
+            hints.incrementAndGet();
+        } catch (IllegalArgumentException notAChildKey) {
+            // a business key that only looks like a unit's
+        }
+    }
+
     /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
-    private int scan(String workflow) {
+    private int scan(String workflow, boolean fanOuts) {
         TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_REPLY).withWorkflow(workflow).withLimit(PAGE);
         TaskInfo after = resumeAfter.remove(workflow);
         List<TaskInfo> page = client.list(after == null ? query : query.after(after));
@@ -111,7 +192,7 @@ final class ChildRelay implements ChildWatch {
         int read = 0;
         while (!page.isEmpty()) {
             for (TaskInfo parent : page) {
-                delivered += deliver(parent) ? 1 : 0;
+                delivered += deliver(parent, fanOuts) ? 1 : 0;
             }
             read += page.size();
             if (page.size() < PAGE) {
@@ -128,14 +209,18 @@ final class ChildRelay implements ChildWatch {
     }
 
     /** Delivers the end of {@code parent}'s child, if its current step awaits one that has ended. */
-    private boolean deliver(TaskInfo parent) {
+    private boolean deliver(TaskInfo parent, boolean fanOuts) {
         StepDefinition<?> step = childStep(parent).orElse(null);
-        if (step == null) {
-            return false;
+        if (step == null || !fanOuts && step.group() != null && step.group().computed()
+                && step.group().startedAny(client, parent.taskId(), step.name())) {
+            return false; // a fan-out with elements: its hints, or the scan of fan-outs, look at it
         }
         try {
             if (step.group() != null) {
                 return deliverGroup(parent, step);
+            }
+            if (step.slot() != null) { // a fan-out element waiting for its turn (the scan's way)
+                return FanOutLanes.turnCame(client, parent, step.slot()) && FanOutLanes.release(client, parent);
             }
             Workflow<?> childWorkflow = step.childWorkflow().orElseThrow();
             TaskInfo child = client.find(childWorkflow.name(), ChildCall.childKey(parent.taskId(), step.name()))

@@ -1,9 +1,10 @@
 package dev.sas.core;
 
 /**
- * What a {@link Schedule} does with fire times it missed: those more than a minute old when a
- * runtime gets to them (every node was down, or the store was unreachable). A fire time up to a
- * minute late is submitted as usual. Immutable and thread-safe.
+ * What a {@link Schedule} does with fire times it missed: those later than the schedule's
+ * {@link Schedule.Builder#missedAfter missedAfter} (1 min unless set) when a runtime gets to them
+ * (every node was down, or the store was unreachable). A fire time less late is submitted as usual.
+ * Immutable and thread-safe.
  *
  * <pre>{@code
  * MissedFires.skip()       // drop them; wait for the next fire time

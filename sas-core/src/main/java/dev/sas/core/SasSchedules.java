@@ -4,6 +4,7 @@ import dev.sas.core.internal.DatabaseClock;
 import dev.sas.core.internal.FireTimes;
 import dev.sas.core.internal.PayloadLimit;
 import dev.sas.core.internal.ScheduleFirer;
+import dev.sas.core.internal.StoredMissedFires;
 import dev.sas.core.spi.NewTask;
 import dev.sas.core.spi.ScheduleStore;
 import dev.sas.core.spi.StateStore;
@@ -179,8 +180,9 @@ public final class SasSchedules {
         } catch (RuntimeException e) {
             next = null; // a definition this version cannot read (written by a newer one)
         }
+        StoredMissedFires missed = StoredMissedFires.parse(s.spec().missedFires());
         return new ScheduleInfo(s.name(), s.spec().workflow(), s.spec().workflowVersion(), s.spec().trigger(),
-                s.spec().zone(), MissedFires.parse(s.spec().missedFires()), s.paused(), s.lastFireTime(), next,
+                s.spec().zone(), missed.policy(), missed.missedAfter(), s.paused(), s.lastFireTime(), next,
                 s.registeredAt(), s.updatedAt());
     }
 

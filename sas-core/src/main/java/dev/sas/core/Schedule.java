@@ -1,6 +1,7 @@
 package dev.sas.core;
 
 import dev.sas.core.internal.FireTimes;
+import dev.sas.core.internal.StoredMissedFires;
 import dev.sas.core.spi.ScheduleSpec;
 import dev.sas.core.spi.StorableText;
 import java.time.Duration;
@@ -34,13 +35,21 @@ public final class Schedule {
     public static final Pattern NAME_PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,99}");
     /** The missed-fire policy unless set: {@link MissedFires#runOnce()}. */
     public static final MissedFires DEFAULT_MISSED_FIRES = MissedFires.runOnce();
+    /** How late a fire time may be submitted before it counts as missed, unless set: 1 min. */
+    public static final Duration DEFAULT_MISSED_AFTER = StoredMissedFires.DEFAULT_MISSED_AFTER;
+    /** The shortest {@link Builder#missedAfter}: 1 s (a leader change alone takes a few). */
+    public static final Duration MIN_MISSED_AFTER = Duration.ofSeconds(1);
+    /** The longest {@link Builder#missedAfter}: 24 h. */
+    public static final Duration MAX_MISSED_AFTER = Duration.ofHours(24);
 
     private final ScheduleSpec spec;
     private final MissedFires missedFires;
+    private final Duration missedAfter;
 
-    private Schedule(ScheduleSpec spec, MissedFires missedFires) {
+    private Schedule(ScheduleSpec spec, MissedFires missedFires, Duration missedAfter) {
         this.spec = spec;
         this.missedFires = missedFires;
+        this.missedAfter = missedAfter;
     }
 
     /**
@@ -83,6 +92,11 @@ public final class Schedule {
         return missedFires;
     }
 
+    /** How late a fire time may be submitted before it counts as missed. */
+    public Duration missedAfter() {
+        return missedAfter;
+    }
+
     /** The definition as a store keeps it. */
     public ScheduleSpec spec() {
         return spec;
@@ -91,7 +105,8 @@ public final class Schedule {
     @Override
     public String toString() {
         return "Schedule{" + spec.name() + ", " + spec.trigger() + (spec.zone() == null ? "" : " " + spec.zone())
-                + " -> " + spec.workflow() + " v" + spec.workflowVersion() + ", missed " + missedFires + '}';
+                + " -> " + spec.workflow() + " v" + spec.workflowVersion() + ", missed " + missedFires + " after "
+                + missedAfter + '}';
     }
 
     /** Builds a {@link Schedule}. Not thread-safe; {@link #build()} may be called again. */
@@ -107,6 +122,7 @@ public final class Schedule {
         private Duration firstStepTimeout;
         private int priority;
         private MissedFires missedFires = DEFAULT_MISSED_FIRES;
+        private Duration missedAfter = DEFAULT_MISSED_AFTER;
 
         private Builder(String name) {
             Objects.requireNonNull(name, "schedule name must not be null");
@@ -197,12 +213,34 @@ public final class Schedule {
         }
 
         /**
-         * What to do with fire times missed by more than a minute; {@link #DEFAULT_MISSED_FIRES} unless set.
+         * What to do with missed fire times (later than {@link #missedAfter}); {@link #DEFAULT_MISSED_FIRES}
+         * unless set.
          *
          * @throws NullPointerException if {@code policy} is null
          */
         public Builder missedFires(MissedFires policy) {
             this.missedFires = Objects.requireNonNull(policy, "schedule '" + name + "': missedFires must not be null");
+            return this;
+        }
+
+        /**
+         * How late a fire time may still be submitted as usual; a later one is missed and the
+         * {@link #missedFires} policy decides. {@link #DEFAULT_MISSED_AFTER} unless set. Longer suits a
+         * daily job that should still run after a deploy that took ten minutes; shorter suits a
+         * frequent one whose late runs are worthless.
+         *
+         * @throws NullPointerException if {@code lateness} is null
+         * @throws IllegalArgumentException if it is not whole seconds between {@link #MIN_MISSED_AFTER}
+         *     and {@link #MAX_MISSED_AFTER}
+         */
+        public Builder missedAfter(Duration lateness) {
+            Objects.requireNonNull(lateness, "schedule '" + name + "': missedAfter must not be null");
+            if (lateness.compareTo(MIN_MISSED_AFTER) < 0 || lateness.compareTo(MAX_MISSED_AFTER) > 0
+                    || lateness.getNano() != 0) {
+                throw new IllegalArgumentException("schedule '" + name + "': missedAfter must be whole seconds between "
+                        + MIN_MISSED_AFTER + " and " + MAX_MISSED_AFTER + ", was " + lateness);
+            }
+            this.missedAfter = lateness;
             return this;
         }
 
@@ -226,7 +264,8 @@ public final class Schedule {
                 throw new IllegalStateException("schedule '" + name + "' submits nothing: call submits(workflow, input)");
             }
             return new Schedule(new ScheduleSpec(name, workflow, version, input, priority, firstStep, firstStepTimeout,
-                    trigger, cron != null ? zone : null, missedFires.toString()), missedFires);
+                    trigger, cron != null ? zone : null, new StoredMissedFires(missedFires, missedAfter).text()),
+                    missedFires, missedAfter);
         }
     }
 }

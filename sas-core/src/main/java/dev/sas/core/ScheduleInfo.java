@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -12,6 +13,7 @@ import java.time.Instant;
  * @param trigger when it fires: {@code cron:<expression>} or {@code every:<ISO-8601 duration>}
  * @param zone the time zone of its cron expression, or null for an interval
  * @param missedFires its missed-fire policy
+ * @param missedAfter how late a fire time may be submitted before it counts as missed
  * @param paused true while paused
  * @param lastFireTime the latest fire time decided (submitted or skipped), or the time it was
  *     registered or resumed
@@ -20,6 +22,6 @@ import java.time.Instant;
  * @param updatedAt when its definition or state last changed
  */
 public record ScheduleInfo(String name, String workflow, int workflowVersion, String trigger, String zone,
-        MissedFires missedFires, boolean paused, Instant lastFireTime, Instant nextFireTime, Instant registeredAt,
+        MissedFires missedFires, Duration missedAfter, boolean paused, Instant lastFireTime, Instant nextFireTime, Instant registeredAt,
         Instant updatedAt) {
 }

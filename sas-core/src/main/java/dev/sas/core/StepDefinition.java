@@ -37,7 +37,8 @@ public final class StepDefinition<I> {
     private final ChildCall<I, ?> childCall;
     private final ChildGroup<I> group;
     private final Predicate<StepContext<I>> condition;
-    private final Timer<I> timer;
+    private final StepTimer<I> timer;
+    private final FanOutLanes.Slot slot;
 
     StepDefinition(AbstractStepBuilder<I, ?> b, int index, StepRef<?> ref, RetryPolicy retryPolicy,
             RetryPolicy compensationRetryPolicy, Step<I> step, AgentCall<I, ?, ?> agentCall, AwaitCompletion<I> awaitCompletion) {
@@ -59,6 +60,7 @@ public final class StepDefinition<I> {
         this.group = b.group;
         this.condition = b.condition;
         this.timer = b.timer;
+        this.slot = b.slot;
     }
 
     /** Whether this step runs only when a condition holds ({@link AbstractStepBuilder#when}). */
@@ -108,11 +110,15 @@ public final class StepDefinition<I> {
      * {@linkplain #awaitsCompletion() awaits completion}: the child's end completes it.
      */
     public boolean startsChildTask() {
-        return childCall != null || group != null;
+        return childCall != null || group != null || slot != null;
     }
 
-    ChildGroup<I> group() { // a parallel step's units, or null
+    ChildGroup<I> group() { // a parallel or fan-out step's units, or null
         return group;
+    }
+
+    FanOutLanes.Slot slot() { // a fan-out element's turn, or null
+        return slot;
     }
 
     /** Whether this step runs a group of units (a parallel step): a failure leaves completed units to compensate. */
@@ -137,6 +143,9 @@ public final class StepDefinition<I> {
     public TaskId startChild(StepContext<I> context, SasClient client) {
         if (group != null) {
             return group.start(context, client);
+        }
+        if (slot != null) {
+            return context.taskId(); // waits for its turn: the relay lets it go on (FanOutLanes)
         }
         if (childCall == null) {
             throw new IllegalStateException("step '" + name + "' does not start a child task");
@@ -409,17 +418,6 @@ public final class StepDefinition<I> {
                         : awaitCompletion != null ? ", awaitCompletion" : "")
                 + (timer != null ? ", timer" : "") + (condition != null ? ", conditional" : "")
                 + (compensationCall != null ? ", compensationAgent=" + compensationCall.agent.name() : "") + '}';
-    }
-
-    /** A durable timer: fires {@code after} its start, or at the instant {@code until} computes. */
-    record Timer<I>(Duration after, Function<StepContext<I>, Instant> until) {
-
-        Instant firesAt(StepContext<I> context, Instant now, String step) {
-            if (after != null) {
-                return now.plus(after);
-            }
-            return Objects.requireNonNull(until.apply(context), "timer '" + step + "': waitUntil returned null");
-        }
     }
 
     /** A request whose reply arrives later through the client; {@code codec} encodes the reply. */

@@ -82,7 +82,7 @@ public final class TimerBuilder<I> {
                     + ") and waitUntil(...); choose one");
         }
         StepBuilder<I> step = new StepBuilder<>(name);
-        step.timer = new StepDefinition.Timer<>(waitFor, waitUntil);
+        step.timer = new StepTimer<>(waitFor, waitUntil);
         step.condition = condition;
         return step.build(index);
     }

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.regex.Pattern;
 
@@ -205,7 +206,7 @@ public final class Workflow<I> {
         return "Workflow{" + name + " v" + version + ", steps=" + steps + '}';
     }
 
-    private static <I> StepDefinition<I> find(List<StepDefinition<I>> steps, String stepName) {
+    static <I> StepDefinition<I> find(List<StepDefinition<I>> steps, String stepName) {
         for (StepDefinition<I> s : steps) {
             if (s.name().equals(stepName)) {
                 return s;
@@ -214,7 +215,7 @@ public final class Workflow<I> {
         return null;
     }
 
-    private static List<String> stepNames(List<? extends StepDefinition<?>> steps) {
+    static List<String> stepNames(List<? extends StepDefinition<?>> steps) {
         return steps.stream().map(StepDefinition::name).toList();
     }
 
@@ -239,6 +240,7 @@ public final class Workflow<I> {
         private final List<StepDefinition<I>> steps = new ArrayList<>();
         private final Map<Integer, VersionMapping> movesFrom = new TreeMap<>();
         private final Map<Integer, ParallelBuilder<I>> parallels = new TreeMap<>();
+        private final Map<Integer, ForEachBuilder<I, ?>> forEaches = new TreeMap<>();
         private final Joins joins = new Joins();
         private boolean groupUnit;
 
@@ -342,6 +344,25 @@ public final class Workflow<I> {
             return this;
         }
 
+        /**
+         * Adds a fan-out step ({@link ForEachBuilder}): one step run per element of the list {@code elements}
+         * computes (the same list each time for a task), at most K at once, joined in list order.
+         *
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the name is invalid or already used in this workflow
+         * @throws IllegalStateException if the element step is missing or its configuration is incomplete
+         */
+        public <E> Builder<I> forEach(String stepName, Codec<E> elementCodec, Function<StepContext<I>, List<E>> elements,
+                Consumer<ForEachBuilder<I, E>> config) {
+            checkName("workflow '" + name + "': forEach step name", stepName);
+            checkNew(stepName, config);
+            ForEachBuilder<I, E> f = new ForEachBuilder<>(name, stepName, elementCodec, elements);
+            config.accept(f);
+            forEaches.put(steps.size(), f);
+            steps.add(f.build(steps.size(), version));
+            return this;
+        }
+
         /** Makes this a unit workflow of a parallel step (see {@link Workflow#isGroupUnit()}). */
         Builder<I> unitOfGroup() {
             this.groupUnit = true;
@@ -416,35 +437,14 @@ public final class Workflow<I> {
             }
             for (StepDefinition<I> reader : steps) {
                 for (StepRef<?> read : reader.reads()) {
-                    checkRead(reader, read);
+                    StepReads.check(name, version, steps, joins, reader, read);
                 }
             }
             movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
             // the branches take the version set last, which may come after parallel(...)
             parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
+            forEaches.forEach((index, f) -> steps.set(index, f.build(index, version)));
             return new Workflow<>(this);
-        }
-
-        private void checkRead(StepDefinition<I> reader, StepRef<?> read) {
-            String where = "workflow '" + name + "' v" + version + ": step '" + reader.name() + "' reads step '"
-                    + read.name() + "' (" + read + ")";
-            StepDefinition<I> target = find(steps, read.name());
-            if (target == null && joins.checkRead(where, read, reader.index())) {
-                return;
-            }
-            if (target == null) {
-                throw new IllegalStateException(where + ", which is not a step of this workflow; steps are "
-                        + stepNames(steps) + ". Fix the ref or remove it from reads(...)");
-            }
-            if (target.index() >= reader.index()) {
-                throw new IllegalStateException(where + ", which is " + (target == reader ? "the step itself"
-                        : "step " + target.index() + ", after it") + "; a step can read only earlier steps"
-                        + " (a compensation may read its own step without declaring it)");
-            }
-            if (!target.ref().equals(read)) {
-                throw new IllegalStateException(where + ", but that step is defined with " + target.ref()
-                        + " (another codec); declare and read it with the ref the step was defined with");
-            }
         }
     }
 }

@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.FailureModeContract;
 /** Every design failure mode, injected against real runtimes on H2_MEMORY. */
 class H2MemoryFailureModeTest extends FailureModeContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.fresh(TestDb.H2_MEMORY);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.H2_MEMORY.url();
-        prefix = TestDb.randomPrefix();
-        return TestDb.builder(url, prefix).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        TestDb.H2_MEMORY.drop(url, prefix);
+        db.destroy(store);
     }
 }

@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.ParallelContract;
 /** Parallel steps, on H2_MEMORY. */
 class H2MemoryParallelContractTest extends ParallelContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.fresh(TestDb.H2_MEMORY);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.H2_MEMORY.url();
-        prefix = TestDb.randomPrefix();
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        TestDb.H2_MEMORY.drop(url, prefix);
+        db.destroy(store);
     }
 }

@@ -7,24 +7,20 @@ import dev.sas.testing.contracts.StateStoreContract;
 /** The status outbox contract on H2_MEMORY. */
 class H2MemoryStatusOutboxContractTest extends StatusOutboxContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.fresh(TestDb.H2_MEMORY);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.H2_MEMORY.url();
-        prefix = TestDb.randomPrefix();
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        TestDb.H2_MEMORY.drop(url, prefix);
+        db.destroy(store);
     }
 
     @Override
     protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
-        return TestDb.hostTransaction(url);
+        return db.hostTransaction();
     }
 }

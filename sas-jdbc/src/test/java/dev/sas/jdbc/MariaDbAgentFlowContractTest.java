@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.AgentFlowContract;
 /** The agent flow-control contract on MARIADB. */
 class MariaDbAgentFlowContractTest extends AgentFlowContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.MARIADB);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
-        prefix = SchemaPool.take(TestDb.MARIADB, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.MARIADB, url, prefix);
+        db.destroy(store);
     }
 }

@@ -6,24 +6,20 @@ import dev.sas.testing.contracts.StateStoreContract;
 /** The store contract on MARIADB. */
 class MariaDbStateStoreContractTest extends StateStoreContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.MARIADB);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
-        prefix = SchemaPool.take(TestDb.MARIADB, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.MARIADB, url, prefix);
+        db.destroy(store);
     }
 
     @Override
     protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
-        return TestDb.hostTransaction(url);
+        return db.hostTransaction();
     }
 }

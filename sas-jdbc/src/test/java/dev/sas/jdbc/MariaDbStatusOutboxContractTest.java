@@ -7,24 +7,20 @@ import dev.sas.testing.contracts.StateStoreContract;
 /** The status outbox contract on MARIADB. */
 class MariaDbStatusOutboxContractTest extends StatusOutboxContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.MARIADB);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
-        prefix = SchemaPool.take(TestDb.MARIADB, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.MARIADB, url, prefix);
+        db.destroy(store);
     }
 
     @Override
     protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
-        return TestDb.hostTransaction(url);
+        return db.hostTransaction();
     }
 }

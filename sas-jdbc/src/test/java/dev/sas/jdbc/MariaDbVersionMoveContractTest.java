@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.VersionMoveContract;
 /** Moving tasks between workflow versions on MARIADB. */
 class MariaDbVersionMoveContractTest extends VersionMoveContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.MARIADB);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
-        prefix = SchemaPool.take(TestDb.MARIADB, url);
-        return TestDb.builder(url, prefix).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.MARIADB, url, prefix);
+        db.destroy(store);
     }
 }

@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.WorkflowShapesContract;
 /** The workflow shapes contract on MARIADB. */
 class MariaDbWorkflowShapesContractTest extends WorkflowShapesContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.fresh(TestDb.MARIADB);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.MARIADB.url();
-        prefix = TestDb.randomPrefix();
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        TestDb.MARIADB.drop(url, prefix);
+        db.destroy(store);
     }
 }

@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.ChildTaskContract;
 /** Child task steps, on POSTGRES. */
 class PostgresChildTaskContractTest extends ChildTaskContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.POSTGRES);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
-        prefix = SchemaPool.take(TestDb.POSTGRES, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.POSTGRES, url, prefix);
+        db.destroy(store);
     }
 }

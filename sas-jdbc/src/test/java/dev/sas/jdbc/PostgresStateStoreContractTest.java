@@ -6,24 +6,20 @@ import dev.sas.testing.contracts.StateStoreContract;
 /** The store contract on POSTGRES. */
 class PostgresStateStoreContractTest extends StateStoreContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.POSTGRES);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
-        prefix = SchemaPool.take(TestDb.POSTGRES, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.POSTGRES, url, prefix);
+        db.destroy(store);
     }
 
     @Override
     protected HostTransaction beginHostTransaction() throws java.sql.SQLException {
-        return TestDb.hostTransaction(url);
+        return db.hostTransaction();
     }
 }

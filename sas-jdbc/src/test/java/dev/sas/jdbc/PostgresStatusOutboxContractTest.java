@@ -7,24 +7,20 @@ import dev.sas.testing.contracts.StateStoreContract;
 /** The status outbox contract on POSTGRES. */
 class PostgresStatusOutboxContractTest extends StatusOutboxContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.POSTGRES);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
-        prefix = SchemaPool.take(TestDb.POSTGRES, url);
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.POSTGRES, url, prefix);
+        db.destroy(store);
     }
 
     @Override
     protected StateStoreContract.HostTransaction beginHostTransaction() throws java.sql.SQLException {
-        return TestDb.hostTransaction(url);
+        return db.hostTransaction();
     }
 }

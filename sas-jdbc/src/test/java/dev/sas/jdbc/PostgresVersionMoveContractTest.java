@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.VersionMoveContract;
 /** Moving tasks between workflow versions on POSTGRES. */
 class PostgresVersionMoveContractTest extends VersionMoveContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.pooled(TestDb.POSTGRES);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
-        prefix = SchemaPool.take(TestDb.POSTGRES, url);
-        return TestDb.builder(url, prefix).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        SchemaPool.give(TestDb.POSTGRES, url, prefix);
+        db.destroy(store);
     }
 }

@@ -6,19 +6,15 @@ import dev.sas.testing.contracts.WorkflowShapesContract;
 /** The workflow shapes contract on POSTGRES. */
 class PostgresWorkflowShapesContractTest extends WorkflowShapesContract {
 
-    private String url;
-    private String prefix;
+    private final ContractStore db = ContractStore.fresh(TestDb.POSTGRES);
 
     @Override
     protected StateStore createStore() {
-        url = TestDb.POSTGRES.url();
-        prefix = TestDb.randomPrefix();
-        return JdbcStateStore.builder().url(url).tablePrefix(prefix).maxPoolSize(10).build();
+        return db.create();
     }
 
     @Override
     protected void destroyStore(StateStore store) {
-        store.close();
-        TestDb.POSTGRES.drop(url, prefix);
+        db.destroy(store);
     }
 }

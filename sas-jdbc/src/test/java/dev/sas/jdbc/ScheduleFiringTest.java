@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sas.core.Codec;
+import dev.sas.core.MissedFires;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.Schedule;
 import dev.sas.core.ScheduleInfo;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
 class ScheduleFiringTest {
 
     private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+    private static final Duration LONGEST_MISSED_AFTER = Schedule.MAX_MISSED_AFTER.minusSeconds(1);
     private static final Workflow<String> RECONCILE = Workflow.builder("reconcile", Codec.string())
             .step("run", s -> s.execute(ctx -> "reconciled " + ctx.input()))
             .build();
@@ -54,8 +56,10 @@ class ScheduleFiringTest {
                 SasRuntime node = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId(id)
                         .workflow(RECONCILE).build();
                 live.add(node);
+                // the longest missed-fire text a schedule stores (nothing is that late here)
                 node.client().schedules().register(Schedule.named("tick").every(Duration.ofSeconds(1))
-                        .submits(RECONCILE, "all").build());
+                        .submits(RECONCILE, "all").missedFires(MissedFires.runEach(MissedFires.MAX_RUN_EACH))
+                        .missedAfter(LONGEST_MISSED_AFTER).build());
             }
             for (int second = 1; second <= 60; second++) {
                 clock.tick(Duration.ofSeconds(1));
@@ -78,6 +82,8 @@ class ScheduleFiringTest {
             ScheduleInfo info = live.get(0).client().schedules().find("tick").orElseThrow();
             assertThat(info.lastFireTime()).isEqualTo(T0.plusSeconds(60));
             assertThat(info.updatedAt()).as("registered by three nodes, written once").isEqualTo(T0);
+            assertThat(info.missedFires()).isEqualTo(MissedFires.runEach(MissedFires.MAX_RUN_EACH));
+            assertThat(info.missedAfter()).isEqualTo(LONGEST_MISSED_AFTER);
         } finally {
             live.forEach(SasRuntime::close);
             stores.forEach(JdbcStateStore::close);

@@ -89,6 +89,7 @@ final class ConsoleSchedules {
                 d.put("trigger", s.trigger());
                 d.put("zone", s.zone());
                 d.put("missedFires", s.missedFires().toString());
+                d.put("missedAfter", s.missedAfter().toString());
                 d.put("paused", s.paused());
                 d.put("lastFireTime", iso(s.lastFireTime()));
                 d.put("nextFireTime", iso(s.nextFireTime()));

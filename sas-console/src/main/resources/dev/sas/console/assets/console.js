@@ -423,7 +423,8 @@
             el('td', {}, pill(x.paused ? 'PAUSED' : 'ACTIVE', 'schedule-state')),
             el('td', {}, time(x.lastFireTime)),
             el('td', {}, x.paused || !x.nextFireTime ? el('span', { class: 'muted', text: '—' }) : time(x.nextFireTime)),
-            el('td', { text: x.missedFires }),
+            el('td', { class: 'missed', title: 'A fire time later than ' + x.missedAfter + ' is missed; the policy decides',
+              text: x.missedFires + ' · late > ' + x.missedAfter.replace(/^PT/, '').toLowerCase() }),
             el('td', { class: 'actions' }, x.paused ? button(x, 'resume', 'Resume') : button(x, 'pause', 'Pause'), ' ',
               button(x, 'trigger', 'Run now'))))))));
       }
@@ -458,7 +459,9 @@
       field('Lease', String(t.lease)),
       field('Time-outs of this step', String(t.failureCount)),
       field('Priority', String(t.priority)),
-      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'));
+      field('Cancel requested', t.cancelRequested ? 'yes' : 'no'),
+      t.parent ? field('Child task of', el('span', { id: 'parent' }, el('a', { class: 'mono', href: '#/task/' + encodeURIComponent(t.parent.id), text: t.parent.id }),
+        ' step ' + t.parent.step)) : null);
 
     const reason = el('input', { id: 'reason', type: 'text', maxlength: 500, placeholder: 'Reason (recorded in the timeline)', 'aria-label': 'Reason',
       value: reasons[t.id] || '', oninput: (e) => { reasons[t.id] = e.target.value; } });
@@ -488,6 +491,14 @@
           title: s.error && s.status !== 'FAILED' ? 'An earlier attempt failed; the step went on' : null, text: s.error || '' }),
         el('td', { class: 'wrap mono' }, info.payloads ? (s.output || '') : (s.outputHidden ? el('span', { class: 'muted', title: 'Payloads are hidden: see SasConsole.Builder.showPayloads', text: 'hidden' }) : '')))))));
 
+    const kids = t.children || [];
+    const children = kids.length ? el('div', { class: 'panel' }, el('table', { id: 'children' },
+      el('thead', {}, el('tr', {}, ['Step', 'Branch', 'Task', 'Workflow', 'State'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, kids.map((c) => el('tr', { data: { step: c.step, branch: c.branch || '' } },
+        el('td', { text: c.step }), el('td', { text: c.branch || '' }),
+        el('td', {}, el('a', { class: 'mono', href: '#/task/' + encodeURIComponent(c.id), text: c.id })),
+        el('td', { text: c.workflow }), el('td', {}, pill(c.status))))))) : null;
+
     const events = el('div', { class: 'panel' }, el('table', { id: 'events' },
       el('thead', {}, el('tr', {}, ['When (UTC)', 'By', 'What', 'Step', 'Attempt', 'Detail'].map((h) => el('th', { text: h })))),
       el('tbody', {}, t.events.map((e) => el('tr', { data: { type: e.type } },
@@ -507,6 +518,7 @@
         el('span', { class: 'label', text: needs ? 'Error' : HELD.includes(t.status) ? 'Why it waits' : 'Last error recorded (past)' }), t.lastError) : null,
       actions,
       el('h2', { text: 'Steps' }), steps,
+      ...(children ? [el('h2', { text: 'Branches and child tasks' }), children] : []),
       el('h2', { text: 'Timeline' }), events);
     if (ACTIVE.includes(t.status)) {
       const mine = generation;

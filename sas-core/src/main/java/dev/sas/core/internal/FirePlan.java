@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Which fire times of a schedule one pass submits: those after its last decided fire time and at or
- * before now. A fire time more than {@link #MISSED_AFTER} old is missed (nodes were down, or the
+ * before now. A fire time more than {@code missedAfter} old is missed (nodes were down, or the
  * schedule could not be fired); of the missed ones the policy keeps the latest {@code keepMissed}
  * (0 skips them all, 1 runs once, n runs each up to n). Pure; not API.
  *
@@ -18,9 +18,6 @@ import java.util.List;
  */
 public record FirePlan(List<Instant> fire, Instant lastDecided, long skipped) {
 
-    /** How late a fire time may be submitted before it counts as missed: 1 min. */
-    public static final Duration MISSED_AFTER = Duration.ofMinutes(1);
-
     /** Most fire times one pass submits for one schedule; the rest wait for the next pass. */
     static final int MAX_PER_PASS = 1_000;
 
@@ -28,9 +25,10 @@ public record FirePlan(List<Instant> fire, Instant lastDecided, long skipped) {
      * The plan for fire times after {@code last} and at or before {@code now}.
      *
      * @param keepMissed how many of the missed fire times to submit, the latest ones
+     * @param missedAfter how late a fire time may be before it is missed
      */
-    public static FirePlan of(FireTimes times, Instant last, Instant now, int keepMissed) {
-        Instant cutoff = now.minus(MISSED_AFTER);
+    public static FirePlan of(FireTimes times, Instant last, Instant now, int keepMissed, Duration missedAfter) {
+        Instant cutoff = now.minus(missedAfter);
         List<Instant> fire = new ArrayList<>();
         long skipped = 0;
         Instant lastDecided = null;

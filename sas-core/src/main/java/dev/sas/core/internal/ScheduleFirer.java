@@ -1,6 +1,5 @@
 package dev.sas.core.internal;
 
-import dev.sas.core.MissedFires;
 import dev.sas.core.TaskEvent;
 import dev.sas.core.TaskId;
 import dev.sas.core.spi.NewTask;
@@ -88,7 +87,8 @@ public final class ScheduleFirer {
     private int fire(StoredSchedule s, Instant now) {
         ScheduleSpec spec = s.spec();
         FireTimes times = FireTimes.of(spec.trigger(), spec.zone(), s.registeredAt());
-        FirePlan plan = FirePlan.of(times, s.lastFireTime(), now, MissedFires.parse(spec.missedFires()).keep());
+        StoredMissedFires missed = StoredMissedFires.parse(spec.missedFires());
+        FirePlan plan = FirePlan.of(times, s.lastFireTime(), now, missed.policy().keep(), missed.missedAfter());
         if (plan.lastDecided() == null) {
             return 0;
         }
@@ -115,8 +115,8 @@ public final class ScheduleFirer {
         if (plan.skipped() > 0) {
             log.info("instance {}: schedule '{}' missed fire times from {} until {} (more than {} late); {} skipped"
                     + ", {} submitted, as its missed-fire policy {} says", instanceId, spec.name(),
-                    s.lastFireTime(), now.minus(FirePlan.MISSED_AFTER), FirePlan.MISSED_AFTER, plan.skipped(),
-                    plan.fire().size(), spec.missedFires());
+                    s.lastFireTime(), now.minus(missed.missedAfter()), missed.missedAfter(), plan.skipped(),
+                    plan.fire().size(), missed.policy());
         }
         if (!schedules.advance(spec.name(), s.lastFireTime(), plan.lastDecided(), now)) {
             log.debug("schedule '{}': another node moved its last fire time meanwhile", spec.name());

@@ -35,6 +35,8 @@ class ParallelValidationTest {
         assertThat(w.outputOf("count", i -> "{\"left\":\"1\",\"right\":null}")).contains("1");
         assertThat(w.outputOf("right", i -> "{\"left\":\"1\",\"right\":null}")).isEmpty();
         assertThat(w.outputOf("both", i -> i == 0 ? "joined" : null)).contains("joined");
+        assertThat(w.outputOf("left", i -> "{ \"right\" : null , \"left\":\"a\\\"b\\\\c\\n\\u00e9\\t\"}"))
+                .as("escapes decoded").contains("a\"b\\c\n\u00e9\t");
         assertThatThrownBy(() -> w.outputOf("l1", i -> "{}")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("has no step 'l1'");
         assertThatThrownBy(() -> w.checkOutputRef(StepRef.of("count"))).isInstanceOf(IllegalArgumentException.class)

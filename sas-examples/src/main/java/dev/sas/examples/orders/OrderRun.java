@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -168,9 +169,11 @@ public final class OrderRun {
                 out.println("  payments:  charged through " + payments.describe());
             }
 
-            Workflow<String> reconcile = Reconciliation.workflow(db);
+            Reconciliation.Runs reconciliations = new Reconciliation.Runs();
+            Workflow<String> reconcile = Reconciliation.workflow(db, reconciliations);
             SasRuntime sas = runtime(store, workflow, "shop-" + tag, board, operator, reconcile);
             sas.client().schedules().register(Reconciliation.nightly(reconcile, tag + "-"));
+            Instant lastFireAtStart = sas.client().schedules().find(Reconciliation.SCHEDULE).orElseThrow().lastFireTime();
             Progress progress = new Progress(sas, workflow.name(), orders.size());
             ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "progress");
@@ -313,7 +316,7 @@ public final class OrderRun {
                             + " of failing", config.outage().toMillis() / 1000.0, shop.payment().outage(),
                             sas.metrics().breakersOpened(), breakerAtEnd, sas.metrics().heldBack());
                 }
-                String nightly = runNightlyReconciliation(sas, orders.size());
+                String nightly = runNightlyReconciliation(sas, orders.size(), reconciliations, lastFireAtStart);
                 sas.close();
                 SasMetrics m = sas.metrics();
                 if (payments != null) {
@@ -345,7 +348,8 @@ public final class OrderRun {
                 List<String> passed = new ArrayList<>(checks.passed());
                 List<String> failures = new ArrayList<>(checks.failures());
                 (nightly == null ? passed : failures).add(nightly == null ? "the nightly reconciliation schedule is"
-                        + " registered once and its run, triggered by the operator, counted every order row" : nightly);
+                        + " registered once, every fire time and the operator's triggered run ran once, and the"
+                        + " run counted every order row" : nightly);
                 checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
@@ -388,7 +392,8 @@ public final class OrderRun {
      * @return null if the schedule is registered once, due at 02:00 Berlin time, and the run counted
      *     every order row; else what went wrong
      */
-    private String runNightlyReconciliation(SasRuntime sas, int orders) {
+    private String runNightlyReconciliation(SasRuntime sas, int orders, Reconciliation.Runs runs,
+            Instant lastFireAtStart) {
         var schedules = sas.client().schedules();
         var info = schedules.find(Reconciliation.SCHEDULE).orElse(null);
         if (info == null || info.nextFireTime() == null
@@ -405,7 +410,9 @@ public final class OrderRun {
             return "the nightly reconciliation ended " + result.status() + " with '" + counted + "', expected "
                     + orders + " order rows";
         }
-        return null;
+        Instant lastFireAtEnd = schedules.find(Reconciliation.SCHEDULE).orElseThrow().lastFireTime();
+        return Reconciliation.everyFireTimeRunOnce(sas.client(), runs, lastFireAtStart, lastFireAtEnd,
+                run.info().businessKey());
     }
 
     /**

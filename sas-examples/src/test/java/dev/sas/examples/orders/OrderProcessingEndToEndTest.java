@@ -45,8 +45,8 @@ class OrderProcessingEndToEndTest {
                 .contains("no order failed for a passing reason (503s, hangs, the payment outage): every COMPENSATED"
                         + " or ERROR order met a permanent fault",
                         "the payment breaker opened during the outage and closed once the service was back",
-                        "the nightly reconciliation schedule is registered once and its run, triggered by the"
-                                + " operator, counted every order row")
+                        "the nightly reconciliation schedule is registered once, every fire time and the operator's"
+                                + " triggered run ran once, and the run counted every order row")
                 .hasSize(8);
         assertThat(output).contains("operator: runs the nightly reconciliation now").contains("reconciliation: 50 order rows");
         // the default run takes the payment service down for 3 s: its breaker opens, orders wait, none fails

@@ -62,6 +62,7 @@ class DocsSnippetsTest {
                 Arguments.of("docs/example.md", PAYMENT_WORKER, "worker"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
                 Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "operate"),
+                Arguments.of("docs/schedules.md", jdbcDocs + "SchedulesDocsTest.java", "missed-after"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "StoreRolesDocsTest.java", "roles"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "VersionsDocsTest.java", "moves-from"),
@@ -69,7 +70,13 @@ class DocsSnippetsTest {
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
                 Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
                 Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "conditional"),
-                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"));
+                Arguments.of("docs/concepts.md", jdbcDocs + "ConditionalAndTimerDocsTest.java", "timer"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "WorkflowShapesDocsTest.java", "child-task"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "SchedulesDocsTest.java", "schedule"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ForEachDocsTest.java", "for-each"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ForEachDocsTest.java", "for-each"),
+                Arguments.of("docs/workflow-shapes.md", jdbcDocs + "ParallelDocsTest.java", "parallel"),
+                Arguments.of("docs/concepts.md", jdbcDocs + "ParallelDocsTest.java", "parallel"));
     }
 
     @ParameterizedTest(name = "{0} shows {2} from {1}")

@@ -69,4 +69,39 @@ class SchedulesDocsTest {
             assertThat(schedules.find("nightly-reconciliation").orElseThrow().paused()).isFalse();
         }
     }
+
+    @Test
+    void a_nightly_export_runs_twenty_minutes_late_but_not_an_hour_late() {
+        Workflow<String> export = Workflow.builder("export", Codec.string())
+                .step("write-files", s -> s.execute(ctx -> "exported " + ctx.input()))
+                .build();
+        ManualClock clock = new ManualClock(Instant.parse("2030-01-01T02:30:00Z"));
+        try (JdbcStateStore store = JdbcStateStore.builder().url("jdbc:h2:mem:schedules-docs-late;DB_CLOSE_DELAY=-1")
+                .build();
+             SasRuntime runtime = SasRuntime.builder().stateStore(store).workflow(export).clock(clock)
+                     .trustLocalClock().build()) {
+            // tag::missed-after[]
+            Schedule nightly = Schedule.named("nightly-export")
+                    .cron("0 3 * * *", ZoneId.of("UTC"))
+                    .submits(export, "all")
+                    .missedAfter(Duration.ofMinutes(30))    // a deploy that took 20 min still runs tonight's export
+                    .missedFires(MissedFires.skip())        // one later than that waits for tomorrow
+                    .build();
+            // end::missed-after[]
+            runtime.client().schedules().register(nightly);
+
+            clock.tick(Duration.ofMinutes(50)); // 03:20: 20 min late
+            Drain.supervisorOnce(runtime);
+            clock.tick(Duration.ofHours(24).plusMinutes(40)); // the next night at 04:00: an hour late
+            Drain.supervisorOnce(runtime);
+            Drain.untilIdle(runtime);
+
+            SasClient client = runtime.client();
+            assertThat(client.find("export", "nightly-export@2030-01-01T03:00:00Z")).as("20 min late: run")
+                    .hasValueSatisfying(t -> assertThat(t.status()).isEqualTo(TaskStatus.PROCESSED));
+            assertThat(client.find("export", "nightly-export@2030-01-02T03:00:00Z")).as("an hour late: skipped")
+                    .isEmpty();
+            assertThat(runtime.metrics().scheduleFiresSkipped()).isEqualTo(1);
+        }
+    }
 }

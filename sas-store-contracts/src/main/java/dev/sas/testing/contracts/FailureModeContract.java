@@ -103,6 +103,23 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Drain.untilIdle(runtime);
     }
 
+    /** {@code rounds} times: runs what is due, then moves the clock on by a second (retries back off 1 s). */
+    private void drainEverySecond(SasRuntime sas, int rounds) {
+        for (int i = 0; i < rounds; i++) {
+            drain(sas);
+            clock.tick(Duration.ofSeconds(1));
+        }
+    }
+
+    /** {@code rounds} times: runs what is due, lets its deadline pass, and one supervisor pass times it out. */
+    private void timeOutRounds(SasRuntime sas, int rounds) {
+        for (int i = 0; i < rounds; i++) {
+            drain(sas);
+            clock.tick(DEADLINE.plusSeconds(2));
+            Drain.supervisorOnce(sas);
+        }
+    }
+
     private TaskInfo status(SasRuntime sas, TaskId id) {
         return sas.client().find(id).orElseThrow();
     }
@@ -156,10 +173,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 5; i++) {
-            drain(sas);
-            clock.tick(Duration.ofSeconds(1));
-        }
+        drainEverySecond(sas, 5);
 
         TaskInfo info = status(sas, id);
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
@@ -280,11 +294,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 4; i++) {
-            drain(sas);
-            clock.tick(DEADLINE.plusSeconds(2));
-            Drain.supervisorOnce(sas);
-        }
+        timeOutRounds(sas, 4);
 
         TaskInfo info = status(sas, id);
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
@@ -306,11 +316,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 5; i++) {
-            drain(sas);
-            clock.tick(DEADLINE.plusSeconds(2));
-            Drain.supervisorOnce(sas);
-        }
+        timeOutRounds(sas, 5);
 
         TaskInfo info = status(sas, id);
         assertThat(info.status()).isEqualTo(TaskStatus.ERROR);
@@ -711,10 +717,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 4; i++) {
-            drain(sas);
-            clock.tick(Duration.ofSeconds(1));
-        }
+        drainEverySecond(sas, 4);
 
         // The charge may have gone through with its reply lost: it is refunded, then stock released.
         assertThat(log).containsExactly("refund " + id + ":charge:compensate", "release");
@@ -736,11 +739,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 3; i++) {
-            drain(sas);
-            clock.tick(DEADLINE.plusSeconds(2));
-            Drain.supervisorOnce(sas);
-        }
+        timeOutRounds(sas, 3);
         drain(sas);
 
         assertThat(log).containsExactly("cancel shipment", "release");
@@ -764,10 +763,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
 
-        for (int i = 0; i < 4; i++) {
-            drain(sas);
-            clock.tick(Duration.ofSeconds(1));
-        }
+        drainEverySecond(sas, 4);
 
         assertThat(log).containsExactly("refund attempt 1", "refund attempt 2", "refund attempt 3");
         TaskInfo info = status(sas, id);
@@ -1061,10 +1057,7 @@ public abstract class FailureModeContract extends StoreTestSupport {
         Workflow<String> wf = errorThenCancel("cancel-error-transient", log, s -> s.call(payments, ctx -> "42"));
         SasRuntime sas = runtime("node-a", wf);
         TaskId id = sas.client().submit(wf, "order-1", "x").id();
-        for (int i = 0; i < 3; i++) {
-            drain(sas);
-            clock.tick(Duration.ofSeconds(1));
-        }
+        drainEverySecond(sas, 3);
         assertThat(status(sas, id).status()).isEqualTo(TaskStatus.ERROR);
 
         assertThat(sas.client().operations().cancel(id)).isTrue();

@@ -186,6 +186,42 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
                 .extracting(TaskEvent::stepName).containsExactly("reserve");
     }
 
+    @Test
+    void a_skipped_step_is_passed_over_when_the_supervisor_fails_a_timed_out_step_where_the_skipped_steps_are_not_known() {
+        Workflow<String> wf = Workflow.builder("shapes-skip-timeout", Codec.string())
+                .step("reserve", s -> s.execute(ctx -> record("reserve", ctx.input()))
+                        .compensateWith(ctx -> compensated.add("reserve:" + ctx.input())))
+                .step("charge", s -> s.when(ctx -> false).execute(ctx -> record("charge", ctx.input()))
+                        .compensateWith(ctx -> compensated.add("charge:" + ctx.input())))
+                .step("approve", s -> s.awaitCompletion((ctx, t) -> { }).completeWithin(Duration.ofMinutes(5))
+                        .maxTimeouts(1))
+                .step("ship", s -> s.execute(ctx -> record("ship", ctx.input())))
+                .build();
+        CompletionTokenKeys keys = CompletionTokenKeys.builder()
+                .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build();
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(keys).workflow(wf).build();
+        runtimes.add(sas);
+        TaskId id = sas.client().submit(wf, "order-1", "cash").id();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+
+        // the supervisor's decision after the time-out is made without a claim: it releases the task
+        // COMPENSATING at the step before 'approve' (which has nothing to compensate), the skipped one
+        clock.tick(Duration.ofMinutes(6));
+        assertThat(Drain.supervisorOnce(sas)).isEqualTo(1);
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("reserve:cash");
+        assertThat(ran).containsExactly("reserve:cash");
+        assertThat(info.step("charge").status()).isEqualTo(StepStatus.SKIPPED);
+        assertThat(info.step("charge").compensationStatus()).isNull();
+        assertThat(events(sas, id)).filteredOn(e -> e.type() == TaskEvent.Type.COMPENSATION_COMPLETED)
+                .extracting(TaskEvent::stepName).containsExactly("reserve");
+    }
+
     // ------------------------------------------------------------------ durable timers
 
     private Workflow<String> reminder(String name) {
@@ -236,6 +272,28 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
         assertThat(ran).containsExactly("order:ann", "remind:ann@" + firesAt);
         assertThat(types(sas, id)).containsSubsequence(TaskEvent.Type.TIMER_STARTED, TaskEvent.Type.TIMER_FIRED,
                 TaskEvent.Type.STEP_STARTED, TaskEvent.Type.STEP_COMPLETED, TaskEvent.Type.PROCESSED);
+    }
+
+    @Test
+    void a_timer_that_is_the_first_step_fires_once_at_its_instant() {
+        Workflow<String> wf = Workflow.builder("shapes-first-timer", Codec.string())
+                .timer("cool-off", t -> t.waitFor(Duration.ofHours(1)))
+                .step("remind", s -> s.execute(ctx -> record("remind", ctx.input())))
+                .build();
+        SasRuntime sas = runtime(wf);
+        Instant firesAt = clock.instant().plus(Duration.ofHours(1));
+        TaskId id = sas.client().submit(wf, "order-1", "o-1").id();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().nextAttemptAt()).isEqualTo(firesAt);
+
+        clock.tick(Duration.ofHours(1));
+        Drain.untilIdle(sas);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).as("claimed at its instant, the timer fires instead of starting again")
+                .isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("cool-off").output()).isEqualTo(firesAt.toString());
+        assertThat(types(sas, id)).containsOnlyOnce(TaskEvent.Type.TIMER_STARTED, TaskEvent.Type.TIMER_FIRED);
     }
 
     @Test

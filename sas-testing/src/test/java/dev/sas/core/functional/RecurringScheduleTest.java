@@ -162,9 +162,13 @@ class RecurringScheduleTest {
     class MissedFireTimes {
 
         private List<String> afterOutage(MissedFires policy) {
+            return afterOutage(Schedule.named("minutely").every(Duration.ofMinutes(1)).submits(RECONCILE, "x")
+                    .missedFires(policy));
+        }
+
+        private List<String> afterOutage(Schedule.Builder schedule) {
             SasRuntime n = node("n");
-            n.client().schedules().register(Schedule.named("minutely").every(Duration.ofMinutes(1))
-                    .submits(RECONCILE, "x").missedFires(policy).build());
+            n.client().schedules().register(schedule.build());
             clock.tick(Duration.ofSeconds(630)); // down from T0 to T0 + 10.5 min: 1..9 min missed, 10 min late
             Drain.supervisorOnce(n);
             Drain.untilIdle(n);
@@ -203,6 +207,31 @@ class RecurringScheduleTest {
             clock.tick(Duration.ofSeconds(20)); // T0 + 10:50, before the next fire time
             Drain.supervisorOnce(nodes.get(0));
             assertThat(keys()).as("the next pass repeats none").hasSize(10);
+        }
+
+        @Test
+        void a_longer_missed_after_submits_fire_times_that_late_as_usual_whatever_the_policy() {
+            Schedule.Builder lenient = Schedule.named("minutely").every(Duration.ofMinutes(1)).submits(RECONCILE, "x")
+                    .missedFires(MissedFires.skip()).missedAfter(Duration.ofMinutes(5));
+            assertThat(afterOutage(lenient)).as("1..5 min more than 5 min late: skipped; 6..10 min on time")
+                    .containsExactlyElementsOf(at(6, 7, 8, 9, 10));
+            assertThat(nodes.get(0).metrics().scheduleFiresSkipped()).isEqualTo(5);
+            assertThat(nodes.get(0).client().schedules().find("minutely").orElseThrow().missedAfter())
+                    .isEqualTo(Duration.ofMinutes(5));
+        }
+
+        @Test
+        void a_shorter_missed_after_counts_a_fire_time_late_by_more_as_missed() {
+            SasRuntime n = node("n");
+            n.client().schedules().register(Schedule.named("minutely").every(Duration.ofMinutes(1))
+                    .submits(RECONCILE, "x").missedFires(MissedFires.skip()).missedAfter(Duration.ofSeconds(10)).build());
+            clock.tick(Duration.ofSeconds(75)); // the 1 min fire time is 15 s late
+            Drain.supervisorOnce(n);
+            assertThat(keys()).as("skipped: later than 10 s").isEmpty();
+            assertThat(n.metrics().scheduleFiresSkipped()).isEqualTo(1);
+            clock.tick(Duration.ofSeconds(50)); // 2:05, the 2 min fire time 5 s late
+            Drain.supervisorOnce(n);
+            assertThat(keys()).containsExactlyElementsOf(at(2));
         }
     }
 
@@ -328,6 +357,15 @@ class RecurringScheduleTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("schedule name 'has space'");
             assertThatThrownBy(() -> MissedFires.runEach(0))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("was 0");
+            assertThatThrownBy(() -> Schedule.named("s").missedAfter(Duration.ofMillis(500)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("schedule 's': missedAfter must be whole seconds between PT1S and PT24H, was PT0.5S");
+            assertThatThrownBy(() -> Schedule.named("s").missedAfter(Duration.ofHours(25)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("was PT25H");
+            assertThatThrownBy(() -> Schedule.named("s").missedAfter(Duration.ofMillis(1500)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("was PT1.5S");
+            assertThatThrownBy(() -> Schedule.named("s").missedAfter(null))
+                    .isInstanceOf(NullPointerException.class).hasMessage("schedule 's': missedAfter must not be null");
         }
 
         @Test
@@ -352,6 +390,18 @@ class RecurringScheduleTest {
             clock.tick(Duration.ofSeconds(1));
             assertThat(Drain.supervisorOnce(n)).isZero();
             assertThat(n.status().supervisorLeader()).isTrue();
+        }
+
+        @Test
+        void the_longest_missed_after_fits_the_stores_column_and_the_default_is_stored_as_before_the_setting() {
+            Schedule longest = Schedule.named("s").every(Duration.ofSeconds(5)).submits(RECONCILE, "x")
+                    .missedFires(MissedFires.runEach(MissedFires.MAX_RUN_EACH))
+                    .missedAfter(Schedule.MAX_MISSED_AFTER.minusSeconds(1)).build();
+            assertThat(longest.spec().missedFires()).isEqualTo("RUN_EACH:1000;after=PT23H59M59S")
+                    .hasSizeLessThanOrEqualTo(32); // missed_fires VARCHAR(32)
+            Schedule plain = Schedule.named("s").every(Duration.ofSeconds(5)).submits(RECONCILE, "x").build();
+            assertThat(plain.spec().missedFires()).isEqualTo("RUN_ONCE");
+            assertThat(plain.missedAfter()).isEqualTo(Schedule.DEFAULT_MISSED_AFTER).isEqualTo(Duration.ofMinutes(1));
         }
 
         @Test

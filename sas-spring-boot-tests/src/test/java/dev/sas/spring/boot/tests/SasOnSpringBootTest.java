@@ -47,7 +47,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * or on PostgreSQL when {@code SAS_TEST_POSTGRES_URL} is set (tables of this run's own prefix,
  * dropped when the context closes, after SAS has stopped).
  */
-@SpringBootTest(classes = ShopApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = {ShopApplication.class, SasOnSpringBootTest.Cleanup.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"management.endpoints.web.exposure.include=health,metrics",
                 "management.endpoint.health.show-details=always", "sas.scheduler.poll-interval=200ms",
                 "sas.console.enabled=true", "sas.console.token=" + SasOnSpringBootTest.CONSOLE_TOKEN})
@@ -66,7 +66,11 @@ class SasOnSpringBootTest {
         r.add("shop.orders-table", () -> PREFIX + "orders");
     }
 
-    /** On PostgreSQL, drops this run's tables once SAS has stopped (beans are destroyed after lifecycles stop). */
+    /**
+     * On PostgreSQL, drops this run's tables and trigger functions once SAS has stopped (beans are destroyed
+     * after lifecycles stop). Listed in {@code classes} above: with explicit classes Spring does not look
+     * for nested configuration, and the tables of every run stayed behind.
+     */
     @TestConfiguration(proxyBeanMethods = false)
     static class Cleanup {
         @Bean

@@ -1,0 +1,207 @@
+package dev.sas.testing.contracts;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sas.core.Codec;
+import dev.sas.core.ForEachFailure;
+import dev.sas.core.ForEachResults;
+import dev.sas.core.NonRetryableException;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
+import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
+import dev.sas.testing.Drain;
+import dev.sas.testing.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Dynamic fan-out ({@code Workflow.Builder.forEach}) on every store: one step run once per element of
+ * a list computed from the input, at most K at once, joined in list order; a partial failure per
+ * {@link ForEachFailure} policy. Driven by hand with a {@link ManualClock}: each round runs what is
+ * due ({@link Drain#untilIdle}) and one supervisor pass, which lets the next element of each lane go
+ * on and joins the step. Subclass it with a fresh store per test, as for {@link StateStoreContract}.
+ */
+public abstract class ForEachContract extends StoreTestSupport {
+
+    /** Time for every runtime here. */
+    protected final ManualClock clock = new ManualClock();
+    private final List<SasRuntime> runtimes = new ArrayList<>();
+    /** How many times each element's step ran, by element. */
+    private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+    /** The compensations that ran, in order. */
+    private final List<String> compensated = new CopyOnWriteArrayList<>();
+
+    @Override
+    void beforeStoreIsDestroyed() {
+        runtimes.forEach(SasRuntime::close);
+    }
+
+    private SasRuntime runtime(Workflow<?> workflow) {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .workflow(workflow).build();
+        runtimes.add(sas);
+        return sas;
+    }
+
+    /** The input "n" is n elements "p0".."p(n-1)". */
+    private static List<String> parcels(String input) {
+        return IntStream.range(0, Integer.parseInt(input)).mapToObj(i -> "p" + i).toList();
+    }
+
+    private Workflow<String> shipping(String name, int concurrency, ForEachFailure policy) {
+        return Workflow.builder(name, Codec.string())
+                .step("pack", s -> s.execute(ctx -> "packed " + ctx.input())
+                        .compensateWith(ctx -> compensated.add("unpack")))
+                .forEach("ship-parcels", Codec.string(), ctx -> parcels(ctx.input()), each -> each
+                        .step("ship", s -> s.execute(ctx -> {
+                            runs.computeIfAbsent(ctx.input(), k -> new AtomicInteger()).incrementAndGet();
+                            if (ctx.input().equals(failingParcel)) {
+                                throw new NonRetryableException("no courier for " + ctx.input());
+                            }
+                            return "shipped " + ctx.input();
+                        }).compensateWith(ctx -> compensated.add("recall " + ctx.input())))
+                        .concurrency(concurrency)
+                        .onFailure(policy))
+                .step("invoice", s -> s.execute(ctx -> "invoice for "
+                        + ForEachResults.of(ctx.output("ship-parcels").orElseThrow()).size() + " parcels"))
+                .build();
+    }
+
+    /** The element whose step fails for good. */
+    private volatile String failingParcel = "none";
+
+    /** Rounds of (run what is due, one supervisor pass, a second on the clock) until the task is final. */
+    private int runUntilFinal(SasRuntime sas, TaskId id, int maxRounds) {
+        for (int round = 1; round <= maxRounds; round++) {
+            Drain.untilIdle(sas);
+            Drain.supervisorOnce(sas);
+            clock.tick(Duration.ofSeconds(1));
+            if (sas.client().find(id).orElseThrow().status().isTerminal()) {
+                Drain.untilIdle(sas);
+                return round;
+            }
+        }
+        throw new AssertionError("task " + id + " not final after " + maxRounds + " rounds: "
+                + sas.client().find(id).orElseThrow());
+    }
+
+    private static List<TaskInfo> units(SasRuntime sas, Workflow<?> wf) {
+        return sas.client().list(TaskQuery.all().withWorkflow(wf.name() + ".ship-parcels.each")
+                .withLimit(TaskQuery.MAX_LIMIT));
+    }
+
+    @Test
+    void a_fan_out_of_1000_elements_with_concurrency_16_runs_every_element_once_and_joins_them_in_order() {
+        Workflow<String> wf = shipping("for-each-1000", 16, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "1000").id();
+
+        Drain.untilIdle(sas);
+        assertThat(runs).as("before any element ended, only the first 16 ran: the rest wait their turn").hasSize(16);
+        assertThat(units(sas, wf)).hasSize(1000)
+                .filteredOn(u -> u.status() == TaskStatus.AWAITING_REPLY).hasSize(1000 - 16);
+
+        runUntilFinal(sas, id, 2_000);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(runs).hasSize(1000);
+        assertThat(runs.values()).as("every element ran exactly once").allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+        ForEachResults results = ForEachResults.of(info.step("ship-parcels").output());
+        assertThat(results.outputs(Codec.string())).containsExactlyElementsOf(
+                IntStream.range(0, 1000).mapToObj(i -> "shipped p" + i).toList());
+        assertThat(info.step("invoice").output()).isEqualTo("invoice for 1000 parcels");
+        assertThat(units(sas, wf)).allSatisfy(u -> assertThat(u.status()).isEqualTo(TaskStatus.PROCESSED));
+        assertThat(compensated).isEmpty();
+    }
+
+    @Test
+    void at_most_k_elements_run_at_once_and_each_lane_goes_on_when_its_element_ends() {
+        Workflow<String> wf = shipping("for-each-lanes", 3, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "7").id();
+
+        Drain.untilIdle(sas);
+        assertThat(runs.keySet()).containsExactlyInAnyOrder("p0", "p1", "p2");
+        Drain.supervisorOnce(sas); // the pass lets p3, p4, p5 go on: their predecessors ended
+        Drain.untilIdle(sas);
+        assertThat(runs.keySet()).containsExactlyInAnyOrder("p0", "p1", "p2", "p3", "p4", "p5");
+
+        runUntilFinal(sas, id, 50);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(runs).hasSize(7).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+    }
+
+    @Test
+    void an_empty_list_joins_to_no_results_and_the_task_goes_on() {
+        Workflow<String> wf = shipping("for-each-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "0").id();
+
+        runUntilFinal(sas, id, 20);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("invoice").output()).isEqualTo("invoice for 0 parcels");
+        assertThat(runs).isEmpty();
+    }
+
+    @Test
+    void with_fail_and_compensate_all_a_failed_element_cancels_the_rest_and_every_completed_element_is_compensated_once() {
+        failingParcel = "p5";
+        Workflow<String> wf = shipping("for-each-fail", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "40").id();
+
+        runUntilFinal(sas, id, 200);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(info.lastError()).contains("no courier for p5");
+        List<String> shipped = runs.keySet().stream().filter(p -> !p.equals("p5")).sorted().toList();
+        assertThat(runs.size()).as("the elements after the failure never started").isLessThan(40);
+        assertThat(runs.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+        List<String> recalls = compensated.stream().filter(c -> c.startsWith("recall ")).toList();
+        assertThat(recalls).as("every element that shipped is recalled once, the failed one not")
+                .containsExactlyInAnyOrderElementsOf(shipped.stream().map(p -> "recall " + p).toList())
+                .doesNotHaveDuplicates();
+        assertThat(compensated).as("then the step before the fan-out").last().isEqualTo("unpack");
+        assertThat(Collections.frequency(compensated, "unpack")).isEqualTo(1);
+        assertThat(units(sas, wf)).allSatisfy(u -> assertThat(u.status().isTerminal()).isTrue());
+    }
+
+    @Test
+    void with_collect_failures_every_element_runs_and_the_join_holds_each_output_or_error_in_order() {
+        failingParcel = "p2";
+        Workflow<String> wf = shipping("for-each-collect", 2, ForEachFailure.COLLECT_FAILURES);
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "6").id();
+
+        runUntilFinal(sas, id, 50);
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(runs).hasSize(6).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+        ForEachResults results = ForEachResults.of(info.step("ship-parcels").output());
+        assertThat(results.size()).isEqualTo(6);
+        assertThat(results.failures()).singleElement().satisfies(f -> {
+            assertThat(f.index()).isEqualTo(2);
+            assertThat(f.error()).contains("no courier for p2");
+        });
+        assertThat(results.elements()).extracting(ForEachResults.Element::output)
+                .containsExactly("shipped p0", "shipped p1", null, "shipped p3", "shipped p4", "shipped p5");
+        assertThat(info.step("invoice").output()).isEqualTo("invoice for 6 parcels");
+        assertThat(compensated).isEmpty();
+    }
+}
