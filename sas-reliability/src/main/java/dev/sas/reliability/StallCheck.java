@@ -22,6 +22,12 @@ import java.util.Set;
  *   <li><b>idle</b>: in that wait the cluster started nothing for longer than the bound (it had
  *       free capacity and did not take the task).</li>
  * </ul>
+ * Passing over is judged only for a task's first claim (its first call, attempt 1, due at its
+ * submission or a cancel or resubmit): the ledger has no claim times, and a later execution may
+ * continue its task's claim (the next step on the same node: not a claim of its own, so never a
+ * task that passed another), or follow a claim the ledger never saw (a worker killed between claim
+ * and call; its recovery re-queues the task at a time the ledger does not know). Those waits are
+ * judged by idleness only, and counted apart among the queueing ones.
  * Otherwise every start in the wait was of work claimable earlier or within the bound: the task
  * queued behind it because the machine could not serve faster. Such a wait is counted and its
  * p50/p99 reported as queueing, not as a violation. A task still PENDING at the end (never started
@@ -31,12 +37,15 @@ import java.util.Set;
 final class StallCheck {
     private static final int EXAMPLES = 10;
 
-    /** A start of an execution and the earliest time its task may have been claimable for it. */
-    private record Start(String task, long earliest, long at) {
+    /**
+     * A start of an execution and the earliest time its task may have been claimable for it;
+     * {@code claim} unless it continued its task's claim (the next step on the same node).
+     */
+    private record Start(String task, long earliest, long at, boolean claim) {
     }
 
     /** A wait past its bound: the claimable stretch {@code [from, to]} of {@code task}'s execution {@code e}. */
-    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis) {
+    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis, boolean firstClaim) {
         long length() {
             return to - from;
         }
@@ -119,9 +128,11 @@ final class StallCheck {
                         earliest = a.at();
                     }
                 }
-                starts.add(new Start(t.id(), afterOutages(earliest), e.start()));
+                // the next step on the same node ran within its task's claim: not a claim of its own
+                boolean claim = prev == null || !prev.node().equals(e.node()) || prev.what().equals(e.what());
+                starts.add(new Start(t.id(), afterOutages(earliest), e.start(), claim));
                 endOfRun = Math.max(endOfRun, e.start());
-                measure(r, t, e, due, e.start(), basis, bound);
+                measure(r, t, e, due, e.start(), basis, bound, prev == null && e.attempt() == 1);
                 prev = e;
             }
         }
@@ -132,7 +143,7 @@ final class StallCheck {
                 long due = last == null ? t.createdAt() : last.end() != null ? last.end() : last.start();
                 if (endOfRun > due) {
                     measure(r, t, null, due, endOfRun, last == null ? "submitted, never started"
-                            : "after " + last + ", never started again", bound);
+                            : "after " + last + ", never started again", bound, last == null);
                 }
             }
         }
@@ -140,7 +151,8 @@ final class StallCheck {
         judge(r, suspects);
     }
 
-    private void measure(ChaosReport r, Task t, Exec e, long due, long start, String basis, long bound) {
+    private void measure(ChaosReport r, Task t, Exec e, long due, long start, String basis, long bound,
+            boolean firstClaim) {
         long[] claimable = claimable(due, start);
         long wait = claimable[0];
         long allowed = bound + claimable[1];
@@ -160,7 +172,7 @@ final class StallCheck {
             r.maxWaitTask = t.id() + " " + what + " (" + basis + ")";
         }
         if (wait > allowed) {
-            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis));
+            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis, firstClaim));
         }
     }
 
@@ -179,7 +191,8 @@ final class StallCheck {
                 if (x.task().equals(w.task().id())) {
                     continue;
                 }
-                if (x.earliest() > w.from() + w.allowed() && (passer == null || x.earliest() > passer.earliest())) {
+                if (w.firstClaim() && x.claim() && x.earliest() > w.from() + w.allowed()
+                        && (passer == null || x.earliest() > passer.earliest())) {
                     passer = x;
                 }
                 idle = Math.max(idle, x.at() - lastStart);
@@ -196,6 +209,9 @@ final class StallCheck {
             }
             if (why == null) {
                 queued.add(w.length());
+                if (!w.firstClaim()) {
+                    r.queuedNotFirstClaims++;
+                }
                 continue;
             }
             r.stallViolations++;
