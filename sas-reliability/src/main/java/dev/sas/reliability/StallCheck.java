@@ -86,7 +86,9 @@ final class StallCheck {
      * it is claimable again at the outage's end plus the reconnect allowance, and the wait before
      * the outage counts on its own. The bound grows by one supervisor lease when the wait overlaps
      * the loss of the lease's holder. As a competitor (the task that may have passed another), an
-     * execution's claimable time is taken as early as it can be: no backoff.
+     * execution's claimable time is taken as early as it can be: its place in the queue is its
+ * submission, moved only by a retry after a recorded failure (without its backoff) or a resubmit
+ * (a recovered claim may keep its place, so it never counts as claimable later).
      */
     void check(ChaosReport r, Set<String> suspects) {
         RetryPolicy policy = ChaosWorkflow.retryPolicy();
@@ -100,23 +102,24 @@ final class StallCheck {
             }
             Exec prev = null;
             int rerun = 0;
+            long earliest = t.createdAt();
             for (Exec e : entry.getValue()) {
                 long due;
-                long earliest;
                 String basis;
                 if (prev == null) {
                     due = t.createdAt();
-                    earliest = due;
                     basis = "submitted";
                 } else if (prev.what().equals(e.what())) {
                     rerun++;
-                    earliest = prev.failed() && prev.end() != null ? prev.end() : prev.start();
-                    due = earliest + ChaosChecks.maxBackoff(policy, rerun);
+                    long from = prev.failed() && prev.end() != null ? prev.end() : prev.start();
+                    due = from + ChaosChecks.maxBackoff(policy, rerun);
+                    if (prev.failed() && prev.end() != null) {
+                        earliest = from; // a retry: re-queued after the failure
+                    }
                     basis = "re-run " + rerun + " after " + prev;
                 } else {
                     rerun = 0;
                     due = prev.end() != null ? prev.end() : prev.start();
-                    earliest = due;
                     basis = "after " + prev;
                 }
                 for (Action a : actionsByTask.getOrDefault(t.id(), List.of())) {
@@ -124,7 +127,7 @@ final class StallCheck {
                         due = a.at();
                         basis = a.action() + " sent";
                     }
-                    if (a.at() <= e.start() && a.at() > earliest) {
+                    if (a.action().equals("resubmit") && a.at() <= e.start() && a.at() > earliest) {
                         earliest = a.at();
                     }
                 }

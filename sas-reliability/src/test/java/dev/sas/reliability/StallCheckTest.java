@@ -125,7 +125,8 @@ class StallCheckTest {
     @Test
     void a_wait_past_the_bound_while_the_cluster_started_nothing_is_a_stall() {
         long bound = settings.stallBoundMs();
-        // task-0 runs its steps at 1,000-1,200; task-1, due at 1,000, starts at 3,901: nothing started for bound + 101 ms
+        // task-0 runs its steps at 1,000-1,200; task-1, due at 1,000, starts at 3,901:
+        // nothing started for bound + 101 ms
         for (int i = 0; i < 2; i++) {
             tasks.add(new Task(id(i), i, "PROCESSED", 1_000, null, 0, 0));
         }
@@ -148,6 +149,42 @@ class StallCheckTest {
         assertThat(r.stallsIdle).isEqualTo(1);
         assertThat(r.worstStalls).singleElement().asString().startsWith("task task-1 forward:reserve")
                 .contains("the cluster started nothing for " + (bound + 101) + " ms");
+    }
+
+    @Test
+    void only_a_retry_after_a_failure_takes_a_later_place_in_the_queue_and_can_pass_a_waiting_task() {
+        // task-1, due at 1,000, starts at 5,000; task-0's first call ends at 3,700 (> 1,000 + 2,600) and
+        // its next call starts at 3,800: the next step on the same node (its claim continued), on another
+        // node (recovered: it may keep its place in the queue), or a retry of the failed call (re-queued)
+        for (String next : List.of("continued", "recovered", "retried")) {
+            tasks.clear();
+            execs.clear();
+            for (int i = 0; i < 4; i++) {
+                tasks.add(new Task(id(i), i, "PROCESSED", 1_000, null, 0, 0));
+            }
+            boolean retried = next.equals("retried");
+            execs.add(new Exec(nextId++, id(0), "reserve", "forward", 1, "w0", "k0r", 1_000, 2_000, 3_700L,
+                    retried ? Ledger.ERROR : Ledger.APPLIED));
+            execs.add(new Exec(nextId++, id(0), retried ? "reserve" : "debit", "forward", retried ? 2 : 1,
+                    next.equals("continued") ? "w0" : "w1", "k0d", 3_800, 2_000, 3_850L, Ledger.APPLIED));
+            execs.add(new Exec(nextId++, id(2), "reserve", "forward", 1, "w1", "k2r", 2_000, 2_000, 2_050L,
+                    Ledger.APPLIED));
+            execs.add(new Exec(nextId++, id(3), "reserve", "forward", 1, "w1", "k3r", 3_000, 2_000, 3_050L,
+                    Ledger.APPLIED));
+            execs.add(new Exec(nextId++, id(1), "reserve", "forward", 1, "w2", "k1r", 5_000, 2_000, 5_050L,
+                    Ledger.APPLIED));
+
+            ChaosReport r = check();
+
+            if (retried) {
+                assertThat(r.stallsPassedOver).as("task-0's retry, re-queued at 3,700, before task-1").isEqualTo(1);
+                assertThat(r.worstStalls).singleElement().asString().contains("passed over: task task-0");
+            } else {
+                assertThat(r.stallViolations).as(next).isZero();
+                assertThat(r.queuedWaits).isEqualTo(1);
+                assertThat(r.p50QueuedMs).isEqualTo(4_000);
+            }
+        }
     }
 
     @Test
