@@ -50,6 +50,7 @@ final class Admission {
     static final Duration MAX_TOLERANCE = Duration.ofMillis(500);
     /** How far ahead {@link #capacity()} looks: the tasks this node's threads can start within it. */
     static final Duration START_HORIZON = Duration.ofMillis(250);
+    private static final long START_HORIZON_NANOS = START_HORIZON.toNanos();
     /**
      * The gate stays open while fewer tasks wait than the threads start in this many claim round
      * trips. Eight, not two: with two, a drain of no-op steps kept so few tasks waiting that its
@@ -138,7 +139,8 @@ final class Admission {
     /**
      * True if the claim loop may claim: fewer tasks wait than this node's threads start within
      * {@link #ROUND_TRIPS_AHEAD} claim round trips of {@code claimNanos} at the start rate seen so
-     * far (at least: none waits), and never more than they start within {@link #START_HORIZON}, so
+     * far (at least: none waits), and never more than they start within {@link #START_HORIZON} (by
+     * the length of the attempts and by the start rate seen so far), so
      * the threads have work while the next claim is under way and {@link #capacity()} has room. A
      * task that waits longer than its tolerance still gets its deadline restarted when it starts.
      *
@@ -148,7 +150,11 @@ final class Admission {
         long gap = startGapNanos.get();
         // until an attempt has finished, how many the threads start soon is unknown: none may wait
         long ahead = gap <= 0 || claimNanos <= 0 || runNanos.get() <= 0 ? 0 : ROUND_TRIPS_AHEAD * claimNanos / gap;
-        int below = (int) Math.max(1, Math.min(Math.min((long) MAX_WAITING_BATCHES * maxBatch, startable()), ahead + 1));
+        // and no more than start within the horizon at the rate they do start: on a starved machine short
+        // steps start slowly, and a task that waits past its tolerance costs a deadline write to start
+        long inHorizon = gap <= 0 ? ahead : START_HORIZON_NANOS / gap;
+        int below = (int) Math.max(1, Math.min(Math.min((long) MAX_WAITING_BATCHES * maxBatch, startable()),
+                Math.min(ahead, inHorizon) + 1));
         openBelow = below;
         return waitingCount.get() < below;
     }
@@ -213,8 +219,7 @@ final class Admission {
         boolean prompt;
         synchronized (t) {
             t.starting = true;
-            prompt = !t.extended && !t.lost
-                    && !clock.instant().isAfter(run.completeBy.minus(within).plus(tolerance(within)));
+            prompt = !t.extended && !t.lost && !clock.instant().isAfter(keepsDeadlineUntil(run.completeBy, within));
         }
         if (!prompt && !t.lost) {
             DeadlineRenewal.Outcome outcome = renew(new Request(t, true));
@@ -379,7 +384,21 @@ final class Admission {
 
     /** How late a step may start and keep the deadline set at its claim: a tenth of its time, at most {@link #MAX_TOLERANCE}. */
     static Duration tolerance(Duration within) {
-        Duration tenth = within.dividedBy(10);
-        return tenth.compareTo(MAX_TOLERANCE) < 0 ? tenth : MAX_TOLERANCE;
+        return within.compareTo(TENFOLD_MAX_TOLERANCE) >= 0 ? MAX_TOLERANCE : Duration.ofNanos(within.toNanos() / 10);
+    }
+
+    private static final Duration TENFOLD_MAX_TOLERANCE = MAX_TOLERANCE.multipliedBy(10);
+
+    /**
+     * The latest start that keeps {@code completeBy}, the deadline set {@code within} before it
+     * ran out: {@code completeBy - within + tolerance(within)}. On longs for the usual step times,
+     * since every start asks ({@code Duration.dividedBy} divides in {@code BigDecimal}).
+     */
+    static Instant keepsDeadlineUntil(Instant completeBy, Duration within) {
+        if (within.compareTo(TENFOLD_MAX_TOLERANCE) >= 0) {
+            return completeBy.minus(within).plus(MAX_TOLERANCE);
+        }
+        long w = within.toNanos();
+        return completeBy.minusNanos(w - w / 10);
     }
 }

@@ -161,14 +161,14 @@ final class AttemptEnds {
         if (a.ticket != null) {
             admission.abandon(a.ticket); // a call that failed before an agent thread took it
         }
-        admission.ran(Duration.between(a.startedAt, clock.instant()).toNanos());
+        Instant now = clock.instant(); // one read for the run's length and the deadline check
+        admission.ran(Duration.between(a.startedAt, now).toNanos());
         endTrace(a, error == null ? null : unwrap(error));
         if (abandoning.getAsBoolean()) {
             log.info("{}: finished during shutdown after the grace period; not recorded, left to the supervisor", a);
             loop.release();
             return;
         }
-        Instant now = clock.instant();
         if (now.isAfter(a.completeBy)) {
             metrics.staleRejected.increment();
             log.warn("{}: result arrived at {}, after its deadline {}, and was rejected; the supervisor will recover it",

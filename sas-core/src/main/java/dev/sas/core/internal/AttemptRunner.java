@@ -223,7 +223,7 @@ final class AttemptRunner {
             return;
         }
         Attempt a = new Attempt(run, clock);
-        Outcome instead = StepShapes.instead(a, def, clock.instant());
+        Outcome instead = StepShapes.instead(a, def, a.startedAt);
         if (instead != null) {
             // skipped, a timer, or a skipped step passed over: decided without running anything
             admission.abandon(ticket);

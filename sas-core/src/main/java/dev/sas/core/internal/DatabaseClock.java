@@ -231,20 +231,32 @@ public final class DatabaseClock extends Clock {
         if (at == null) {
             return false;
         }
-        Duration age = Duration.between(at, localNow);
-        return !age.isNegative() && (!checkAge || age.compareTo(REFRESH_EVERY) < 0) && !stepped(localNow);
+        // on longs, no Duration: every instant() asks, several times per step
+        long age = nanosBetween(at, localNow);
+        return age >= 0 && (!checkAge || age < REFRESH_EVERY_NANOS) && !stepped(age);
     }
 
-    /** True if the local clock moved more than {@link #STEP_TOLERANCE} apart from the monotonic timer since the measurement. */
-    private boolean stepped(Instant localNow) {
-        Instant at = measuredAt;
-        if (at == null) {
-            return false;
-        }
-        long localElapsed = Duration.between(at, localNow).toNanos();
+    /**
+     * True if the local clock moved more than {@link #STEP_TOLERANCE} apart from the monotonic timer
+     * since the measurement, {@code localElapsed} ago by the local clock.
+     */
+    private boolean stepped(long localElapsed) {
         long monotonicElapsed = monotonicNanos.getAsLong() - measuredAtNanos;
-        return Math.abs(localElapsed - monotonicElapsed) > STEP_TOLERANCE.toNanos();
+        return Math.abs(localElapsed - monotonicElapsed) > STEP_TOLERANCE_NANOS;
     }
+
+    /** Nanoseconds from {@code a} to {@code b}, saturated at about ±146 years (a step by more is a step). */
+    private static long nanosBetween(Instant a, Instant b) {
+        long seconds = b.getEpochSecond() - a.getEpochSecond();
+        if (Math.abs(seconds) >= SATURATE_SECONDS) {
+            return seconds > 0 ? Long.MAX_VALUE / 2 : Long.MIN_VALUE / 2;
+        }
+        return seconds * 1_000_000_000L + (b.getNano() - a.getNano());
+    }
+
+    private static final long SATURATE_SECONDS = Long.MAX_VALUE / 2 / 1_000_000_000L;
+    private static final long REFRESH_EVERY_NANOS = REFRESH_EVERY.toNanos();
+    private static final long STEP_TOLERANCE_NANOS = STEP_TOLERANCE.toNanos();
 
     private void measure() {
         long bestRoundTrip = Long.MAX_VALUE;

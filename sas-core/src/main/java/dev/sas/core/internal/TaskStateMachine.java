@@ -54,7 +54,7 @@ final class TaskStateMachine {
         Snapshot {
             Objects.requireNonNull(taskId, "taskId must not be null");
             Objects.requireNonNull(status, "status must not be null");
-            skipped = Set.copyOf(skipped);
+            skipped = skipped.isEmpty() ? Set.of() : Set.copyOf(skipped); // per decision: no copy of nothing
         }
 
         /**

@@ -207,6 +207,31 @@ class AdmissionTest {
     }
 
     @Test
+    void on_a_starved_node_no_more_wait_than_start_within_the_horizon_at_the_rate_they_start() {
+        AtomicLong nanos = new AtomicLong(1_000_000_000L);
+        Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
+        a.start(4, () -> { });
+        a.ran(Duration.ofNanos(1_000).toNanos()); // no-op steps: by their length, thousands start in 250 ms
+        List<Admission.Ticket> tickets = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            tickets.add(a.enqueue(claimedNow()));
+        }
+        for (int i = 0; i < 20; i++) {
+            nanos.addAndGet(Duration.ofMillis(10).toNanos()); // yet one starts every 10 ms (no CPU for them)
+            assertThat(a.begin(tickets.get(i))).isTrue();
+        }
+        long claim = Duration.ofMillis(100).toNanos(); // eight round trips: 80 would start meanwhile
+        assertThat(a.waiting()).isEqualTo(40);
+        assertThat(a.gateOpen(claim)).as("40 wait: 25 start within 250 ms").isFalse();
+        for (int i = 20; i < 35; i++) {
+            nanos.addAndGet(Duration.ofMillis(10).toNanos());
+            assertThat(a.begin(tickets.get(i))).isTrue();
+        }
+        assertThat(a.gateOpen(claim)).as("25 wait").isTrue();
+        assertThat(calls).as("every start was prompt: no deadline written").isEmpty();
+    }
+
+    @Test
     void until_an_attempt_has_finished_the_gate_opens_only_when_none_waits() {
         AtomicLong nanos = new AtomicLong(1_000_000_000L);
         Admission a = new Admission(store, DatabaseClock.of(clock, store, false, "t", s -> { }), "n", 64, nanos::get);
@@ -222,5 +247,19 @@ class AdmissionTest {
         assertThat(a.gateOpen(Duration.ofMillis(50).toNanos())).as("1 waits, no attempt finished yet").isFalse();
         assertThat(a.begin(tickets.get(2))).isTrue();
         assertThat(a.gateOpen(Duration.ofMillis(50).toNanos())).as("none waits").isTrue();
+    }
+
+    @Test
+    void the_start_that_keeps_the_deadline_is_the_one_a_duration_computes() {
+        Instant completeBy = Instant.parse("2030-01-01T00:00:03.000000007Z");
+        for (Duration within : List.of(Duration.ofNanos(1), Duration.ofNanos(19), Duration.ofMillis(7),
+                Duration.ofMillis(999), Duration.ofSeconds(3), Duration.ofMillis(4_999), Duration.ofSeconds(5),
+                Duration.ofSeconds(5).plusNanos(1), Duration.ofHours(2), Duration.ofDays(365 * 400))) {
+            Duration tenth = within.dividedBy(10);
+            Duration tolerance = tenth.compareTo(Admission.MAX_TOLERANCE) < 0 ? tenth : Admission.MAX_TOLERANCE;
+            assertThat(Admission.tolerance(within)).as("tolerance of %s", within).isEqualTo(tolerance);
+            assertThat(Admission.keepsDeadlineUntil(completeBy, within)).as("within %s", within)
+                    .isEqualTo(completeBy.minus(within).plus(tolerance));
+        }
     }
 }

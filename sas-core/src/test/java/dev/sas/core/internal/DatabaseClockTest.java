@@ -86,6 +86,25 @@ class DatabaseClockTest {
     }
 
     @Test
+    void steps_just_inside_and_outside_the_tolerance_and_one_of_centuries() {
+        DatabaseClock clock = clock();
+        int before = reads.get();
+        node.updateAndGet(t -> t.plus(DatabaseClock.STEP_TOLERANCE));
+        assertThat(clock.instant()).as("a step of exactly the tolerance is no step")
+                .isEqualTo(T0.plus(DatabaseClock.STEP_TOLERANCE));
+        assertThat(reads.get()).as("not measured again").isEqualTo(before);
+
+        node.updateAndGet(t -> t.plusNanos(1));
+        assertThat(clock.instant()).as("one nanosecond more is a step: measured away").isEqualTo(database.get());
+        assertThat(reads.get()).isGreaterThan(before);
+
+        node.updateAndGet(t -> t.plus(Duration.ofDays(365L * 300)));
+        assertThat(clock.instant()).as("a step of three centuries").isEqualTo(database.get());
+        node.updateAndGet(t -> t.minus(Duration.ofDays(365L * 600)));
+        assertThat(clock.instant()).as("and back past where it was").isEqualTo(database.get());
+    }
+
+    @Test
     void a_step_while_the_store_cannot_be_read_is_bridged_by_the_monotonic_timer() {
         DatabaseClock clock = clock();
         elapse(Duration.ofSeconds(1));
