@@ -90,7 +90,7 @@ public final class ChaosMain {
                 System.out.print(report.longestStall);
             }
             print("Overlapping executions (first 10):", report.overlapExamples);
-            print("Longest waits past the stall bound (worst 10):", report.worstStalls);
+            print("Stalls past the bound, passed over or idle (worst 10):", report.worstStalls);
             List<String> evidence = report.evidence;
             if (!evidence.isEmpty()) {
                 System.out.println();

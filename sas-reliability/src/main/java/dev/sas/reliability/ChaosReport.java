@@ -57,7 +57,19 @@ public final class ChaosReport {
     public int overlaps;
     public final List<String> overlapExamples = new ArrayList<>();
     public long stallBoundMs;
+    /** Waits past the stall bound that are stalls: passed over, or idle ({@link StallCheck}). */
     public int stallViolations;
+    /** Of the stalls: a task claimable more than the bound later started during the wait. */
+    public int stallsPassedOver;
+    /** Of the stalls: the cluster started nothing for longer than the bound during the wait. */
+    public int stallsIdle;
+    /** Waits past the stall bound in due order (the machine's queue, not a stall), and their p50 / p99 / max. */
+    public int queuedWaits;
+    public long p50QueuedMs;
+    public long p99QueuedMs;
+    public long maxQueuedMs;
+    /** Of the queued waits: those not of a first claim (judged by idleness only: the ledger has no claim times). */
+    public int queuedNotFirstClaims;
     public long maxWaitMs;
     public String maxWaitTask;
     /** The executions that waited longest past the stall bound, worst first. */
@@ -142,7 +154,8 @@ public final class ChaosReport {
             v.add("history checker: " + history.counts);
         }
         if (stallViolations > 0) {
-            v.add(stallViolations + " executions waited past the stall bound (" + stallBoundMs + " ms)");
+            v.add(stallViolations + " executions waited past the stall bound (" + stallBoundMs + " ms) while SAS passed"
+                    + " them over (" + stallsPassedOver + ") or started nothing (" + stallsIdle + ")");
         }
         if (effectMismatches > 0) {
             v.add(effectMismatches + " tasks whose ledger effects do not match their final state");
@@ -191,7 +204,11 @@ public final class ChaosReport {
         row(sb, "effects applied twice", (keysAppliedTwice + stepsWithTwoKeys) + " (keys applied >1: "
                 + keysAppliedTwice + ", (task,step,kind) with >1 key: " + stepsWithTwoKeys + ")");
         row(sb, "overlapping executions of one step", overlaps);
-        row(sb, "stall bound violations (bound " + stallBoundMs + " ms)", stallViolations);
+        row(sb, "stall bound violations (bound " + stallBoundMs + " ms): passed over / cluster idle", stallViolations
+                + " (" + stallsPassedOver + " / " + stallsIdle + ")");
+        row(sb, "waits past the bound in due order (queueing, not a stall): count, p50 / p99 / max (of them not a"
+                + " first claim: judged by idleness only)", queuedWaits + ", " + p50QueuedMs + " / " + p99QueuedMs + " / "
+                + maxQueuedMs + " ms (" + queuedNotFirstClaims + ")");
         row(sb, "longest wait past due", maxWaitMs + " ms (" + maxWaitTask + ")");
         row(sb, "ledger executions / effects applied", executions + " / " + effects + " (" + duplicateCalls
                 + " repeated calls deduplicated, " + lateRefused + " refused as past their deadline)");
