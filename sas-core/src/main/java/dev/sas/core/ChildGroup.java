@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -251,7 +252,8 @@ final class ChildGroup<I> {
 
     /**
      * This step's compensation: cancels the units still running and, once every unit has ended,
-     * runs the compensation of every completed step of every unit, latest completion first. A unit
+     * runs the compensation of every completed step of every unit, and of every step started and
+     * never answered (an unknown outcome), latest completion (or start) first. A unit
      * still running fails the attempt (the compensation's retry policy tries again), so nothing is
      * compensated while a unit may still complete a step. Called on a scheduler thread.
      *
@@ -268,23 +270,27 @@ final class ChildGroup<I> {
             throw new IllegalStateException("step '" + ctx.stepName() + "': " + running + " unit(s) still running after"
                     + " their cancel; compensating once they have ended");
         }
-        record Done(TaskInfo task, Unit unit, TaskInfo.StepInfo step) {
+        record Done(TaskInfo task, Unit unit, int step, Instant at) {
         }
         List<Done> done = new ArrayList<>();
         for (Ended e : ends) {
             if (e.index() >= list.size() || !list.get(e.index()).workflow().name().equals(e.task().workflow())) {
                 continue; // not a unit this step's definition knows
             }
+            Unit unit = list.get(e.index());
             for (TaskInfo.StepInfo s : e.task().steps()) {
                 if (s.status() == StepStatus.COMPLETED) {
-                    done.add(new Done(e.task(), list.get(e.index()), s));
+                    done.add(new Done(e.task(), unit, s.index(), s.finishedAt()));
                 }
             }
+            if (e.task().status() != TaskStatus.PROCESSED) {
+                unknownOutcome(client, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at())));
+            }
         }
-        done.sort(Comparator.comparing((Done d) -> d.step().finishedAt(), Comparator.nullsFirst(Comparator.naturalOrder()))
-                .thenComparing(d -> d.step().index()).reversed());
+        done.sort(Comparator.comparing(Done::at, Comparator.nullsFirst(Comparator.<Instant>naturalOrder()))
+                .thenComparing(Done::step).reversed());
         for (Done d : done) {
-            StepDefinition<Object> def = d.unit().workflow().steps().get(d.step().index());
+            StepDefinition<Object> def = d.unit().workflow().steps().get(d.step());
             Optional<Compensation<Object>> compensation = def.compensation();
             if (compensation.isPresent()) {
                 log.info("task {} step {}: compensating step {} of unit {} (task {})", ctx.taskId(), ctx.stepName(),
@@ -292,5 +298,30 @@ final class ChildGroup<I> {
                 compensation.get().compensate(new UnitContext(d.task(), def, d.unit().input(), ctx));
             }
         }
+    }
+
+    /**
+     * The step of an ended unit whose outcome is unknown: its call started (or an awaiting step's
+     * request went out) and the unit was cancelled or timed out before a result was recorded. Such
+     * a step is compensated like any unknown outcome; one that failed for good ({@code STEP_FAILED})
+     * is left as the chain leaves a definite failure.
+     */
+    private static Optional<TaskEvent> unknownOutcome(SasClient client, TaskInfo unit) {
+        TaskEvent last = null;
+        for (TaskEvent ev : client.events(unit.taskId())) {
+            if (ev.stepIndex() >= 0 && switch (ev.type()) {
+                case STEP_STARTED, REPLY_AWAITED, STEP_TIMED_OUT, STEP_COMPLETED, STEP_FAILED -> true;
+                default -> false;
+            }) {
+                last = ev;
+            }
+        }
+        if (last == null || last.type() == TaskEvent.Type.STEP_COMPLETED || last.type() == TaskEvent.Type.STEP_FAILED) {
+            return Optional.empty();
+        }
+        int index = last.stepIndex();
+        boolean recorded = unit.steps().stream().anyMatch(st -> st.index() == index
+                && (st.status() == StepStatus.COMPLETED || st.status() == StepStatus.COMPENSATED));
+        return recorded ? Optional.empty() : Optional.of(last);
     }
 }

@@ -3,6 +3,7 @@ package dev.sas.testing.contracts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
+import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
@@ -16,6 +17,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +51,8 @@ public abstract class ParallelContract extends StoreTestSupport {
 
     private SasRuntime runtime(Workflow<?> workflow) {
         SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(CompletionTokenKeys.builder()
+                        .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build())
                 .workflow(workflow).build();
         runtimes.add(sas);
         return sas;
@@ -206,5 +210,35 @@ public abstract class ParallelContract extends StoreTestSupport {
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(3);
         assertThat(ran).doesNotContain("hold", "charge");
+    }
+
+    @Test
+    void cancelling_the_task_compensates_a_branch_step_whose_request_was_sent_and_never_answered() {
+        // the outcome of the awaiting step is unknown (its request went out): compensated like any unknown outcome
+        Workflow<String> order = Workflow.builder("par-await", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .step("charge", s -> s.awaitCompletion((ctx, token) -> run("charge-requested"))
+                                        .completeWithin(Duration.ofHours(1))
+                                        .compensateWith(ctx -> compensated.add("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        assertThat(ran).containsExactlyInAnyOrder("pick", "charge-requested");
+
+        assertThat(client.operations().cancel(id)).isTrue();
+        for (int i = 0; i < 5; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(compensated).as("the charge requested but never answered is compensated too, and the pick")
+                .containsExactlyInAnyOrder("charge", "pick");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(2);
     }
 }
