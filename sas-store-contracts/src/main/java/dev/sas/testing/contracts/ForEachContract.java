@@ -15,7 +15,6 @@ import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -36,22 +35,13 @@ public abstract class ForEachContract extends StoreTestSupport {
 
     /** Time for every runtime here. */
     protected final ManualClock clock = new ManualClock();
-    private final List<SasRuntime> runtimes = new ArrayList<>();
     /** How many times each element's step ran, by element. */
     private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     /** The compensations that ran, in order. */
     private final List<String> compensated = new CopyOnWriteArrayList<>();
 
-    @Override
-    void beforeStoreIsDestroyed() {
-        runtimes.forEach(SasRuntime::close);
-    }
-
     private SasRuntime runtime(Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .workflow(workflow).build();
-        runtimes.add(sas);
-        return sas;
+        return runtimeOn(clock, workflow);
     }
 
     /** The input "n" is n elements "p0".."p(n-1)". */

@@ -3,7 +3,6 @@ package dev.sas.testing.contracts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
-import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
@@ -17,9 +16,7 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -40,22 +37,11 @@ public abstract class ParallelContract extends StoreTestSupport {
 
     /** Time for every runtime and client. */
     protected final ManualClock clock = new ManualClock();
-    private final List<SasRuntime> runtimes = new ArrayList<>();
     private final List<String> ran = new CopyOnWriteArrayList<>();
     private final List<String> compensated = new CopyOnWriteArrayList<>();
 
-    @Override
-    void beforeStoreIsDestroyed() {
-        runtimes.forEach(SasRuntime::close);
-    }
-
     private SasRuntime runtime(Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(CompletionTokenKeys.builder()
-                        .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build())
-                .workflow(workflow).build();
-        runtimes.add(sas);
-        return sas;
+        return runtimeOn(clock, workflow);
     }
 
     private String run(String what) {

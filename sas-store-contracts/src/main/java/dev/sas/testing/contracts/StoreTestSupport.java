@@ -1,6 +1,13 @@
 package dev.sas.testing.contracts;
 
+import dev.sas.core.CompletionTokenKeys;
+import dev.sas.core.SasRuntime;
+import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -10,8 +17,13 @@ import org.junit.jupiter.api.BeforeEach;
  */
 public abstract class StoreTestSupport {
 
+    /** The key that signs the completion tokens of the runtimes from {@link #runtimeOn}. */
+    static final CompletionTokenKeys TEST_KEYS = CompletionTokenKeys.builder()
+            .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build();
+
     /** The store under test, fresh for each test. */
     protected StateStore store;
+    private final List<SasRuntime> runtimes = new ArrayList<>();
 
     /** A new, empty store. Called before each test. */
     protected abstract StateStore createStore() throws Exception;
@@ -26,8 +38,22 @@ public abstract class StoreTestSupport {
         store = createStore();
     }
 
+    /**
+     * One runtime, {@code node-a}, on the store under test with {@code clock} as its time (trusted:
+     * the test drives it), signing completion tokens with {@link #TEST_KEYS}; closed after the test,
+     * before the store.
+     */
+    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow) {
+        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(TEST_KEYS).workflow(workflow).build();
+        runtimes.add(sas);
+        return sas;
+    }
+
     @AfterEach
     void tearDownStore() throws Exception {
+        runtimes.forEach(SasRuntime::close);
+        runtimes.clear();
         beforeStoreIsDestroyed();
         if (store != null) {
             destroyStore(store);

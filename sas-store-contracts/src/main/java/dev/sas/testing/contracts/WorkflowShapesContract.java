@@ -3,7 +3,6 @@ package dev.sas.testing.contracts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
-import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepStatus;
@@ -14,10 +13,8 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,22 +31,13 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
 
     /** Time for every runtime here. */
     protected final ManualClock clock = new ManualClock();
-    private final List<SasRuntime> runtimes = new ArrayList<>();
     /** What the steps did, in order: "step:input". */
     private final List<String> ran = new CopyOnWriteArrayList<>();
     /** The compensations that ran, in order: "step:input". */
     private final List<String> compensated = new CopyOnWriteArrayList<>();
 
-    @Override
-    void beforeStoreIsDestroyed() {
-        runtimes.forEach(SasRuntime::close);
-    }
-
     private SasRuntime runtime(Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .workflow(workflow).build();
-        runtimes.add(sas);
-        return sas;
+        return runtimeOn(clock, workflow);
     }
 
     private static List<TaskEvent> events(SasRuntime sas, TaskId id) {
@@ -164,11 +152,7 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
                 .step("approve", s -> s.awaitCompletion((ctx, t) -> token.set(t)).completeWithin(Duration.ofDays(1)))
                 .step("ship", s -> s.execute(ctx -> record("ship", ctx.input())))
                 .build();
-        CompletionTokenKeys keys = CompletionTokenKeys.builder()
-                .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build();
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(keys).workflow(wf).build();
-        runtimes.add(sas);
+        SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "cash").id();
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
@@ -197,11 +181,7 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
                         .maxTimeouts(1))
                 .step("ship", s -> s.execute(ctx -> record("ship", ctx.input())))
                 .build();
-        CompletionTokenKeys keys = CompletionTokenKeys.builder()
-                .currentKey("k1", "a key of thirty-two bytes or more!".getBytes(StandardCharsets.UTF_8)).build();
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(keys).workflow(wf).build();
-        runtimes.add(sas);
+        SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "cash").id();
         Drain.untilIdle(sas);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
