@@ -3,12 +3,14 @@ package dev.sas.core;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.slf4j.Logger;
@@ -55,6 +57,13 @@ final class ChildGroup<I> {
     }
 
     /** A unit that ended, with its task as read from the store. */
+    /** A step's events that leave its outcome open: started, request sent, timed out. */
+    private static final Set<TaskEvent.Type> STEP_OPEN = EnumSet.of(TaskEvent.Type.STEP_STARTED,
+            TaskEvent.Type.REPLY_AWAITED, TaskEvent.Type.STEP_TIMED_OUT);
+    /** A step's events that settle its outcome. */
+    private static final Set<TaskEvent.Type> STEP_ENDED = EnumSet.of(TaskEvent.Type.STEP_COMPLETED,
+            TaskEvent.Type.STEP_FAILED);
+
     record Ended(int index, TaskInfo task) {
     }
 
@@ -309,14 +318,11 @@ final class ChildGroup<I> {
     private static Optional<TaskEvent> unknownOutcome(SasClient client, TaskInfo unit) {
         TaskEvent last = null;
         for (TaskEvent ev : client.events(unit.taskId())) {
-            if (ev.stepIndex() >= 0 && switch (ev.type()) {
-                case STEP_STARTED, REPLY_AWAITED, STEP_TIMED_OUT, STEP_COMPLETED, STEP_FAILED -> true;
-                default -> false;
-            }) {
+            if (ev.stepIndex() >= 0 && (STEP_OPEN.contains(ev.type()) || STEP_ENDED.contains(ev.type()))) {
                 last = ev;
             }
         }
-        if (last == null || last.type() == TaskEvent.Type.STEP_COMPLETED || last.type() == TaskEvent.Type.STEP_FAILED) {
+        if (last == null || STEP_ENDED.contains(last.type())) {
             return Optional.empty();
         }
         int index = last.stepIndex();
