@@ -97,7 +97,7 @@ class StallCheckTest {
         assertThat(r.toMarkdown()).contains(
                 "| stall bound violations (bound 2600 ms): passed over / cluster idle | 0 (0 / 0) |",
                 "queueing, not a stall): count, p50 / p99 / max (of them judged by idleness only: no claim of their own,"
-                        + " or after a claim the ledger never saw) | "
+                        + " after a claim the ledger never saw, or with no release recorded) | "
                         + r.queuedWaits + ", ");
     }
 
