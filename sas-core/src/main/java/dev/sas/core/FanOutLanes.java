@@ -10,8 +10,9 @@ import java.util.Optional;
  * {@value ForEachBuilder#SLOT_STEP} step (a condition), every later unit rests
  * {@link TaskStatus#AWAITING_REPLY} there, holding no thread and no slot, until unit {@code i - K}
  * has ended. Then {@link ChildRelay} completes its slot step through the fenced completion path
- * ({@link #release}): on the next supervisor pass after unit {@code i - K} ended on a node that knows
- * the workflow, or, whatever node died, on the relay's scan of awaiting tasks ({@link #turnCame}).
+ * ({@link #release}): right after unit {@code i - K} ended on a node that knows the workflow (or
+ * after unit {@code i} came to rest there, if it came later), or, whatever node died, on the relay's
+ * scan of awaiting tasks ({@link #turnCame}).
  * Stateless and thread-safe.
  */
 final class FanOutLanes {
@@ -75,5 +76,25 @@ final class FanOutLanes {
      */
     static boolean release(SasClient client, TaskInfo unit) {
         return waiting(unit) && client.stepCompletion().unitsEnded(unit, null, null).accepted();
+    }
+
+    /**
+     * Whether the elements around {@code businessKey}'s, the last of its lane, have ended too: the K - 1
+     * before and after it hold the last element of every other lane. Reads 2K - 2 elements, so that the
+     * parent's join check, which reads every element, runs about once per fan-out instead of once per
+     * lane; the element whose end is recorded last sees every other one ended.
+     */
+    static boolean lastOfLanesEnded(SasClient client, String workflow, String businessKey, int k) {
+        int i = index(businessKey);
+        for (int d = 1 - k; d < k; d++) {
+            if (d == 0 || i + d < 0) {
+                continue;
+            }
+            Optional<TaskInfo> other = client.find(workflow, shifted(businessKey, d));
+            if (other.isPresent() && !other.get().status().isTerminal()) {
+                return false; // its end looks again
+            }
+        }
+        return true;
     }
 }

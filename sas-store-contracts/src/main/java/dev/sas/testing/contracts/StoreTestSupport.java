@@ -1,6 +1,7 @@
 package dev.sas.testing.contracts;
 
 import dev.sas.core.CompletionTokenKeys;
+import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
@@ -8,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -44,8 +46,13 @@ public abstract class StoreTestSupport {
      * before the store.
      */
     SasRuntime runtimeOn(Clock clock, Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(TEST_KEYS).workflow(workflow).build();
+        return runtimeOn(clock, workflow, b -> b);
+    }
+
+    /** As {@link #runtimeOn(Clock, Workflow)}, with {@code settings} applied to the builder last. */
+    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow, UnaryOperator<RuntimeBuilder> settings) {
+        SasRuntime sas = settings.apply(SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock()
+                .instanceId("node-a").completionTokenKeys(TEST_KEYS).workflow(workflow)).build();
         runtimes.add(sas);
         return sas;
     }
