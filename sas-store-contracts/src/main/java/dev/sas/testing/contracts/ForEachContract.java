@@ -189,6 +189,21 @@ public abstract class ForEachContract extends StoreTestSupport {
     }
 
     @Test
+    void a_started_runtime_joins_an_empty_list_without_any_supervisor_pass() {
+        Workflow<String> wf = shipping("for-each-started-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtimeOn(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1)));
+        sas.start();
+        TaskId id = sas.client().submit(wf, "order-1", "0").id();
+
+        Awaitility.await().atMost(Duration.ofSeconds(60))
+                .until(() -> sas.client().find(id).orElseThrow().status().isTerminal());
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("invoice").output()).isEqualTo("invoice for 0 parcels");
+    }
+
+    @Test
     void an_empty_list_joins_to_no_results_and_the_task_goes_on() {
         Workflow<String> wf = shipping("for-each-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
         SasRuntime sas = runtime(wf);

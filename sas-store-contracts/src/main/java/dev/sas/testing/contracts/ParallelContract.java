@@ -16,10 +16,12 @@ import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,6 +63,29 @@ public abstract class ParallelContract extends StoreTestSupport {
 
     private static List<TaskInfo> units(SasClient client, String workflowPrefix) {
         return client.list(TaskQuery.all()).stream().filter(t -> t.workflow().startsWith(workflowPrefix)).toList();
+    }
+
+    @Test
+    void a_started_runtime_joins_the_branches_without_any_supervisor_pass() {
+        Workflow<String> order = Workflow.builder("par-started", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.execute(ctx -> run("pick " + ctx.input()))))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> run("charge " + ctx.input())))))
+                .step("ship", s -> s.execute(ctx -> run("ship " + ctx.output("payment").orElseThrow())))
+                .build();
+        // the first supervisor pass would come after an hour: the branches' ends are relayed at once
+        SasRuntime sas = runtimeOn(Clock.systemUTC(), order, b -> b.supervisorInterval(Duration.ofHours(1)));
+        sas.start();
+        List<TaskId> ids = List.of(sas.client().submit(order, "order-1", "car").id(),
+                sas.client().submit(order, "order-2", "bike").id());
+
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream()
+                .allMatch(id -> sas.client().find(id).orElseThrow().status().isTerminal()));
+
+        assertThat(ids).allSatisfy(id -> assertThat(sas.client().find(id).orElseThrow().status())
+                .isEqualTo(TaskStatus.PROCESSED));
+        assertThat(ran).containsExactlyInAnyOrder("pick car", "charge car", "ship charge car", "pick bike",
+                "charge bike", "ship charge bike");
     }
 
     @Test
