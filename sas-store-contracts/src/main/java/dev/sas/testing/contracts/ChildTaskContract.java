@@ -118,17 +118,16 @@ public abstract class ChildTaskContract extends StoreTestSupport {
         SasClient client = sas.client();
         TaskId id = client.submit(order, "order-1", "car").id();
 
-        Drain.untilIdle(sas);
+        while (Drain.schedulerOnce(sas) > 0) { // what runs, without relaying the child's end
+            assertThat(sas.inFlight()).as("no thread waits for the child").isZero();
+        }
         TaskInfo parent = client.find(id).orElseThrow();
-        assertThat(parent.status()).as("the child ran; its end is delivered by the supervisor")
-                .isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(sas.inFlight()).as("no thread waits for the child").isZero();
+        assertThat(parent.status()).as("the child ran; its end is not relayed yet").isEqualTo(TaskStatus.AWAITING_REPLY);
         TaskInfo child = child(client, ship);
         assertThat(child.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(child.businessKey()).contains(id.value()).contains("ship");
 
-        Drain.supervisorOnce(sas);
-        Drain.untilIdle(sas);
+        Drain.untilIdle(sas); // relays the child's end at once, as a started runtime does: no supervisor pass
 
         parent = client.find(id).orElseThrow();
         assertThat(parent.status()).isEqualTo(TaskStatus.PROCESSED);
@@ -149,9 +148,10 @@ public abstract class ChildTaskContract extends StoreTestSupport {
         Workflow<String> order = order("child-gone-order", ship);
         SasRuntime gone = runtime("node-gone", order, ship);
         TaskId id = gone.client().submit(order, "order-1", "car").id();
-        Drain.untilIdle(gone);
+        while (Drain.schedulerOnce(gone) > 0) { // runs the child; the node is gone before it relays the end
+        }
         assertThat(child(gone.client(), ship).status()).isEqualTo(TaskStatus.PROCESSED);
-        gone.close(); // before any pass delivered the child's end
+        gone.close(); // before any pass or relay delivered the child's end
 
         SasRuntime b = runtime("node-b", order);
         SasRuntime c = runtime("node-c", order);
