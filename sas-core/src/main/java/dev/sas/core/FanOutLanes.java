@@ -80,19 +80,27 @@ final class FanOutLanes {
 
     /**
      * Whether the elements around {@code businessKey}'s, the last of its lane, have ended too: the K - 1
-     * before and after it hold the last element of every other lane. Reads 2K - 2 elements, so that the
-     * parent's join check, which reads every element, runs about once per fan-out instead of once per
-     * lane; the element whose end is recorded last sees every other one ended.
+     * before and after it hold the last element of every other lane. Reads the later ones first (the
+     * elements end in about the order they started, so one still running is usually the next) and
+     * stops at the first one missing or running: the parent's join check, which reads every element,
+     * then runs about once per fan-out instead of once per lane; the element whose end is recorded
+     * last sees every other one ended.
      */
     static boolean lastOfLanesEnded(SasClient client, String workflow, String businessKey, int k) {
         int i = index(businessKey);
-        for (int d = 1 - k; d < k; d++) {
-            if (d == 0 || i + d < 0) {
-                continue;
+        for (int d = 1; d < k; d++) {
+            Optional<TaskInfo> later = client.find(workflow, shifted(businessKey, d));
+            if (later.isEmpty()) {
+                break; // the elements are numbered without gaps: none after it
             }
-            Optional<TaskInfo> other = client.find(workflow, shifted(businessKey, d));
-            if (other.isPresent() && !other.get().status().isTerminal()) {
+            if (!later.get().status().isTerminal()) {
                 return false; // its end looks again
+            }
+        }
+        for (int d = 1; d < k && i - d >= 0; d++) {
+            Optional<TaskInfo> earlier = client.find(workflow, shifted(businessKey, -d));
+            if (earlier.isPresent() && !earlier.get().status().isTerminal()) {
+                return false;
             }
         }
         return true;
