@@ -300,6 +300,7 @@ final class ChildRelay implements ChildWatch {
      */
     private int nextInLanes() {
         int released = 0;
+        Map<String, LaneEnd> lastOfLanes = new HashMap<>(); // per fan-out (its units' key prefix), one lane's last
         LaneEnd end;
         while ((end = laneEnds.poll()) != null) {
             hints.decrementAndGet();
@@ -323,13 +324,26 @@ final class ChildRelay implements ChildWatch {
                 // a failure cancels the fan-out's other elements: its parent is looked at; else only once
                 // every lane's last element has ended (a cancelled element's lane has none after it)
                 boolean cancels = end.failed() && !slot.afterFailure() && end.type() != TaskEvent.Type.CANCELLED;
-                if (cancels || next == null
-                        && FanOutLanes.lastOfLanesEnded(client, end.workflow(), end.businessKey(), slot.concurrency())) {
+                if (cancels) {
                     ChildCall.parentOf(end.businessKey()).ifPresent(p -> hintParent(p.get(0)));
+                } else if (next == null) {
+                    // any lane's last element's neighbours hold every other lane's last: one look per fan-out and run
+                    lastOfLanes.put(end.businessKey().substring(0, end.businessKey().lastIndexOf('#')), end);
                 }
             } catch (RuntimeException e) {
                 log.warn("fan-out element {}: letting the next of its lane go on failed ({}); the scan tries again",
                         end.businessKey(), e.toString());
+            }
+        }
+        for (LaneEnd last : lastOfLanes.values()) {
+            try {
+                int k = lanes.get(last.workflow()).concurrency();
+                if (FanOutLanes.lastOfLanesEnded(client, last.workflow(), last.businessKey(), k)) {
+                    ChildCall.parentOf(last.businessKey()).ifPresent(p -> hintParent(p.get(0)));
+                }
+            } catch (RuntimeException e) {
+                log.warn("fan-out element {}: looking at its parent failed ({}); the scan tries again",
+                        last.businessKey(), e.toString());
             }
         }
         return released;
