@@ -65,14 +65,15 @@ final class RelayLoop {
     }
 
     /**
-     * Stops the thread, waiting up to {@code millis} for a run in progress.
+     * Stops the thread, waiting up to {@code millis} for a run in progress. Not by an interrupt: one
+     * in the middle of a store call can close the store's file or connection (H2 closes its file).
      *
      * @throws InterruptedException if interrupted while waiting
      */
     synchronized void stop(long millis) throws InterruptedException {
         stopped = true;
+        wake.release();
         if (thread != null) {
-            thread.interrupt();
             thread.join(millis);
         }
     }
