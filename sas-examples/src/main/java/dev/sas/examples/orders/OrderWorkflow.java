@@ -54,17 +54,6 @@ public final class OrderWorkflow {
                     .build())
             .build();
 
-    /**
-     * The first step: does nothing; its compensation, which runs last when the order fails, sweeps
-     * the order's reservations and charges (see {@link FailedOrderSweep}).
-     */
-    public static final StepRef<String> OPEN_ORDER = StepRef.of("open-order");
-    /**
-     * Retries of {@link #OPEN_ORDER}'s compensation, which calls the services directly (not through
-     * the payment agent's circuit breaker): every 200 ms to 2 s for about a minute, longer than an outage.
-     */
-    public static final RetryPolicy SWEEP_RETRY = RetryPolicy.builder().maxAttempts(40)
-            .backoff(Duration.ofMillis(200), Duration.ofSeconds(2), 2.0).build();
     /** The parallel step that reserves the stock and charges the payment at the same time. */
     public static final String RESERVE_AND_CHARGE = "reserve-and-charge";
     /**
@@ -184,11 +173,6 @@ public final class OrderWorkflow {
                         "orderId", ctx.input().orderId()));
         Workflow.Builder<Order> workflow = Workflow.builder(NAME, Order.CODEC);
         if (payments == null) {
-            workflow.step(OPEN_ORDER, s -> s
-                    .execute(ctx -> "open")
-                    .retry(SWEEP_RETRY)
-                    .compensateWithin(STEP_DEADLINE.multipliedBy(3))
-                    .compensateWith(ctx -> FailedOrderSweep.undo(ctx, agents)));
             workflow.parallel(RESERVE_AND_CHARGE, p -> p
                     .branch(STOCK_BRANCH, b -> b.step(RESERVE_STOCK, reserve))
                     .branch(PAYMENT_BRANCH, b -> b.step(CHARGE_PAYMENT, charge))
