@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
+import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
@@ -224,6 +225,41 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).as("the charge requested but never answered is compensated too, and the pick")
                 .containsExactlyInAnyOrder("charge", "pick");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
+    void a_branch_step_out_of_retries_on_errors_that_may_have_applied_is_compensated_as_in_a_chain() {
+        // a lost reply or a reset connection: the charge may have gone through, so it is compensated (a chain
+        // compensates its failing step the same way); a definite refusal is not (see the card declined above)
+        Workflow<String> order = Workflow.builder("par-exhausted", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(STEP))
+                                .step("charge", s -> s.execute(ctx -> {
+                                    run("charge");
+                                    throw new IllegalStateException("connection reset");
+                                }).retry(RetryPolicy.builder().maxAttempts(2)
+                                        .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1), 1.0).build())
+                                        .compensateWith(ctx -> compensated.add("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        for (int i = 0; i < 4; i++) {
+            advance(sas, clock, STEP);
+        }
+
+        TaskInfo task = client.find(id).orElseThrow();
+        assertThat(ran).containsExactly("pick", "charge", "charge");
+        assertThat(units(client, "par-exhausted.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(task.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).as("the charge that may have applied, latest first, then the pick")
+                .containsExactly("charge", "pick");
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(2);
     }
