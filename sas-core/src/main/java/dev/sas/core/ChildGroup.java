@@ -198,7 +198,7 @@ final class ChildGroup<I> {
                 } else if (h.info().status() == TaskStatus.ERROR) {
                     log.info("task {} step {}: unit {} ({}) ended ERROR before; resubmitting it", ctx.taskId(),
                             ctx.stepName(), byKey.get(keys.get(i)).name(), h.id());
-                    client.operations().resubmit(h.id());
+                    client.operations().resubmitUnit(h.id());
                 }
             }
         }
@@ -252,7 +252,7 @@ final class ChildGroup<I> {
     private static void cancelRunning(List<TaskInfo> found, TaskId parent, String step, SasClient client) {
         for (TaskInfo u : found) {
             if (!u.status().isTerminal() && !u.cancelRequested()) {
-                boolean requested = client.operations().cancel(u.taskId());
+                boolean requested = client.operations().cancelUnit(u.taskId());
                 log.info("task {} step {}: cancel of unit task {} {}", parent, step, u.taskId(),
                         requested ? "requested" : "not needed, it ended meanwhile");
             }

@@ -1,6 +1,7 @@
 package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
@@ -14,6 +15,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.UnitTaskException;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
@@ -262,5 +264,97 @@ public abstract class ParallelContract extends StoreTestSupport {
                 .containsExactly("charge", "pick");
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
+    void a_failed_branch_of_a_compensated_task_is_not_resubmitted_or_cancelled_on_its_own() {
+        Workflow<String> order = parallelThatFails("par-ended", true);
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        TaskInfo payment = units(client, "par-ended.fork.payment").get(0);
+        assertThat(payment.status()).isEqualTo(TaskStatus.ERROR);
+
+        assertThatThrownBy(() -> client.operations().resubmit(payment.taskId()))
+                .isInstanceOfSatisfying(UnitTaskException.class, e -> assertThat(e.parentId()).isEqualTo(id))
+                .hasMessageContaining("cannot resubmit task " + payment.taskId() + " on its own")
+                .hasMessageContaining("step 'fork' of task " + id)
+                .hasMessageContaining("COMPENSATED");
+        assertThat(client.operations().resubmitAll("par-ended.fork.payment")).as("resubmit errors skips it").isZero();
+        assertThatThrownBy(() -> client.operations().cancel(payment.taskId())).isInstanceOf(UnitTaskException.class)
+                .hasMessageContaining("cannot cancel task " + payment.taskId());
+        advance(sas, clock, Duration.ofMinutes(5));
+
+        assertThat(client.find(payment.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(ran).as("nothing ran again").containsExactlyInAnyOrder("pick", "charge");
+        assertThat(compensated).containsExactly("pick");
+    }
+
+    @Test
+    void a_failed_branch_of_a_task_in_error_is_resubmitted_through_its_parent_only() {
+        Workflow<String> order = parallelThatFails("par-error", false);
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        TaskInfo payment = units(client, "par-error.fork.payment").get(0);
+
+        assertThatThrownBy(() -> client.operations().resubmit(payment.taskId())).isInstanceOf(UnitTaskException.class)
+                .hasMessageContaining("Resubmit task " + id + " instead");
+        assertThat(ran).containsExactlyInAnyOrder("pick", "charge");
+
+        client.operations().resubmit(id);
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(ran).as("the parent's step started its failed branch again, and only that one")
+                .containsExactlyInAnyOrder("pick", "charge", "charge");
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+    }
+
+    @Test
+    void a_branch_may_be_cancelled_on_its_own_while_its_parallel_step_runs() {
+        Workflow<String> order = Workflow.builder("par-running", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(Duration.ofDays(1)))
+                                .step("charge", s -> s.execute(ctx -> run("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        TaskInfo payment = units(client, "par-running.fork.payment").get(0);
+
+        assertThat(client.operations().cancel(payment.taskId())).isTrue();
+        for (int i = 0; i < 3; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+
+        assertThat(client.find(payment.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("pick");
+        assertThat(ran).doesNotContain("charge");
+    }
+
+    /** A fork whose payment branch is refused at once (a declined card) after the stock branch picked. */
+    private Workflow<String> parallelThatFails(String name, boolean compensateOnFailure) {
+        return Workflow.builder(name, Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .step("charge", s -> s.execute(ctx -> {
+                                    run("charge");
+                                    throw new NonRetryableException("card declined");
+                                }).compensateWith(ctx -> compensated.add("charge")))))
+                .compensateOnFailure(compensateOnFailure)
+                .build();
     }
 }
