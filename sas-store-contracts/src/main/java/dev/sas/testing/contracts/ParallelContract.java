@@ -3,6 +3,7 @@ package dev.sas.testing.contracts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sas.core.Alert;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
 import dev.sas.core.RetryPolicy;
@@ -341,6 +342,30 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly("pick");
         assertThat(ran).doesNotContain("charge");
+    }
+
+    @Test
+    void a_failed_branch_raises_no_alert_of_its_own_its_parent_alerts_if_it_ends_in_error() {
+        List<Alert> alerts = new CopyOnWriteArrayList<>();
+        Workflow<String> compensating = parallelThatFails("par-alert-c", true);
+        Workflow<String> failing = parallelThatFails("par-alert-e", false);
+        SasRuntime sas = runtimeOn(clock, compensating, alerts::add);
+        SasRuntime other = runtimeOn(clock, failing, alerts::add);
+        TaskId compensated = sas.client().submit(compensating, "order-1", "car").id();
+        TaskId failed = other.client().submit(failing, "order-2", "car").id();
+        for (int i = 0; i < 2; i++) {
+            advance(sas, clock, Duration.ZERO);
+            advance(other, clock, Duration.ZERO);
+        }
+
+        assertThat(sas.client().find(compensated).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(other.client().find(failed).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(alerts).as("one alert, the parent's; none for a branch, as none for a chain's failing step")
+                .singleElement().satisfies(a -> {
+                    assertThat(a.taskId()).isEqualTo(failed);
+                    assertThat(a.status()).isEqualTo(TaskStatus.ERROR);
+                    assertThat(a.message()).contains("card declined");
+                });
     }
 
     /** A fork whose payment branch is refused at once (a declined card) after the stock branch picked. */
