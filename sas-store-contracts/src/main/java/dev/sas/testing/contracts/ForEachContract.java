@@ -1,6 +1,7 @@
 package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.ForEachFailure;
@@ -11,6 +12,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.UnitTaskException;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
@@ -171,7 +173,7 @@ public abstract class ForEachContract extends StoreTestSupport {
                         .concurrency(3))
                 .build();
         // the first supervisor pass would come after an hour: every lane and the join go on by the relay
-        SasRuntime sas = runtimeOn(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1))
+        SasRuntime sas = runtimeWith(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1))
                 .schedulerThreads(8));
         current = sas;
         sas.start();
@@ -191,7 +193,7 @@ public abstract class ForEachContract extends StoreTestSupport {
     @Test
     void a_started_runtime_joins_an_empty_list_without_any_supervisor_pass() {
         Workflow<String> wf = shipping("for-each-started-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
-        SasRuntime sas = runtimeOn(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1)));
+        SasRuntime sas = runtimeWith(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1)));
         sas.start();
         TaskId id = sas.client().submit(wf, "order-1", "0").id();
 
@@ -263,5 +265,12 @@ public abstract class ForEachContract extends StoreTestSupport {
                 .containsExactly("shipped p0", "shipped p1", null, "shipped p3", "shipped p4", "shipped p5");
         assertThat(info.step("invoice").output()).isEqualTo("invoice for 6 parcels");
         assertThat(compensated).isEmpty();
+
+        // the failed element stays ERROR; the task has finished with it, so it is not run again on its own
+        TaskInfo failed = units(sas, wf).stream().filter(u -> u.status() == TaskStatus.ERROR).findFirst().orElseThrow();
+        assertThatThrownBy(() -> sas.client().operations().resubmit(failed.taskId()))
+                .isInstanceOf(UnitTaskException.class).hasMessageContaining("step 'ship-parcels' of task " + id);
+        assertThat(sas.client().operations().resubmitAll(failed.workflow())).isZero();
+        assertThat(runs).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
     }
 }

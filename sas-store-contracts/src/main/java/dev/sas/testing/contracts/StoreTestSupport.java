@@ -1,5 +1,6 @@
 package dev.sas.testing.contracts;
 
+import dev.sas.core.AlertSink;
 import dev.sas.core.CompletionTokenKeys;
 import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
@@ -46,13 +47,26 @@ public abstract class StoreTestSupport {
      * before the store.
      */
     SasRuntime runtimeOn(Clock clock, Workflow<?> workflow) {
-        return runtimeOn(clock, workflow, b -> b);
+        return kept(runtimeBuilder(clock, workflow));
+    }
+
+    /** As {@link #runtimeOn(Clock, Workflow)}, sending alerts to {@code alerts}. */
+    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow, AlertSink alerts) {
+        return kept(runtimeBuilder(clock, workflow).alertSink(alerts));
     }
 
     /** As {@link #runtimeOn(Clock, Workflow)}, with {@code settings} applied to the builder last. */
-    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow, UnaryOperator<RuntimeBuilder> settings) {
-        SasRuntime sas = settings.apply(SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock()
-                .instanceId("node-a").completionTokenKeys(TEST_KEYS).workflow(workflow)).build();
+    SasRuntime runtimeWith(Clock clock, Workflow<?> workflow, UnaryOperator<RuntimeBuilder> settings) {
+        return kept(settings.apply(runtimeBuilder(clock, workflow)));
+    }
+
+    private RuntimeBuilder runtimeBuilder(Clock clock, Workflow<?> workflow) {
+        return SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(TEST_KEYS).workflow(workflow);
+    }
+
+    private SasRuntime kept(RuntimeBuilder builder) {
+        SasRuntime sas = builder.build();
         runtimes.add(sas);
         return sas;
     }
