@@ -53,7 +53,7 @@ final class ChildRelay implements ChildWatch {
     private final Queue<LaneEnd> laneEnds = new ConcurrentLinkedQueue<>();
     /** Lane ends whose next element had not come to its slot step yet: tried again on the next pass. */
     private final Queue<LaneEnd> laneRetries = new ConcurrentLinkedQueue<>();
-    /** Tasks that came to rest here and that a hint was waiting for (or fan-out parents): looked at once. */
+    /** Parents that came to rest here in a fan-out step: looked at once (an empty list has no unit to hint). */
     private final Queue<TaskId> restedHere = new ConcurrentLinkedQueue<>();
     /** Tasks a hint found not yet resting, with the pass that registered them; their rest here is relayed. */
     private final Map<TaskId, Integer> awaitedRests = new ConcurrentHashMap<>();
@@ -181,8 +181,12 @@ final class ChildRelay implements ChildWatch {
      * on the publishing thread.
      */
     void rested(TaskEvent event) {
-        boolean awaited = awaitedRests.remove(event.taskId()) != null;
-        if ((awaited || parents.contains(event.workflow()) && fanOutStep(event)) && room()) {
+        if (awaitedRests.remove(event.taskId()) != null) {
+            if (room()) {
+                hinted.add(event.taskId()); // a parent, or a lane's next element: its slot step is looked at
+                wakeLoop();
+            }
+        } else if (parents.contains(event.workflow()) && fanOutStep(event) && room()) {
             restedHere.add(event.taskId());
             wakeLoop();
         }
@@ -222,7 +226,7 @@ final class ChildRelay implements ChildWatch {
 
     /**
      * Delivers what the hints queued on this node name: the next element of each lane whose element
-     * ended, the tasks whose rest was awaited, and the parents of units that ended.
+     * ended, the parents of units that ended and the tasks whose rest was awaited (through {@link #deliver}).
      *
      * @return how many steps it completed or failed
      */
@@ -275,16 +279,12 @@ final class ChildRelay implements ChildWatch {
         return null;
     }
 
-    /** A task whose rest a hint awaited: a lane's next element whose turn may have come, or a parent. */
+    /** A parent that came to rest in a fan-out step: joined at once if it started no element (an empty list). */
     private int lookAtRested(TaskId id) {
         try {
             TaskInfo task = client.find(id).orElse(null);
             if (task == null || task.status() != TaskStatus.AWAITING_REPLY) {
                 return 0;
-            }
-            FanOutLanes.Slot slot = lanes.get(task.workflow());
-            if (slot != null && FanOutLanes.waiting(task)) {
-                return FanOutLanes.turnCame(client, task, slot) && FanOutLanes.release(client, task) ? 1 : 0;
             }
             return deliver(task, false) ? 1 : 0;
         } catch (RuntimeException e) {
