@@ -64,6 +64,11 @@ final class RelayLoop {
         }
     }
 
+    /** Whether the thread runs (started and not yet ended). */
+    synchronized boolean running() {
+        return thread != null && thread.isAlive();
+    }
+
     /**
      * Stops the thread, waiting up to {@code millis} for a run in progress. Not by an interrupt: one
      * in the middle of a store call can close the store's file or connection (H2 closes its file).
