@@ -45,7 +45,8 @@ public final class Drain {
         RuntimeDriver.Passes passes = RuntimeDriver.of(runtime);
         for (int pass = 0; pass < MAX_PASSES; pass++) {
             int n = passes.scheduler();
-            if (n == 0 && passes.relay() == 0) {
+            int relayed = passes.relay(); // after every pass, as a started runtime relays at once
+            if (n == 0 && relayed == 0) {
                 return claimed;
             }
             claimed += n;

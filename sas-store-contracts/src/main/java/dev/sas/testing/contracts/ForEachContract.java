@@ -191,6 +191,21 @@ public abstract class ForEachContract extends StoreTestSupport {
     }
 
     @Test
+    void a_lanes_next_element_that_comes_to_its_slot_after_the_one_before_it_ended_goes_on_without_a_pass() {
+        // claims of one task at a time: element i ends while element i + K is still pending
+        Workflow<String> wf = shipping("for-each-late-slot", 3, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtimeWith(clock, wf, b -> b.claimBatchSize(1));
+        current = sas;
+        TaskId id = sas.client().submit(wf, "order-1", "12").id();
+
+        Drain.untilIdle(sas); // no supervisor pass
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(runs).hasSize(12).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(laneViolations).as("no element ran before the one K before it in its lane had ended").isEmpty();
+    }
+
+    @Test
     void a_started_runtime_joins_an_empty_list_without_any_supervisor_pass() {
         Workflow<String> wf = shipping("for-each-started-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
         SasRuntime sas = runtimeWith(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1)));
