@@ -118,7 +118,7 @@ final class ChildRelay implements ChildWatch {
         }
         for (TaskId id : distinct) {
             TaskInfo parent = client.find(id).orElse(null);
-            if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
+            if (parent != null && parent.status() == TaskStatus.AWAITING_COMPLETION) {
                 delivered += deliver(parent, true) ? 1 : 0;
             }
         }
@@ -185,7 +185,7 @@ final class ChildRelay implements ChildWatch {
 
     /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
     private int scan(String workflow, boolean fanOuts) {
-        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_REPLY).withWorkflow(workflow).withLimit(PAGE);
+        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_COMPLETION).withWorkflow(workflow).withLimit(PAGE);
         TaskInfo after = resumeAfter.remove(workflow);
         List<TaskInfo> page = client.list(after == null ? query : query.after(after));
         int delivered = 0;

@@ -100,7 +100,7 @@ public abstract class ForEachContract extends StoreTestSupport {
         Drain.untilIdle(sas);
         assertThat(runs).as("before any element ended, only the first 16 ran: the rest wait their turn").hasSize(16);
         assertThat(units(sas, wf)).hasSize(1000)
-                .filteredOn(u -> u.status() == TaskStatus.AWAITING_REPLY).hasSize(1000 - 16);
+                .filteredOn(u -> u.status() == TaskStatus.AWAITING_COMPLETION).hasSize(1000 - 16);
 
         runUntilFinal(sas, id, 2_000);
 

@@ -84,7 +84,7 @@ public abstract class ParallelContract extends StoreTestSupport {
 
         Drain.untilIdle(sas);
         assertThat(client.find(id).orElseThrow().status()).as("the join waits for the supervisor's pass")
-                .isEqualTo(TaskStatus.AWAITING_REPLY);
+                .isEqualTo(TaskStatus.AWAITING_COMPLETION);
         assertThat(sas.inFlight()).as("no thread and no slot held while the branches run").isZero();
         List<TaskInfo> units = units(client, "par-join.reserve-and-charge.");
         assertThat(units).hasSize(2).allMatch(u -> u.status() == TaskStatus.PROCESSED);
