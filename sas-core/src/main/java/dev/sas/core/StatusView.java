@@ -36,6 +36,6 @@ final class StatusView {
         return new TaskInfo(info.taskId(), info.workflow(), info.workflowVersion(), info.businessKey(), info.status(),
                 info.priority(), info.currentStep(), info.failureCount(), info.lockedBy(), info.lease(),
                 info.completeBy(), info.nextAttemptAt(), info.createdAt(), info.updatedAt(), info.lastError(),
-                info.cancelRequested(), steps);
+                info.cancelRequested(), steps, info.attempt());
     }
 }

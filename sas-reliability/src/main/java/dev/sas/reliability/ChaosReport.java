@@ -68,8 +68,11 @@ public final class ChaosReport {
     public long p50QueuedMs;
     public long p99QueuedMs;
     public long maxQueuedMs;
-    /** Of the queued waits: those not of a first claim (judged by idleness only: the ledger has no claim times). */
-    public int queuedNotFirstClaims;
+    /**
+     * Of the queued waits: those judged by idleness only (no claim of their own, or after a claim the
+     * ledger never saw: it has no claim times).
+     */
+    public int queuedIdleOnly;
     public long maxWaitMs;
     public String maxWaitTask;
     /** The executions that waited longest past the stall bound, worst first. */
@@ -206,9 +209,9 @@ public final class ChaosReport {
         row(sb, "overlapping executions of one step", overlaps);
         row(sb, "stall bound violations (bound " + stallBoundMs + " ms): passed over / cluster idle", stallViolations
                 + " (" + stallsPassedOver + " / " + stallsIdle + ")");
-        row(sb, "waits past the bound in due order (queueing, not a stall): count, p50 / p99 / max (of them not a"
-                + " first claim: judged by idleness only)", queuedWaits + ", " + p50QueuedMs + " / " + p99QueuedMs + " / "
-                + maxQueuedMs + " ms (" + queuedNotFirstClaims + ")");
+        row(sb, "waits past the bound in due order (queueing, not a stall): count, p50 / p99 / max (of them judged"
+                + " by idleness only: no claim of their own, or after a claim the ledger never saw)", queuedWaits + ", "
+                + p50QueuedMs + " / " + p99QueuedMs + " / " + maxQueuedMs + " ms (" + queuedIdleOnly + ")");
         row(sb, "longest wait past due", maxWaitMs + " ms (" + maxWaitTask + ")");
         row(sb, "ledger executions / effects applied", executions + " / " + effects + " (" + duplicateCalls
                 + " repeated calls deduplicated, " + lateRefused + " refused as past their deadline)");

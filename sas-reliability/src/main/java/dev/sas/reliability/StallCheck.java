@@ -22,12 +22,17 @@ import java.util.Set;
  *   <li><b>idle</b>: in that wait the cluster started nothing for longer than the bound (it had
  *       free capacity and did not take the task).</li>
  * </ul>
- * Passing over is judged only for a task's first claim (its first call, attempt 1, due at its
- * submission or a cancel or resubmit): the ledger has no claim times, and a later execution may
- * continue its task's claim (the next step on the same node: not a claim of its own, so never a
- * task that passed another), or follow a claim the ledger never saw (a worker killed between claim
- * and call; its recovery re-queues the task at a time the ledger does not know). Those waits are
- * judged by idleness only, and counted apart among the queueing ones.
+ * Passing over is judged at every moment a task became claimable that the ledger shows, bounded
+ * from above: its first claim (due at its submission, or a cancel or resubmit); a retry (due at the
+ * failed call's end plus the policy's longest backoff); a recovered claim (the same step again after
+ * a call that did not fail, or the next step on another node: due at the earlier call's start or end,
+ * the deadline and the supervisor's two scans inside the bound); and the next step on another node
+ * after a graceful stop released the task (due at the previous step's end). The ledger has no claim
+ * times, so a claim's place in the sequence is read from the attempt numbers: each claim of a step
+ * adds one. A wait is judged by idleness only, and counted apart among the queueing ones, when it is
+ * no claim of its own (the next step on the same node continues its task's claim: never a task that
+ * passed another) or follows a claim the ledger never saw (an attempt skipped: a worker killed
+ * between claim and call, its recovery re-queued the task at a time the ledger does not know).
  * Otherwise every start in the wait was of work claimable earlier or within the bound: the task
  * queued behind it because the machine could not serve faster. Such a wait is counted and its
  * p50/p99 reported as queueing, not as a violation. A task still PENDING at the end (never started
@@ -44,8 +49,12 @@ final class StallCheck {
     private record Start(String task, long earliest, long at, boolean claim) {
     }
 
-    /** A wait past its bound: the claimable stretch {@code [from, to]} of {@code task}'s execution {@code e}. */
-    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis, boolean firstClaim) {
+    /**
+     * A wait past its bound: the claimable stretch {@code [from, to]} of {@code task}'s execution
+     * {@code e}; {@code judged} if it is a claim whose claimable moment the ledger shows (passing over
+     * is judged for it), else it is judged by idleness only.
+     */
+    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis, boolean judged) {
         long length() {
             return to - from;
         }
@@ -135,7 +144,7 @@ final class StallCheck {
                 boolean claim = prev == null || !prev.node().equals(e.node()) || prev.what().equals(e.what());
                 starts.add(new Start(t.id(), afterOutages(earliest), e.start(), claim));
                 endOfRun = Math.max(endOfRun, e.start());
-                measure(r, t, e, due, e.start(), basis, bound, prev == null && e.attempt() == 1);
+                measure(r, t, e, due, e.start(), basis, bound, claimSeen(prev, e));
                 prev = e;
             }
         }
@@ -144,9 +153,14 @@ final class StallCheck {
                 List<Exec> l = execsByTask.getOrDefault(t.id(), List.of());
                 Exec last = l.isEmpty() ? null : l.get(l.size() - 1);
                 long due = last == null ? t.createdAt() : last.end() != null ? last.end() : last.start();
+                // a failed call is retried: due after its longest backoff, a claim the ledger would show
+                boolean retry = last != null && last.failed() && last.end() != null;
+                if (retry) {
+                    due += ChaosChecks.maxBackoff(policy, sameStepRuns(l));
+                }
                 if (endOfRun > due) {
                     measure(r, t, null, due, endOfRun, last == null ? "submitted, never started"
-                            : "after " + last + ", never started again", bound, last == null);
+                            : "after " + last + ", never started again", bound, last == null || retry);
                 }
             }
         }
@@ -154,8 +168,36 @@ final class StallCheck {
         judge(r, suspects);
     }
 
+    /**
+     * True if {@code e} is a claim whose claimable moment the ledger shows: the first call of its
+     * task (attempt 1); a re-run of the same step claimed right after the previous call (the attempt
+     * one more: a retry, or a recovery of that call); the next step on another node, claimed after a
+     * graceful stop released the task (attempt 1) or after the recovery of the claim that continued
+     * the task on the previous node (attempt 2). Any other attempt follows a claim the ledger never
+     * saw; the next step on the same node at attempt 1 is no claim.
+     */
+    static boolean claimSeen(Exec prev, Exec e) {
+        if (prev == null) {
+            return e.attempt() == 1;
+        }
+        if (prev.what().equals(e.what())) {
+            return e.attempt() == prev.attempt() + 1;
+        }
+        return e.attempt() == 2 || (e.attempt() == 1 && !prev.node().equals(e.node()));
+    }
+
+    /** How many of the last executions of {@code l} ran its last execution's step (the n of its next re-run's backoff). */
+    private static int sameStepRuns(List<Exec> l) {
+        String what = l.get(l.size() - 1).what();
+        int n = 0;
+        for (int i = l.size() - 1; i >= 0 && l.get(i).what().equals(what); i--) {
+            n++;
+        }
+        return n;
+    }
+
     private void measure(ChaosReport r, Task t, Exec e, long due, long start, String basis, long bound,
-            boolean firstClaim) {
+            boolean judged) {
         long[] claimable = claimable(due, start);
         long wait = claimable[0];
         long allowed = bound + claimable[1];
@@ -175,7 +217,7 @@ final class StallCheck {
             r.maxWaitTask = t.id() + " " + what + " (" + basis + ")";
         }
         if (wait > allowed) {
-            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis, firstClaim));
+            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis, judged));
         }
     }
 
@@ -194,7 +236,7 @@ final class StallCheck {
                 if (x.task().equals(w.task().id())) {
                     continue;
                 }
-                if (w.firstClaim() && x.claim() && x.earliest() > w.from() + w.allowed()
+                if (w.judged() && x.claim() && x.earliest() > w.from() + w.allowed()
                         && (passer == null || x.earliest() > passer.earliest())) {
                     passer = x;
                 }
@@ -212,8 +254,8 @@ final class StallCheck {
             }
             if (why == null) {
                 queued.add(w.length());
-                if (!w.firstClaim()) {
-                    r.queuedNotFirstClaims++;
+                if (!w.judged()) {
+                    r.queuedIdleOnly++;
                 }
                 continue;
             }

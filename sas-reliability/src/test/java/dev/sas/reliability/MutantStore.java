@@ -58,7 +58,13 @@ final class MutantStore {
         /** The claim without {@code locked_by IS NULL}: a held COMPENSATING task can be claimed again. */
         CLAIM_IGNORES_LOCK,
         /** The idempotency key carries the attempt (the harness appends it; the store is correct). */
-        KEY_WITH_ATTEMPT
+        KEY_WITH_ATTEMPT,
+        /**
+         * The claim is sharded by task id: each node claims only the tasks whose id hashes to its own
+         * index out of {@link MutationRun#NODES} + 1 buckets, so one bucket has no owner and its
+         * tasks are never claimed (a shard whose owner left; the others run as usual).
+         */
+        CLAIM_SKIPS_A_SHARD
     }
 
     static final Duration EARLY = Duration.ofMillis(1_500);
@@ -179,6 +185,9 @@ final class MutantStore {
             for (Row r : tasks.values()) {
                 boolean free = r.lockedBy == null || (mutant == Mutant.CLAIM_IGNORES_LOCK
                         && r.status == TaskStatus.COMPENSATING);
+                if (mutant == Mutant.CLAIM_SKIPS_A_SHARD && !inShard(r.taskId, instanceId)) {
+                    continue;
+                }
                 if (free && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
                         && !r.nextAttemptAt.isAfter(now)
                         && runnableHere.contains(new WorkflowVersion(r.workflow, r.version))) {
@@ -220,6 +229,12 @@ final class MutantStore {
             }
             return claimed;
         }
+    }
+
+    /** True if {@code task} hashes to the bucket of node {@code instanceId} ("n0", "n1", ...). */
+    private static boolean inShard(TaskId task, String instanceId) {
+        int node = Integer.parseInt(instanceId.substring(1));
+        return Math.floorMod(task.value().hashCode(), MutationRun.NODES + 1) == node;
     }
 
     List<WriteOutcome> write(List<Transition> transitions) {
@@ -416,7 +431,7 @@ final class MutantStore {
     private static TaskInfo info(Row r) {
         return new TaskInfo(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.priority, r.currentStep,
                 r.failureCount, r.lockedBy, r.lease, r.completeBy, r.nextAttemptAt, r.createdAt, r.updatedAt,
-                r.lastError, r.cancelRequested, List.copyOf(r.steps.values()));
+                r.lastError, r.cancelRequested, List.copyOf(r.steps.values()), r.attempt);
     }
 
     Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {

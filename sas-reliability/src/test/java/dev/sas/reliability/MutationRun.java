@@ -33,13 +33,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * service that does <em>not</em> cooperate (it ignores the time it is given: some calls apply
  * their effect after their deadline, some apply it and then lose the reply), cancels timed to land
  * on running steps (calls last longer than the cancel delay), and a node's claims and writes
- * frozen four times until just past their deadlines. The {@link HistoryChecker} then judges the whole history. Seconds per run.
+ * frozen four times until just past their deadlines; 120 tasks submitted over 6 s. The
+ * {@link HistoryChecker} then judges the whole history, and the chaos run's stall check
+ * ({@link MutationStalls}) the same calls. Seconds per run.
  */
 final class MutationRun {
     static final List<String> STEPS = List.of(ChaosWorkflow.STEPS);
     static final Duration COMPLETE_WITHIN = Duration.ofSeconds(2);
     static final Duration SUPERVISOR_INTERVAL = Duration.ofMillis(200);
     static final int NODES = 3;
+    /**
+     * The chaos run's stall check here: {@link #COMPLETE_WITHIN} + 2 × {@link #SUPERVISOR_INTERVAL}
+     * + this (3.4 s); it excuses queueing, so a loaded machine needs no more.
+     */
+    static final Duration STALL_SLACK = Duration.ofSeconds(1);
+
+    /** The history checker's verdict and the chaos run's stall check over the same history. */
+    record Outcome(HistoryChecker.Result history, ChaosReport stalls) {
+    }
 
     private final Mutant mutant;
     private final int tasks;
@@ -52,6 +63,8 @@ final class MutationRun {
     private final List<Call> calls = new ArrayList<>();
     private final Map<String, Long> applied = new HashMap<>();
     private final List<Cancel> cancels = new ArrayList<>();
+    private final Map<Long, String> outcomes = new HashMap<>();
+    private final List<long[]> freezes = new ArrayList<>();
     private final AtomicLong callIds = new AtomicLong();
 
     MutationRun(Mutant mutant, int tasks, long seed) {
@@ -80,7 +93,7 @@ final class MutationRun {
     }
 
     /** Runs it: submits, injects the faults, waits until every task is terminal or {@code maxWait}, checks. */
-    HistoryChecker.Result run(Duration maxWait) throws InterruptedException {
+    Outcome run(Duration maxWait) throws InterruptedException {
         Random random = new Random(seed);
         List<SasRuntime> nodes = new ArrayList<>();
         List<NodeStore> views = new ArrayList<>();
@@ -95,7 +108,9 @@ final class MutationRun {
                         .shutdownGrace(Duration.ofMillis(200)).build());
             }
             nodes.forEach(SasRuntime::start);
-            long spacingMs = 25;
+            // 6 s of submissions: longer than the stall bound plus a frozen supervisor, so a task left behind
+            // early is passed over by work submitted after it (the chaos stall check's evidence)
+            long spacingMs = 50;
             for (int i = 0; i < tasks; i++) {
                 TaskId id = nodes.get(i % NODES).client().submit(workflow(), "t-" + i, String.valueOf(i)).id();
                 ids.add(id.value());
@@ -106,7 +121,11 @@ final class MutationRun {
                     // a node paused after the service applied its effects, before SAS recorded them,
                     // until just past their deadlines: its writes land while the supervisor recovers
                     // those steps and other nodes run them again
-                    views.get(random.nextInt(NODES)).freeze(COMPLETE_WITHIN.plusMillis(100));
+                    Duration frozen = COMPLETE_WITHIN.plusMillis(100);
+                    views.get(random.nextInt(NODES)).freeze(frozen);
+                    synchronized (ledgerLock) {
+                        freezes.add(new long[] {db.millis(), db.millis() + frozen.toMillis()});
+                    }
                 }
                 Thread.sleep(spacingMs); // submissions spread over the run, as an application would
             }
@@ -144,7 +163,7 @@ final class MutationRun {
         }
     }
 
-    HistoryChecker.Result check(List<String> ids) {
+    Outcome check(List<String> ids) {
         List<Write> writes = store.writes();
         List<Cancel> recorded = new ArrayList<>();
         synchronized (ledgerLock) {
@@ -167,8 +186,15 @@ final class MutationRun {
             history = List.copyOf(calls);
         }
         long bound = COMPLETE_WITHIN.toMillis() + 5_000; // a loaded 2-core CI machine
-        return new HistoryChecker(STEPS, bound, SUPERVISOR_INTERVAL.toMillis() * 5 + 5_000)
-                .check(ids, store.states(), writes, history, recorded, List.of());
+        Map<String, String> states = store.states();
+        HistoryChecker.Result verdict = new HistoryChecker(STEPS, bound, SUPERVISOR_INTERVAL.toMillis() * 5 + 5_000)
+                .check(ids, states, writes, history, recorded, List.of());
+        ChaosReport stalls;
+        synchronized (ledgerLock) {
+            stalls = MutationStalls.check(ids, states, writes, history, Map.copyOf(outcomes), recorded,
+                    List.copyOf(freezes), COMPLETE_WITHIN, SUPERVISOR_INTERVAL, STALL_SLACK);
+        }
+        return new Outcome(verdict, stalls);
     }
 
     // ------------------------------------------------------------------ the workflow and the service
@@ -229,9 +255,11 @@ final class MutationRun {
         java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
         int roll = random.nextInt(100);
         Long appliedAt = null;
+        String outcome = Ledger.ERROR;
         try {
             sleep(random.nextInt(20, 150));
             if (decline) {
+                outcome = Ledger.DECLINED;
                 throw new NonRetryableException("the service declines " + task + " for good");
             }
             if (roll < 3) {
@@ -247,12 +275,14 @@ final class MutationRun {
             if (roll >= 3 && roll < 7) {
                 throw new IllegalStateException("the service's reply was lost");
             }
+            outcome = Ledger.APPLIED;
             return "ok";
         } finally {
             Call c = new Call(id, task, step, kind, key, attempt, Thread.currentThread().getName(), start, db.millis(),
                     window, appliedAt);
             synchronized (ledgerLock) {
                 calls.add(c);
+                outcomes.put(id, outcome);
             }
         }
     }

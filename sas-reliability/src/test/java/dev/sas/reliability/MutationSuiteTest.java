@@ -25,7 +25,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The mutation suite of issue 31: a quick in-process chaos run ({@link MutationRun}) against the
  * correct store must pass the {@link HistoryChecker}, and against each bug of the issue's table
- * ({@link MutantStore.Mutant}) must fail it. Prints the table (mutant → caught?) and writes it to
+ * ({@link MutantStore.Mutant}) must fail it. The chaos run's own stall check ({@link StallCheck},
+ * through {@link MutationStalls}) judges the same histories: the correct store must pass it and the
+ * stall mutant (a shard of tasks no node claims) must fail it with tasks passed over; for the other
+ * mutants its verdict is printed, not asserted. Prints the table (mutant → caught?) and writes it to
  * {@code target/mutation-table.md}. The correct store runs alone; the mutants then run all at once
  * (each its own store, runtimes and service, in this JVM): each is caught by counts far from the
  * edge, and one after the other they took most of the module's time.
@@ -47,24 +50,33 @@ class MutationSuiteTest {
         ROWS.put(Mutant.EARLY_RECOVERY, "supervisor recovers claims 1.5 s before their deadline");
         ROWS.put(Mutant.CLAIM_IGNORES_LOCK, "claim without `locked_by IS NULL`");
         ROWS.put(Mutant.KEY_WITH_ATTEMPT, "idempotency key includes the attempt");
+        ROWS.put(Mutant.CLAIM_SKIPS_A_SHARD, "claim sharded by task id hash, one shard without an owner");
     }
 
-    private static final Map<Mutant, HistoryChecker.Result> RESULTS = new EnumMap<>(Mutant.class);
+    private static final Map<Mutant, MutationRun.Outcome> RESULTS = new EnumMap<>(Mutant.class);
 
     @Test
     @Order(1)
-    void the_correct_store_passes_the_history_checker() throws InterruptedException {
-        HistoryChecker.Result r = new MutationRun(Mutant.NONE, TASKS, 31).run(MAX_WAIT);
-        RESULTS.put(Mutant.NONE, r);
-        System.out.println("mutant NONE: " + r.summary());
+    void the_correct_store_passes_the_history_checker_and_the_stall_check() throws InterruptedException {
+        MutationRun.Outcome o = new MutationRun(Mutant.NONE, TASKS, 31).run(MAX_WAIT);
+        RESULTS.put(Mutant.NONE, o);
+        HistoryChecker.Result r = o.history();
+        System.out.println("mutant NONE: " + r.summary() + "; stall check: " + stallSummary(o.stalls()));
 
         assertThat(r.passed()).as(r.summary()).isTrue();
+        assertThat(o.stalls().stallViolations).as(stallSummary(o.stalls())).isZero();
+    }
+
+    private static String stallSummary(ChaosReport s) {
+        return MutationStalls.verdict(s) + ", bound " + s.stallBoundMs + " ms, longest wait " + s.maxWaitMs + " ms ("
+                + s.maxWaitTask + "), queued p99 " + s.p99QueuedMs + " ms" + (s.worstStalls.isEmpty() ? ""
+                : "; worst: " + s.worstStalls.get(0));
     }
 
     /** The mutants' runs, started together at the first mutant's test (after the correct store's). */
-    private static Map<Mutant, CompletableFuture<HistoryChecker.Result>> mutantRuns;
+    private static Map<Mutant, CompletableFuture<MutationRun.Outcome>> mutantRuns;
 
-    private static synchronized CompletableFuture<HistoryChecker.Result> mutantRun(Mutant mutant) {
+    private static synchronized CompletableFuture<MutationRun.Outcome> mutantRun(Mutant mutant) {
         if (mutantRuns == null) {
             mutantRuns = new EnumMap<>(Mutant.class);
             ExecutorService runs = Executors.newCachedThreadPool(r -> {
@@ -93,12 +105,17 @@ class MutationSuiteTest {
     @EnumSource(value = Mutant.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
     @Order(2)
     void each_bug_of_the_table_fails_the_history_checker(Mutant mutant) throws Exception {
-        HistoryChecker.Result r = mutantRun(mutant).get(MAX_WAIT.toSeconds() * 2, java.util.concurrent.TimeUnit.SECONDS);
-        RESULTS.put(mutant, r);
-        System.out.println("mutant " + mutant + ": " + r.summary());
+        MutationRun.Outcome o = mutantRun(mutant).get(MAX_WAIT.toSeconds() * 2, java.util.concurrent.TimeUnit.SECONDS);
+        RESULTS.put(mutant, o);
+        HistoryChecker.Result r = o.history();
+        System.out.println("mutant " + mutant + ": " + r.summary() + "; stall check: " + stallSummary(o.stalls()));
 
         assertThat(r.passed()).as("mutant " + mutant + " must be caught").isFalse();
         assertThat(r.counts.keySet()).as(r.summary()).containsAnyElementsOf(expected(mutant));
+        if (mutant == Mutant.CLAIM_SKIPS_A_SHARD) {
+            // the chaos run's own stall check, as it judges a JDBC run: the shard's tasks were passed over
+            assertThat(o.stalls().stallsPassedOver).as(stallSummary(o.stalls())).isPositive();
+        }
     }
 
     /** The violations that characterise each bug (others may come with it). */
@@ -112,21 +129,25 @@ class MutationSuiteTest {
             case EARLY_RECOVERY -> java.util.Set.of(Violation.EARLY_RECOVERY);
             case CLAIM_IGNORES_LOCK -> java.util.Set.of(Violation.CLAIM_WHILE_HELD, Violation.OVERLAP);
             case KEY_WITH_ATTEMPT -> java.util.Set.of(Violation.APPLIED_TWICE);
+            case CLAIM_SKIPS_A_SHARD -> java.util.Set.of(Violation.STALL, Violation.LOST);
         };
     }
 
     @AfterAll
     static void print_the_table() throws IOException {
-        StringBuilder sb = new StringBuilder("| bug put into SAS | history checker | violations found |\n|---|---|---|\n");
+        StringBuilder sb = new StringBuilder("| bug put into SAS | history checker | violations found | chaos stall check"
+                + " (bound " + (MutationRun.COMPLETE_WITHIN.toMillis() + 2 * MutationRun.SUPERVISOR_INTERVAL.toMillis()
+                + MutationRun.STALL_SLACK.toMillis()) + " ms) |\n|---|---|---|---|\n");
         for (Map.Entry<Mutant, String> row : ROWS.entrySet()) {
-            HistoryChecker.Result r = RESULTS.get(row.getKey());
+            MutationRun.Outcome o = RESULTS.get(row.getKey());
+            HistoryChecker.Result r = o == null ? null : o.history();
             String verdict = r == null ? "not run" : row.getKey() == Mutant.NONE
                     ? (r.passed() ? "passed (as it must)" : "FAILED")
                     : (r.passed() ? "**passed it**" : "caught");
             String found = r == null ? "" : r.counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                     .collect(Collectors.joining(", "));
             sb.append("| ").append(row.getValue()).append(" | ").append(verdict).append(" | ").append(found)
-                    .append(" |\n");
+                    .append(" | ").append(o == null ? "" : MutationStalls.verdict(o.stalls())).append(" |\n");
         }
         System.out.println(sb);
         Path out = Path.of("target", "mutation-table.md");

@@ -8,6 +8,7 @@ import dev.sas.reliability.ChaosChecks.Task;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -92,7 +93,8 @@ class StallCheckTest {
         assertThat(r.violations()).noneMatch(v -> v.contains("stall"));
         assertThat(r.toMarkdown()).contains(
                 "| stall bound violations (bound 2600 ms): passed over / cluster idle | 0 (0 / 0) |",
-                "queueing, not a stall): count, p50 / p99 / max (of them not a first claim: judged by idleness only) | "
+                "queueing, not a stall): count, p50 / p99 / max (of them judged by idleness only: no claim of their own,"
+                        + " or after a claim the ledger never saw) | "
                         + r.queuedWaits + ", ");
     }
 
@@ -184,6 +186,146 @@ class StallCheckTest {
                 assertThat(r.queuedWaits).isEqualTo(1);
                 assertThat(r.p50QueuedMs).isEqualTo(4_000);
             }
+        }
+    }
+
+    /**
+     * Background work that keeps the cluster busy: tasks {@code first}, {@code first + 1}, ... created
+     * {@code every} ms apart from {@code from} and started one per 100 ms from {@code from} (their
+     * three steps 30 ms apart on w1), the last start before {@code until}.
+     */
+    private void background(int first, long from, long every, long until) {
+        int i = first;
+        for (long start = from; start < until; start += 100, i++) {
+            long created = from + (i - first) * every;
+            tasks.add(new Task(id(i), i, "PROCESSED", created, null, 0, 0));
+            long t = start;
+            for (String step : ChaosWorkflow.STEPS) {
+                execs.add(new Exec(nextId++, id(i), step, "forward", 1, "w1", id(i) + ":" + step, t, 2_000, t + 20,
+                        Ledger.APPLIED));
+                t += 30;
+            }
+        }
+    }
+
+    /** Task-0's first call, {@code reserve} on w0 at 1,000, ending at 1,100 (or lost: no end, no outcome). */
+    private void firstCall(String outcome) {
+        tasks.add(new Task(id(0), 0, "PROCESSED", 1_000, null, 0, 0));
+        boolean lost = outcome == null;
+        execs.add(new Exec(nextId++, id(0), "reserve", "forward", 1, "w0", "k0", 1_000, 2_000, lost ? null : 1_100L,
+                outcome));
+    }
+
+    /** Task-0's next call, at {@code start}, then the steps after it on the same node. */
+    private void nextCall(String step, int attempt, String node, long start) {
+        long t = start;
+        int a = attempt;
+        for (int i = List.of(ChaosWorkflow.STEPS).indexOf(step); i < ChaosWorkflow.STEPS.length; i++) {
+            execs.add(new Exec(nextId++, id(0), ChaosWorkflow.STEPS[i], "forward", a, node, "k0" + i, t, 2_000, t + 20,
+                    Ledger.APPLIED));
+            a = 1;
+            t += 30;
+        }
+    }
+
+    @Nested
+    class EveryClaimableMomentIsJudgedForPassingOver {
+        private final long bound = settings.stallBoundMs();
+        /** The longest backoff of a first re-run (the chaos policy's 50 ms × 1.2). */
+        private final long backoff = ChaosChecks.maxBackoff(ChaosWorkflow.retryPolicy(), 1);
+        /** Task-0's next call: long past the bound, while work submitted after it keeps starting. */
+        private final long late = 1_100 + backoff + bound + 2_000;
+
+        @Test
+        void a_retry_passed_over_by_work_submitted_after_its_due_time_is_a_stall() {
+            firstCall(Ledger.ERROR);
+            background(1, 1_000, 100, late);
+            nextCall("reserve", 2, "w0", late);
+
+            ChaosReport r = check();
+
+            assertThat(r.stallsPassedOver).as("the retry was due at " + (1_100 + backoff)).isEqualTo(1);
+            assertThat(r.worstStalls).singleElement().asString()
+                    .startsWith("task task-0 forward:reserve attempt 2").contains("re-run 1", "passed over: task task-");
+        }
+
+        @Test
+        void a_retry_queued_behind_work_due_before_it_is_not_a_stall() {
+            firstCall(Ledger.ERROR);
+            // the same starts, but every background task was submitted before the retry was due
+            background(1, 1_000, 1, late);
+            nextCall("reserve", 2, "w0", late);
+
+            ChaosReport r = check();
+
+            assertThat(r.stallViolations).isZero();
+            assertThat(r.queuedWaits).as("the retry and most background tasks queued").isGreaterThan(1);
+            assertThat(r.queuedIdleOnly).isZero();
+        }
+
+        @Test
+        void a_recovered_call_passed_over_is_a_stall() {
+            firstCall(null); // lost: the supervisor recovers it after its deadline (inside the bound)
+            background(1, 1_000, 100, late);
+            nextCall("reserve", 2, "w1", late);
+
+            ChaosReport r = check();
+
+            assertThat(r.stallsPassedOver).isEqualTo(1);
+            assertThat(r.worstStalls).singleElement().asString()
+                    .startsWith("task task-0 forward:reserve attempt 2").contains("passed over");
+        }
+
+        @Test
+        void the_next_step_on_another_node_passed_over_is_a_stall() {
+            // attempt 1: released by a graceful stop; attempt 2: the claim that continued the task on
+            // w0 was recovered
+            for (int attempt : new int[] {1, 2}) {
+                tasks.clear();
+                execs.clear();
+                firstCall(Ledger.APPLIED);
+                background(1, 1_000, 100, late);
+                nextCall("debit", attempt, "w1", late);
+
+                ChaosReport r = check();
+
+                assertThat(r.stallsPassedOver).as("attempt " + attempt).isEqualTo(1);
+                assertThat(r.worstStalls).singleElement().asString()
+                        .startsWith("task task-0 forward:debit attempt " + attempt).contains("passed over");
+            }
+        }
+
+        @Test
+        void a_call_after_a_claim_the_ledger_never_saw_or_within_its_claim_is_judged_by_idleness_only() {
+            // attempt 3 after attempt 1: a claim in between left no call (its worker died before
+            // calling) and was recovered at a time the ledger does not know; the next step on the same
+            // node at attempt 1 ran within the task's claim
+            for (String next : List.of("unseen claim", "continued")) {
+                tasks.clear();
+                execs.clear();
+                boolean unseen = next.equals("unseen claim");
+                firstCall(unseen ? Ledger.ERROR : Ledger.APPLIED);
+                background(1, 1_000, 100, late);
+                nextCall(unseen ? "reserve" : "debit", unseen ? 3 : 1, "w0", late);
+
+                ChaosReport r = check();
+
+                assertThat(r.stallViolations).as(next).isZero();
+                assertThat(r.queuedIdleOnly).as(next).isEqualTo(1);
+            }
+        }
+
+        @Test
+        void a_failed_call_never_retried_while_later_work_runs_is_a_stall() {
+            firstCall(Ledger.ERROR);
+            tasks.set(0, new Task(id(0), 0, "PENDING", 1_000, null, 0, 0));
+            background(1, 1_000, 100, late);
+
+            ChaosReport r = check();
+
+            assertThat(r.stallsPassedOver).isEqualTo(1);
+            assertThat(r.worstStalls).singleElement().asString().startsWith("task task-0 (never started)")
+                    .contains("never started again", "passed over");
         }
     }
 

@@ -209,7 +209,7 @@ final class InMemoryTasks {
         }
         return new TaskInfo(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.priority, r.currentStep,
                 r.failureCount, r.lockedBy, r.lease, r.completeBy, r.nextAttemptAt, r.createdAt, r.updatedAt,
-                r.lastError, r.cancelRequested, steps);
+                r.lastError, r.cancelRequested, steps, r.attempt);
     }
 
     static String key(String workflow, String businessKey) {

@@ -346,7 +346,10 @@ final class TaskStateMachine {
         int attempts = forCancel || from >= s.currentStep() ? s.attempt() : 0;
         Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(attempts)
                 .failureCount(s.failureCount()).lastError(reason).recording(step).events(evs).end(end);
-        List<Alert> alerts = forCancel ? List.of() : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
+        // A branch or fan-out element fails as the step it stands for: its parent's step fails (and alerts if the
+        // parent ends in ERROR); the unit raises no alert of its own
+        List<Alert> alerts = forCancel || wf.isGroupUnit() ? List.of()
+                : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
         return new Decision(t, alerts, ifCancelled, null);
     }
 

@@ -1,6 +1,7 @@
 package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.ForEachFailure;
@@ -11,6 +12,7 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.UnitTaskException;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
@@ -193,5 +195,12 @@ public abstract class ForEachContract extends StoreTestSupport {
                 .containsExactly("shipped p0", "shipped p1", null, "shipped p3", "shipped p4", "shipped p5");
         assertThat(info.step("invoice").output()).isEqualTo("invoice for 6 parcels");
         assertThat(compensated).isEmpty();
+
+        // the failed element stays ERROR; the task has finished with it, so it is not run again on its own
+        TaskInfo failed = units(sas, wf).stream().filter(u -> u.status() == TaskStatus.ERROR).findFirst().orElseThrow();
+        assertThatThrownBy(() -> sas.client().operations().resubmit(failed.taskId()))
+                .isInstanceOf(UnitTaskException.class).hasMessageContaining("step 'ship-parcels' of task " + id);
+        assertThat(sas.client().operations().resubmitAll(failed.workflow())).isZero();
+        assertThat(runs).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
     }
 }

@@ -1,6 +1,8 @@
 package dev.sas.testing.contracts;
 
+import dev.sas.core.AlertSink;
 import dev.sas.core.CompletionTokenKeys;
+import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
@@ -44,8 +46,21 @@ public abstract class StoreTestSupport {
      * before the store.
      */
     SasRuntime runtimeOn(Clock clock, Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(TEST_KEYS).workflow(workflow).build();
+        return kept(runtimeBuilder(clock, workflow));
+    }
+
+    /** As {@link #runtimeOn(Clock, Workflow)}, sending alerts to {@code alerts}. */
+    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow, AlertSink alerts) {
+        return kept(runtimeBuilder(clock, workflow).alertSink(alerts));
+    }
+
+    private RuntimeBuilder runtimeBuilder(Clock clock, Workflow<?> workflow) {
+        return SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(TEST_KEYS).workflow(workflow);
+    }
+
+    private SasRuntime kept(RuntimeBuilder builder) {
+        SasRuntime sas = builder.build();
         runtimes.add(sas);
         return sas;
     }
