@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * on its own), started by the step with the business key {@link #unitKey} (parent id, step, unit
  * index), so every unit is durable, fenced, retried and deadline-bounded like any task, runs on any
  * node, and a step started again finds the units it started before. The step then rests
- * {@link TaskStatus#AWAITING_REPLY}, holding no thread and no in-flight slot; the supervisor's
+ * {@link TaskStatus#AWAITING_COMPLETION}, holding no thread and no in-flight slot; the supervisor's
  * {@link ChildRelay} calls {@link #check} and completes the step once every unit is
  * {@link TaskStatus#PROCESSED}, with the output {@link #join} makes of every unit's result. When a
  * unit ends otherwise, the others still running are cancelled (each stops after its in-flight step,
@@ -58,7 +58,7 @@ final class ChildGroup<I> {
 
     /** A step's events that leave its outcome open: started, request sent, timed out. */
     private static final Set<TaskEvent.Type> STEP_OPEN = EnumSet.of(TaskEvent.Type.STEP_STARTED,
-            TaskEvent.Type.REPLY_AWAITED, TaskEvent.Type.STEP_TIMED_OUT);
+            TaskEvent.Type.COMPLETION_AWAITED, TaskEvent.Type.STEP_TIMED_OUT);
     /** A step's events that settle its outcome. */
     private static final Set<TaskEvent.Type> STEP_ENDED = EnumSet.of(TaskEvent.Type.STEP_COMPLETED,
             TaskEvent.Type.STEP_FAILED);

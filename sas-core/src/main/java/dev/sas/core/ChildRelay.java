@@ -140,7 +140,7 @@ final class ChildRelay implements ChildWatch {
 
     /** An event published on this node: a terminal one ({@link #ended}) or a rest ({@link #rested}). */
     void published(TaskEvent event) {
-        if (event.type() == TaskEvent.Type.REPLY_AWAITED) {
+        if (event.type() == TaskEvent.Type.COMPLETION_AWAITED) {
             rested(event);
         } else {
             ended(event);
@@ -176,7 +176,7 @@ final class ChildRelay implements ChildWatch {
 
     /**
      * A task came to rest awaiting a reply on this node ({@code event} is its
-     * {@link TaskEvent.Type#REPLY_AWAITED}): looked at once if a hint found it not yet resting, or if
+     * {@link TaskEvent.Type#COMPLETION_AWAITED}): looked at once if a hint found it not yet resting, or if
      * it is a parent resting in a fan-out step (an empty list has no unit to hint it). Quick; called
      * on the publishing thread.
      */
@@ -245,11 +245,11 @@ final class ChildRelay implements ChildWatch {
         for (TaskId parentId : distinct) {
             try {
                 TaskInfo parent = client.find(parentId).orElse(null);
-                if (parent != null && parent.status() != TaskStatus.AWAITING_REPLY && !parent.status().isTerminal()
+                if (parent != null && parent.status() != TaskStatus.AWAITING_COMPLETION && !parent.status().isTerminal()
                         && childStep(parent).isPresent()) {
                     parent = awaitRest(parent); // its units ended before it came to rest
                 }
-                if (parent != null && parent.status() == TaskStatus.AWAITING_REPLY) {
+                if (parent != null && parent.status() == TaskStatus.AWAITING_COMPLETION) {
                     delivered += deliver(parent, true) ? 1 : 0;
                 }
             } catch (RuntimeException e) {
@@ -272,7 +272,7 @@ final class ChildRelay implements ChildWatch {
         }
         awaitedRests.put(task.taskId(), passes);
         TaskInfo again = client.find(task.taskId()).orElse(null);
-        if (again != null && again.status() == TaskStatus.AWAITING_REPLY
+        if (again != null && again.status() == TaskStatus.AWAITING_COMPLETION
                 && awaitedRests.remove(task.taskId()) != null) {
             return again;
         }
@@ -283,7 +283,7 @@ final class ChildRelay implements ChildWatch {
     private int lookAtRested(TaskId id) {
         try {
             TaskInfo task = client.find(id).orElse(null);
-            if (task == null || task.status() != TaskStatus.AWAITING_REPLY) {
+            if (task == null || task.status() != TaskStatus.AWAITING_COMPLETION) {
                 return 0;
             }
             return deliver(task, false) ? 1 : 0;
@@ -361,7 +361,7 @@ final class ChildRelay implements ChildWatch {
 
     /** Reads up to {@link #MAX_PER_PASS} parents of {@code workflow} that await, from where the last scan stopped. */
     private int scan(String workflow, boolean fanOuts) {
-        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_REPLY).withWorkflow(workflow).withLimit(PAGE);
+        TaskQuery query = TaskQuery.all().withStatus(TaskStatus.AWAITING_COMPLETION).withWorkflow(workflow).withLimit(PAGE);
         TaskInfo after = resumeAfter.remove(workflow);
         List<TaskInfo> page = client.list(after == null ? query : query.after(after));
         int delivered = 0;

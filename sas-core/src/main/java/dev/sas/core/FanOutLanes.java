@@ -8,7 +8,7 @@ import java.util.Optional;
  * row grows with the list), with the business key {@link ChildGroup#unitKey} ending in
  * {@code #<index>}. Unit {@code i} runs in lane {@code i mod K}: the first K skip their
  * {@value ForEachBuilder#SLOT_STEP} step (a condition), every later unit rests
- * {@link TaskStatus#AWAITING_REPLY} there, holding no thread and no slot, until unit {@code i - K}
+ * {@link TaskStatus#AWAITING_COMPLETION} there, holding no thread and no slot, until unit {@code i - K}
  * has ended. Then {@link ChildRelay} completes its slot step through the fenced completion path
  * ({@link #release}): right after unit {@code i - K} ended on a node that knows the workflow (or
  * after unit {@code i} came to rest there, if it came later), or, whatever node died, on the relay's
@@ -47,12 +47,12 @@ final class FanOutLanes {
 
     /** Whether {@code unit} waits in its slot step for its turn. */
     static boolean waiting(TaskInfo unit) {
-        return unit.status() == TaskStatus.AWAITING_REPLY && unit.currentStep() == 0;
+        return unit.status() == TaskStatus.AWAITING_COMPLETION && unit.currentStep() == 0;
     }
 
     /** Whether {@code unit} has not yet reached its slot step (submitted, or claimed and about to rest there). */
     static boolean beforeSlot(TaskInfo unit) {
-        return !unit.status().isTerminal() && unit.currentStep() == 0 && unit.status() != TaskStatus.AWAITING_REPLY;
+        return !unit.status().isTerminal() && unit.currentStep() == 0 && unit.status() != TaskStatus.AWAITING_COMPLETION;
     }
 
     /**

@@ -173,7 +173,7 @@ public final class SasRuntime implements AutoCloseable {
 
     /** A task reached a terminal state here (the handles waiting for it return), or came to rest awaiting a reply. */
     private void finished(TaskEvent e) {
-        if (e.type() != TaskEvent.Type.REPLY_AWAITED) {
+        if (e.type() != TaskEvent.Type.COMPLETION_AWAITED) {
             client.waiters().finished(e.taskId());
         }
         ChildRelay relay = children;

@@ -22,7 +22,7 @@ final class StatusView {
         List<TaskInfo.StepInfo> steps = new ArrayList<>();
         for (StepDefinition<?> def : wf.steps()) {
             TaskInfo.StepInfo s = recorded.get(def.index());
-            boolean running = (info.status() == TaskStatus.PROCESSING || info.status() == TaskStatus.AWAITING_REPLY)
+            boolean running = (info.status() == TaskStatus.PROCESSING || info.status() == TaskStatus.AWAITING_COMPLETION)
                     && info.currentStep() == def.index();
             if (s == null) {
                 s = new TaskInfo.StepInfo(def.index(), def.name(), running ? StepStatus.PROCESSING : StepStatus.PENDING,

@@ -101,9 +101,9 @@ final class InMemoryTasks {
         r.stepTimeout = t.stepTimeout();
         if (t.keepLock()) {
             r.completeBy = now.plus(t.stepTimeout());
-        } else if (t.status() == TaskStatus.AWAITING_REPLY) {
+        } else if (t.status() == TaskStatus.AWAITING_COMPLETION) {
             // nobody holds it; lease and deadline stay in force for the reply and the supervisor
-            r.lockedBy = Transition.AWAITING_REPLY_HOLDER;
+            r.lockedBy = Transition.AWAITING_COMPLETION_HOLDER;
         } else {
             r.lockedBy = null;
             r.completeBy = null;

@@ -50,7 +50,7 @@ public final class EventBus {
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
      *     state (its terminal event), so waiting handles on this node return without polling and the
      *     parent of a child task is delivered at once, and of every task that came to rest awaiting a
-     *     reply ({@link TaskEvent.Type#REPLY_AWAITED}), so a join or a fan-out lane waiting for that
+     *     reply ({@link TaskEvent.Type#COMPLETION_AWAITED}), so a join or a fan-out lane waiting for that
      *     rest goes on; must be quick
      */
     public EventBus(List<TaskListener> listeners, StatusRouting statusRouting, Consumer<TaskEvent> finished,
@@ -77,7 +77,7 @@ public final class EventBus {
             return;
         }
         for (TaskEvent e : events) {
-            if (isTerminal(e.type()) || e.type() == TaskEvent.Type.REPLY_AWAITED) {
+            if (isTerminal(e.type()) || e.type() == TaskEvent.Type.COMPLETION_AWAITED) {
                 try {
                     finished.accept(e);
                 } catch (RuntimeException ex) {

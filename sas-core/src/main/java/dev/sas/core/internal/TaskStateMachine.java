@@ -176,7 +176,7 @@ final class TaskStateMachine {
 
     /**
      * A reply to the current step's request arrived and says {@code result} (a {@link StepCompleted}
-     * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#REPLY_RECEIVED} event first.
+     * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#COMPLETION_RECEIVED} event first.
      */
     record CompletionReceived(Outcome result) implements Outcome {
         CompletionReceived {

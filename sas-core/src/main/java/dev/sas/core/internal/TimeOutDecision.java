@@ -48,7 +48,7 @@ final class TimeOutDecision {
         Duration timeout = def != null ? def.completeWithin(compensating) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
         String name = def != null ? def.name() : null;
         String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
-                + (s.status() == TaskStatus.AWAITING_REPLY ? " got no reply by its deadline " + o.completeBy()
+                + (s.status() == TaskStatus.AWAITING_COMPLETION ? " got no reply by its deadline " + o.completeBy()
                         : " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy()) + " (time-out " + failures
                 + " of " + maxTimeouts + (def != null ? ", attempt " + s.attempt() + " of " + policy.maxAttempts() : "")
                 + ")";

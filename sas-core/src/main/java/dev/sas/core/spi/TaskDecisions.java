@@ -78,7 +78,7 @@ public final class TaskDecisions {
      * it would otherwise wait: an {@code ERROR} task becomes {@code PENDING} (failure count reset,
      * attempts kept: they tell whether the failed step may have applied), a {@code WAITING} task and
      * an unclaimed {@code PENDING} task due after {@code now} become due now, an
-     * {@code AWAITING_REPLY} task is released and becomes {@code PENDING} (a scheduler compensates
+     * {@code AWAITING_COMPLETION} task is released and becomes {@code PENDING} (a scheduler compensates
      * it). {@code PARKED}, {@code PROCESSING} and {@code COMPENSATING} tasks are only marked.
      *
      * @return the change, or empty if the task is in another state or, unless it is in
@@ -94,7 +94,7 @@ public final class TaskDecisions {
         TaskChange c = TaskChange.keeping(s).withCancelRequested();
         return switch (s.status()) {
             case ERROR -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withCounts(s.attempt(), 0));
-            case AWAITING_REPLY -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withHolderReleased());
+            case AWAITING_COMPLETION -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withHolderReleased());
             case WAITING -> Optional.of(c.withDueAt(now));
             case PENDING -> Optional.of(!s.held() && isAfter(s.nextAttemptAt(), now) ? c.withDueAt(now) : c);
             case PARKED, PROCESSING, COMPENSATING -> Optional.of(c);
@@ -206,7 +206,7 @@ public final class TaskDecisions {
                     + "' of task " + parent + ", which no longer exists");
         }
         boolean running = parentAtStep && switch (parentStatus) {
-            case PENDING, WAITING, PARKED, PROCESSING, AWAITING_REPLY -> true;
+            case PENDING, WAITING, PARKED, PROCESSING, AWAITING_COMPLETION -> true;
             default -> false;
         };
         if (running) {

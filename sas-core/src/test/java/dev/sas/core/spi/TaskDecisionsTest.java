@@ -32,7 +32,7 @@ class TaskDecisionsTest {
 
         @Test
         void an_awaiting_task_is_released_and_due_now() {
-            TaskChange c = TaskDecisions.requestCancel(task(TaskStatus.AWAITING_REPLY, true, null, false), NOW)
+            TaskChange c = TaskDecisions.requestCancel(task(TaskStatus.AWAITING_COMPLETION, true, null, false), NOW)
                     .orElseThrow();
             assertThat(c).isEqualTo(new TaskChange(TaskStatus.PENDING, NOW, 2, 1, true, true, null));
         }
@@ -108,7 +108,7 @@ class TaskDecisionsTest {
                 .as("as a resubmit").contains(new TaskChange(TaskStatus.PENDING, NOW, 0, 0, false, false, null));
         assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, true, NOW, false), NOW)).isEmpty();
         assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, false, NOW, true), NOW)).isEmpty();
-        for (TaskStatus s : EnumSet.of(TaskStatus.PROCESSING, TaskStatus.AWAITING_REPLY, TaskStatus.COMPENSATING,
+        for (TaskStatus s : EnumSet.of(TaskStatus.PROCESSING, TaskStatus.AWAITING_COMPLETION, TaskStatus.COMPENSATING,
                 TaskStatus.COMPENSATION_FAILED, TaskStatus.PROCESSED, TaskStatus.COMPENSATED, TaskStatus.CANCELLED)) {
             assertThat(TaskDecisions.moveVersion(task(s, false, NOW, false), NOW)).as("%s", s).isEmpty();
         }
@@ -151,7 +151,7 @@ class TaskDecisionsTest {
         @Test
         void a_unit_may_be_acted_on_while_its_parent_is_at_the_group_step_and_running() {
             for (TaskStatus s : EnumSet.of(TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.PARKED,
-                    TaskStatus.PROCESSING, TaskStatus.AWAITING_REPLY)) {
+                    TaskStatus.PROCESSING, TaskStatus.AWAITING_COMPLETION)) {
                 assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", s, true)).as(s.name()).isEmpty();
             }
         }
