@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * on its own), started by the step with the business key {@link #unitKey} (parent id, step, unit
  * index), so every unit is durable, fenced, retried and deadline-bounded like any task, runs on any
  * node, and a step started again finds the units it started before. The step then rests
- * {@link TaskStatus#AWAITING_REPLY}, holding no thread and no in-flight slot; the supervisor's
+ * {@link TaskStatus#AWAITING_COMPLETION}, holding no thread and no in-flight slot; the supervisor's
  * {@link ChildRelay} calls {@link #check} and completes the step once every unit is
  * {@link TaskStatus#PROCESSED}, with the output {@link #join} makes of every unit's result. When a
  * unit ends otherwise, the others still running are cancelled (each stops after its in-flight step,
@@ -56,14 +56,14 @@ final class ChildGroup<I> {
         }
     }
 
-    /** A unit that ended, with its task as read from the store. */
     /** A step's events that leave its outcome open: started, request sent, timed out. */
     private static final Set<TaskEvent.Type> STEP_OPEN = EnumSet.of(TaskEvent.Type.STEP_STARTED,
-            TaskEvent.Type.REPLY_AWAITED, TaskEvent.Type.STEP_TIMED_OUT);
+            TaskEvent.Type.COMPLETION_AWAITED, TaskEvent.Type.STEP_TIMED_OUT);
     /** A step's events that settle its outcome. */
     private static final Set<TaskEvent.Type> STEP_ENDED = EnumSet.of(TaskEvent.Type.STEP_COMPLETED,
             TaskEvent.Type.STEP_FAILED);
 
+    /** A unit that ended, with its task as read from the store. */
     record Ended(int index, TaskInfo task) {
     }
 
@@ -198,7 +198,7 @@ final class ChildGroup<I> {
                 } else if (h.info().status() == TaskStatus.ERROR) {
                     log.info("task {} step {}: unit {} ({}) ended ERROR before; resubmitting it", ctx.taskId(),
                             ctx.stepName(), byKey.get(keys.get(i)).name(), h.id());
-                    client.operations().resubmit(h.id());
+                    client.operations().resubmitUnit(h.id());
                 }
             }
         }
@@ -252,7 +252,7 @@ final class ChildGroup<I> {
     private static void cancelRunning(List<TaskInfo> found, TaskId parent, String step, SasClient client) {
         for (TaskInfo u : found) {
             if (!u.status().isTerminal() && !u.cancelRequested()) {
-                boolean requested = client.operations().cancel(u.taskId());
+                boolean requested = client.operations().cancelUnit(u.taskId());
                 log.info("task {} step {}: cancel of unit task {} {}", parent, step, u.taskId(),
                         requested ? "requested" : "not needed, it ended meanwhile");
             }
@@ -311,9 +311,12 @@ final class ChildGroup<I> {
 
     /**
      * The step of an ended unit whose outcome is unknown: its call started (or an awaiting step's
-     * request went out) and the unit was cancelled or timed out before a result was recorded. Such
-     * a step is compensated like any unknown outcome; one that failed for good ({@code STEP_FAILED})
-     * is left as the chain leaves a definite failure.
+     * request went out) and the unit was cancelled or timed out before a result was recorded, or it
+     * failed for good ({@code STEP_FAILED}) after errors that may have left its effect applied (out
+     * of retries on transient errors). Such a step is compensated, as a chain compensates its failing
+     * step. The failed step's event does not tell which failure it was; the unit's row does, as for a
+     * chain: a task that ends {@code ERROR} keeps the attempts whose effect may have applied, none
+     * after a definite failure ({@link NonRetryableException}), so that a later cancel compensates them.
      */
     private static Optional<TaskEvent> unknownOutcome(SasClient client, TaskInfo unit) {
         TaskEvent last = null;
@@ -322,12 +325,18 @@ final class ChildGroup<I> {
                 last = ev;
             }
         }
-        if (last == null || STEP_ENDED.contains(last.type())) {
+        if (last == null || last.type() == TaskEvent.Type.STEP_COMPLETED
+                || last.type() == TaskEvent.Type.STEP_FAILED && !failedMayHaveApplied(unit, last.stepIndex())) {
             return Optional.empty();
         }
         int index = last.stepIndex();
         boolean recorded = unit.steps().stream().anyMatch(st -> st.index() == index
                 && (st.status() == StepStatus.COMPLETED || st.status() == StepStatus.COMPENSATED));
         return recorded ? Optional.empty() : Optional.of(last);
+    }
+
+    /** Whether unit {@code unit}, which failed for good at step {@code index}, kept attempts that may have applied. */
+    private static boolean failedMayHaveApplied(TaskInfo unit, int index) {
+        return unit.status() == TaskStatus.ERROR && unit.currentStep() == index && unit.attempt() > 0;
     }
 }

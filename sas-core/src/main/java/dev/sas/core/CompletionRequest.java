@@ -5,7 +5,7 @@ package dev.sas.core;
  * {@link StepCompletionClient#complete(String, Object)} (or {@link StepCompletionClient#fail(String, String)}),
  * from any node or process. Set on a step with {@link StepBuilder#awaitCompletion(CompletionRequest)} or
  * {@link TypedStepBuilder#awaitCompletion(CompletionRequest)}. No thread waits for the reply: once the
- * request is sent, the task rests {@link TaskStatus#AWAITING_REPLY} in the store until the reply
+ * request is sent, the task rests {@link TaskStatus#AWAITING_COMPLETION} in the store until the reply
  * arrives or the step's deadline ({@link AbstractStepBuilder#completeWithin}) passes.
  *
  * <p>Implementations must be thread-safe: attempts of many tasks call it at once.

@@ -8,10 +8,11 @@ import java.util.Optional;
  * row grows with the list), with the business key {@link ChildGroup#unitKey} ending in
  * {@code #<index>}. Unit {@code i} runs in lane {@code i mod K}: the first K skip their
  * {@value ForEachBuilder#SLOT_STEP} step (a condition), every later unit rests
- * {@link TaskStatus#AWAITING_REPLY} there, holding no thread and no slot, until unit {@code i - K}
+ * {@link TaskStatus#AWAITING_COMPLETION} there, holding no thread and no slot, until unit {@code i - K}
  * has ended. Then {@link ChildRelay} completes its slot step through the fenced completion path
- * ({@link #release}): on the next supervisor pass after unit {@code i - K} ended on a node that knows
- * the workflow, or, whatever node died, on the relay's scan of awaiting tasks ({@link #turnCame}).
+ * ({@link #release}): right after unit {@code i - K} ended on a node that knows the workflow (or
+ * after unit {@code i} came to rest there, if it came later), or, whatever node died, on the relay's
+ * scan of awaiting tasks ({@link #turnCame}).
  * Stateless and thread-safe.
  */
 final class FanOutLanes {
@@ -46,12 +47,12 @@ final class FanOutLanes {
 
     /** Whether {@code unit} waits in its slot step for its turn. */
     static boolean waiting(TaskInfo unit) {
-        return unit.status() == TaskStatus.AWAITING_REPLY && unit.currentStep() == 0;
+        return unit.status() == TaskStatus.AWAITING_COMPLETION && unit.currentStep() == 0;
     }
 
     /** Whether {@code unit} has not yet reached its slot step (submitted, or claimed and about to rest there). */
     static boolean beforeSlot(TaskInfo unit) {
-        return !unit.status().isTerminal() && unit.currentStep() == 0 && unit.status() != TaskStatus.AWAITING_REPLY;
+        return !unit.status().isTerminal() && unit.currentStep() == 0 && unit.status() != TaskStatus.AWAITING_COMPLETION;
     }
 
     /**
@@ -75,5 +76,33 @@ final class FanOutLanes {
      */
     static boolean release(SasClient client, TaskInfo unit) {
         return waiting(unit) && client.stepCompletion().unitsEnded(unit, null, null).accepted();
+    }
+
+    /**
+     * Whether the elements around {@code businessKey}'s, the last of its lane, have ended too: the K - 1
+     * before and after it hold the last element of every other lane. Reads the later ones first (the
+     * elements end in about the order they started, so one still running is usually the next) and
+     * stops at the first one missing or running: the parent's join check, which reads every element,
+     * then runs about once per fan-out instead of once per lane; the element whose end is recorded
+     * last sees every other one ended.
+     */
+    static boolean lastOfLanesEnded(SasClient client, String workflow, String businessKey, int k) {
+        int i = index(businessKey);
+        for (int d = 1; d < k; d++) {
+            Optional<TaskInfo> later = client.find(workflow, shifted(businessKey, d));
+            if (later.isEmpty()) {
+                break; // the elements are numbered without gaps: none after it
+            }
+            if (!later.get().status().isTerminal()) {
+                return false; // its end looks again
+            }
+        }
+        for (int d = 1; d < k && i - d >= 0; d++) {
+            Optional<TaskInfo> earlier = client.find(workflow, shifted(businessKey, -d));
+            if (earlier.isPresent() && !earlier.get().status().isTerminal()) {
+                return false;
+            }
+        }
+        return true;
     }
 }

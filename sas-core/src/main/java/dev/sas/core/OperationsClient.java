@@ -39,11 +39,14 @@ public final class OperationsClient {
 
     /**
      * Resubmits an {@code ERROR} task from its failed step (or continues compensating a
-     * {@code COMPENSATION_FAILED} one), with its failure count reset.
+     * {@code COMPENSATION_FAILED} one), with its failure count reset. A unit task (a parallel branch
+     * or a fan-out element) is resubmitted on its own only while the step of its parent that started
+     * it runs; once that step has ended, resubmit the parent instead.
      *
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
      * @throws TaskStateException if the task is in another state
+     * @throws UnitTaskException if the task is a unit whose parent's step has ended (the message says what to do)
      * @throws StateStoreException if the store failed
      */
     public void resubmit(TaskId taskId) {
@@ -58,12 +61,29 @@ public final class OperationsClient {
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
      * @throws TaskStateException if the task is in another state
+     * @throws UnitTaskException if the task is a unit whose parent's step has ended (the message says what to do)
      * @throws StateStoreException if the store failed
      */
     public void resubmit(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = (ClientCore.unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
                 .orElseThrow(() -> new TaskNotFoundException(taskId));
+        if (info.status() == TaskStatus.ERROR || info.status() == TaskStatus.COMPENSATION_FAILED) {
+            Optional<UnitTaskException> refused = UnitTasks.refusal(store, "resubmit", info);
+            if (refused.isPresent()) {
+                throw refused.get();
+            }
+        }
+        resubmitChecked(info, note);
+    }
+
+    /** Resubmits a unit task for its group step, which runs: no check of the parent. */
+    void resubmitUnit(TaskId unit) {
+        resubmitChecked(store.find(unit).orElseThrow(() -> new TaskNotFoundException(unit)), null);
+    }
+
+    private void resubmitChecked(TaskInfo info, OperatorNote note) {
+        TaskId taskId = info.taskId();
         if (!resubmitted(info, note)) {
             TaskStatus actual = store.find(taskId).orElseThrow(() -> new TaskNotFoundException(taskId)).status();
             throw new TaskStateException("resubmit", taskId, actual, RESUBMITTABLE);
@@ -85,7 +105,8 @@ public final class OperationsClient {
 
     /**
      * Resubmits every {@code ERROR} task of {@code workflow} (every version), page by page. A task
-     * that leaves ERROR meanwhile is skipped.
+     * that leaves ERROR meanwhile is skipped, and so is a unit task (a parallel branch or a fan-out
+     * element) whose parent's step has ended (see {@link #resubmit(TaskId)}; logged).
      *
      * @return how many tasks were resubmitted
      * @throws NullPointerException if {@code workflow} is null
@@ -98,16 +119,22 @@ public final class OperationsClient {
         }
         TaskQuery query = TaskQuery.all().withStatus(TaskStatus.ERROR).withWorkflow(workflow).withLimit(500);
         int resubmitted = 0;
+        int units = 0;
         List<TaskInfo> page = store.list(query);
         while (!page.isEmpty()) {
             for (TaskInfo info : page) {
-                if (resubmitted(info, null)) {
+                Optional<UnitTaskException> refused = UnitTasks.refusal(store, "resubmit", info);
+                if (refused.isPresent()) {
+                    units++;
+                    log.info("task {}: not resubmitted: {}", info.taskId(), refused.get().getMessage());
+                } else if (resubmitted(info, null)) {
                     resubmitted++;
                 }
             }
             page = page.size() < query.limit() ? List.of() : store.list(query.after(page.get(page.size() - 1)));
         }
-        log.info("workflow {}: {} ERROR tasks resubmitted by an operator", workflow, resubmitted);
+        log.info("workflow {}: {} ERROR tasks resubmitted by an operator{}", workflow, resubmitted,
+                units == 0 ? "" : "; " + units + " unit task(s) of ended parent steps left as they are");
         return resubmitted;
     }
 
@@ -132,11 +159,17 @@ public final class OperationsClient {
      *       still requested and an alert; once that is fixed, cancelling it again carries it out.</li>
      * </ul>
      *
+     * <p>A unit task (a parallel branch or a fan-out element) is cancelled on its own only while
+     * the step of its parent that started it runs (its parent's step then fails and compensates);
+     * once that step has ended, the parent has compensated, or is compensating, what it did.
+     *
      * @return true if the cancel was recorded; false if the task had already finished
      *     ({@code PROCESSED}, {@code COMPENSATED}, {@code CANCELLED}), is {@code COMPENSATION_FAILED}
      *     (resubmit it), or a cancel was already requested and is being carried out
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
+     * @throws UnitTaskException if the task is a unit in {@code ERROR} or still running whose parent's
+     *     step has ended (the message says what to do)
      * @throws StateStoreException if the store failed
      */
     public boolean cancel(TaskId taskId) {
@@ -151,12 +184,30 @@ public final class OperationsClient {
      * @return true if the cancel was recorded (see {@link #cancel(TaskId)})
      * @throws NullPointerException if {@code taskId} is null
      * @throws TaskNotFoundException if there is no such task
+     * @throws UnitTaskException if the task is a unit in {@code ERROR} or still running whose parent's
+     *     step has ended (the message says what to do)
      * @throws StateStoreException if the store failed
      */
     public boolean cancel(TaskId taskId, OperatorNote note) {
         Objects.requireNonNull(taskId, "taskId must not be null");
         TaskInfo info = (ClientCore.unstorable(taskId.value()) ? Optional.<TaskInfo>empty() : store.find(taskId))
                 .orElseThrow(() -> new TaskNotFoundException(taskId));
+        if (!info.status().isTerminal() || info.status() == TaskStatus.ERROR) {
+            Optional<UnitTaskException> refused = UnitTasks.refusal(store, "cancel", info);
+            if (refused.isPresent()) {
+                throw refused.get();
+            }
+        }
+        return cancelChecked(info, note);
+    }
+
+    /** Cancels a unit task for its group step (which is failing or compensating): no check of the parent. */
+    boolean cancelUnit(TaskId unit) {
+        return cancelChecked(store.find(unit).orElseThrow(() -> new TaskNotFoundException(unit)), null);
+    }
+
+    private boolean cancelChecked(TaskInfo info, OperatorNote note) {
+        TaskId taskId = info.taskId();
         Instant now = core.now();
         TaskEvent event = operatorEvent(info, TaskEvent.Type.CANCEL_REQUESTED, now, note);
         boolean requested = store.requestCancel(taskId, now, event);

@@ -168,17 +168,17 @@ public final class SasRuntime implements AutoCloseable {
         scheduler.childClient(client);
         ChildRelay relay = new ChildRelay(client, config.workflows());
         this.children = relay.needed() ? relay : null;
-        if (children != null) {
-            supervisor.relayChildrenWith(children);
-        }
+        supervisor.relayChildrenWith(children);
     }
 
-    /** A task reached a terminal state here: the handles waiting for it on this node return. */
-    private void finished(TaskEvent ended) {
-        client.waiters().finished(ended.taskId());
+    /** A task reached a terminal state here (the handles waiting for it return), or came to rest awaiting a reply. */
+    private void finished(TaskEvent e) {
+        if (e.type() != TaskEvent.Type.COMPLETION_AWAITED) {
+            client.waiters().finished(e.taskId());
+        }
         ChildRelay relay = children;
         if (relay != null) {
-            relay.ended(ended);
+            relay.published(e);
         }
     }
 
@@ -245,6 +245,9 @@ public final class SasRuntime implements AutoCloseable {
         events.start(eventExecutor);
         recorder.start(config.writerThreads());
         scheduler.start(steps, this::agentExecutor, timer);
+        if (children != null) {
+            children.startLoop(scheduler::wakeUp, instanceId);
+        }
         if (config.schedulerEnabled()) {
             claimThread = new NamedThreadFactory("sas-scheduler-claim", false).newThread(scheduler::claimLoop);
             claimThread.start();
@@ -331,6 +334,7 @@ public final class SasRuntime implements AutoCloseable {
             interrupted = true;
         }
         timer.shutdownNow();
+        interrupted |= children != null && children.stopLoop();
         if (supervisorExecutor != null) {
             try {
                 retention.stop(5_000);
@@ -391,6 +395,12 @@ public final class SasRuntime implements AutoCloseable {
         public int supervisor() {
             requireManual();
             return supervisor.runOnce();
+        }
+
+        @Override
+        public int relay() {
+            requireManual();
+            return children == null ? 0 : children.deliverHinted();
         }
 
         @Override

@@ -22,7 +22,7 @@ final class StatusView {
         List<TaskInfo.StepInfo> steps = new ArrayList<>();
         for (StepDefinition<?> def : wf.steps()) {
             TaskInfo.StepInfo s = recorded.get(def.index());
-            boolean running = (info.status() == TaskStatus.PROCESSING || info.status() == TaskStatus.AWAITING_REPLY)
+            boolean running = (info.status() == TaskStatus.PROCESSING || info.status() == TaskStatus.AWAITING_COMPLETION)
                     && info.currentStep() == def.index();
             if (s == null) {
                 s = new TaskInfo.StepInfo(def.index(), def.name(), running ? StepStatus.PROCESSING : StepStatus.PENDING,
@@ -36,6 +36,6 @@ final class StatusView {
         return new TaskInfo(info.taskId(), info.workflow(), info.workflowVersion(), info.businessKey(), info.status(),
                 info.priority(), info.currentStep(), info.failureCount(), info.lockedBy(), info.lease(),
                 info.completeBy(), info.nextAttemptAt(), info.createdAt(), info.updatedAt(), info.lastError(),
-                info.cancelRequested(), steps);
+                info.cancelRequested(), steps, info.attempt());
     }
 }

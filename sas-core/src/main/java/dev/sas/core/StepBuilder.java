@@ -71,7 +71,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
      * later, when its reply arrives through {@link StepCompletionClient#complete(String, Object)} from any
      * node or process; the reply text is the step's output. No thread waits meanwhile: the task rests
-     * {@link TaskStatus#AWAITING_REPLY} until the reply or the step's deadline
+     * {@link TaskStatus#AWAITING_COMPLETION} until the reply or the step's deadline
      * ({@link #completeWithin}, e.g. days for a human approval). A deadline missed counts a time-out
      * and the request is sent again (same idempotency key, new token).
      *
@@ -89,7 +89,7 @@ public final class StepBuilder<I> extends AbstractStepBuilder<I, StepBuilder<I>>
      * step becomes this step's output. The child is an ordinary task (any runtime that registered
      * {@code child} runs it) whose business key is derived from this task's id and this step's name,
      * so however often the step is started (a time-out, a dead node, a resubmit) it starts one child.
-     * No thread waits meanwhile: this task rests {@link TaskStatus#AWAITING_REPLY} until the child
+     * No thread waits meanwhile: this task rests {@link TaskStatus#AWAITING_COMPLETION} until the child
      * ends, and the supervisor completes the step then, exactly once, from any node. A child that
      * ends other than {@link TaskStatus#PROCESSED} fails this step for good (compensation follows as
      * for any step); cancelling this task, or compensating this step, cancels the child if it has not

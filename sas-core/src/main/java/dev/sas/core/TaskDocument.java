@@ -217,7 +217,7 @@ public final class TaskDocument {
      */
     public static String actor(TaskEvent.Type type) {
         return switch (type) {
-            case RECEIVED, REPLY_RECEIVED -> "client";
+            case RECEIVED, COMPLETION_RECEIVED -> "client";
             case RESUBMITTED, CANCEL_REQUESTED, VERSION_MOVED -> "operator";
             case STEP_TIMED_OUT, PARKED, UNPARKED -> "supervisor";
             default -> "runtime";

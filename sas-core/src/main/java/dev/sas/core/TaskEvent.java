@@ -80,12 +80,17 @@ public record TaskEvent(
          */
         WAITING,
         /**
-         * A step that awaits a reply sent its request; the task waits ({@link TaskStatus#AWAITING_REPLY})
-         * for the reply or the step's deadline.
+         * A step that awaits its completion started waiting (its request sent, its child tasks
+         * submitted): the task rests {@link TaskStatus#AWAITING_COMPLETION} until the completion or
+         * the step's deadline. Called {@code REPLY_AWAITED} before 0.3.
          */
-        REPLY_AWAITED,
-        /** A reply to the step's request was accepted (the message says whether it completed or failed the attempt). */
-        REPLY_RECEIVED,
+        COMPLETION_AWAITED,
+        /**
+         * A completion of the awaiting step was accepted (an outside completion, an agent's reply, or
+         * its child tasks' outcome; the message says whether it completed or failed the attempt).
+         * Called {@code REPLY_RECEIVED} before 0.3.
+         */
+        COMPLETION_RECEIVED,
         /**
          * An operator moved the task to another version of its workflow (the message says from which
          * version and step to which, and who); it continues at the event's step.

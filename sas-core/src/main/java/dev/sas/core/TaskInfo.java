@@ -24,6 +24,9 @@ import java.util.Objects;
  * @param lastError the last error recorded, or null
  * @param cancelRequested whether an operator asked to cancel it
  * @param steps every step of the workflow, including those not started
+ * @param attempt attempts made at the current step (or its compensation) in this run of it; in
+ *     {@code ERROR}, only those whose effect may have applied (0 after a definite failure), which is
+ *     what a later cancel, or the group step of a branch or fan-out element, compensates
  */
 public record TaskInfo(
         TaskId taskId,
@@ -42,13 +45,27 @@ public record TaskInfo(
         Instant updatedAt,
         String lastError,
         boolean cancelRequested,
-        List<StepInfo> steps) {
+        List<StepInfo> steps,
+        int attempt) {
 
     /** @throws NullPointerException if {@code taskId}, {@code status} or {@code steps} is null */
     public TaskInfo {
         Objects.requireNonNull(taskId, "taskId must not be null");
         Objects.requireNonNull(status, "status must not be null");
         steps = List.copyOf(Objects.requireNonNull(steps, "steps must not be null"));
+    }
+
+    /**
+     * A snapshot without the current step's {@link #attempt} (0), as before 0.3.
+     *
+     * @throws NullPointerException if {@code taskId}, {@code status} or {@code steps} is null
+     */
+    public TaskInfo(TaskId taskId, String workflow, int workflowVersion, String businessKey, TaskStatus status,
+            int priority, int currentStep, int failureCount, String lockedBy, long lease, Instant completeBy,
+            Instant nextAttemptAt, Instant createdAt, Instant updatedAt, String lastError, boolean cancelRequested,
+            List<StepInfo> steps) {
+        this(taskId, workflow, workflowVersion, businessKey, status, priority, currentStep, failureCount, lockedBy,
+                lease, completeBy, nextAttemptAt, createdAt, updatedAt, lastError, cancelRequested, steps, 0);
     }
 
     /**

@@ -30,6 +30,21 @@ public class TaskStateException extends SasException {
         this.allowed = Set.copyOf(allowed);
     }
 
+    /**
+     * A refusal with its own message, for subclasses that say more than the states.
+     *
+     * @param taskId the task
+     * @param actual its state when the operation was refused
+     * @param allowed the states the operation accepts (empty when the state alone did not decide)
+     * @param message what was refused, why, and what to do
+     */
+    protected TaskStateException(TaskId taskId, TaskStatus actual, Set<TaskStatus> allowed, String message) {
+        super(message);
+        this.taskId = Objects.requireNonNull(taskId, "taskId must not be null");
+        this.actual = actual;
+        this.allowed = Set.copyOf(allowed);
+    }
+
     /** The task. */
     public TaskId taskId() {
         return taskId;

@@ -3,8 +3,9 @@ package dev.sas.core;
 /**
  * The state of a task. A task moves {@code PENDING → PROCESSING → PROCESSED}; a task whose next
  * agent call is held back by the agent's flow control (capacity, rate limit, circuit breaker)
- * waits in {@code WAITING} and goes on by itself; a step that awaits a reply rests in
- * {@code AWAITING_REPLY} between {@code PROCESSING} and the step's completion; the supervisor
+ * waits in {@code WAITING} and goes on by itself; a step that awaits its completion (an outside
+ * completion, an agent's reply, child tasks, a durable timer) rests in {@code AWAITING_COMPLETION}
+ * between {@code PROCESSING} and the step's completion; the supervisor
  * moves a timed-out {@code PROCESSING} task back to {@code PENDING}, and parks a {@code PENDING}
  * task that no live runtime can run ({@code PARKED}) until one can; a task that cannot finish
  * goes to {@code ERROR}, or, when the workflow compensates, through {@code COMPENSATING} to
@@ -31,14 +32,17 @@ public enum TaskStatus {
     /** Claimed by a scheduler, which is running its current step. */
     PROCESSING,
     /**
-     * The current step ({@link StepBuilder#awaitCompletion(CompletionRequest)}) sent its request and waits for
-     * its reply, which {@link StepCompletionClient#complete(String, Object)} or
-     * {@link StepCompletionClient#fail(String, String)} delivers from any node or process. No scheduler
-     * holds the task and no thread waits; the step's lease and deadline are kept, so a reply after
-     * the deadline or for an older attempt is rejected, and the supervisor treats a task still
-     * waiting at its deadline as a timed-out step (retried with the request sent again).
+     * The current step awaits its completion, held by no scheduler and no thread: an outside
+     * completion ({@link StepBuilder#awaitCompletion(CompletionRequest)}, delivered by
+     * {@link StepCompletionClient#complete(String, Object)} or
+     * {@link StepCompletionClient#fail(String, String)} from any node or process), an agent's reply
+     * over a transport, the child tasks, branches or fan-out elements of the step, or a durable
+     * timer. The step's lease and deadline are kept, so a completion after the deadline or for an
+     * older attempt is rejected, and the supervisor treats a task still waiting at its deadline as a
+     * timed-out step (retried with the request sent again). Stored as {@code AWAITING_COMPLETION}
+     * (called {@code AWAITING_REPLY} before 0.3; schema V17 rewrites stored values).
      */
-    AWAITING_REPLY,
+    AWAITING_COMPLETION,
     /** Every step completed. Final. */
     PROCESSED,
     /** A step failed for good or timed out too often; waits for an operator to resubmit or cancel. */
@@ -55,7 +59,7 @@ public enum TaskStatus {
     /** True when no scheduler will move this task again without an operator. */
     public boolean isTerminal() {
         return this != PENDING && this != WAITING && this != PARKED && this != PROCESSING
-                && this != AWAITING_REPLY && this != COMPENSATING;
+                && this != AWAITING_COMPLETION && this != COMPENSATING;
     }
 
     /** True when the task is finished for good and may be purged after its retention period. */

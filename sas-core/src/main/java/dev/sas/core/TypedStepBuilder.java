@@ -67,7 +67,7 @@ public final class TypedStepBuilder<I, O> extends AbstractStepBuilder<I, TypedSt
      * The step's work: sends a request with {@code request} (on a scheduler thread) and completes
      * later, when its reply arrives through {@link StepCompletionClient#complete(String, Object)} from any
      * node or process; the reply, encoded with the ref's codec, is the step's output. No thread
-     * waits meanwhile: the task rests {@link TaskStatus#AWAITING_REPLY} until the reply or the
+     * waits meanwhile: the task rests {@link TaskStatus#AWAITING_COMPLETION} until the reply or the
      * step's deadline ({@link #completeWithin}). A deadline missed counts a time-out and the request
      * is sent again (same idempotency key, new token).
      *

@@ -78,8 +78,8 @@ class AwaitCompletionCrossProcessTest {
             Drain.untilIdle(sas);
 
             TaskInfo awaiting = sas.client().find(id).orElseThrow();
-            assertThat(awaiting.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
-            assertThat(awaiting.lockedBy()).isEqualTo(Transition.AWAITING_REPLY_HOLDER);
+            assertThat(awaiting.status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
+            assertThat(awaiting.lockedBy()).isEqualTo(Transition.AWAITING_COMPLETION_HOLDER);
             assertThat(sas.inFlight()).as("no scheduler holds the waiting task").isZero();
             assertThat(Thread.getAllStackTraces().values()).as("no thread is inside a step")
                     .noneMatch(stack -> Arrays.stream(stack).anyMatch(f -> f.getClassName().contains("AttemptRunner")));
@@ -98,16 +98,16 @@ class AwaitCompletionCrossProcessTest {
                 assertThat(after.status()).isEqualTo(TaskStatus.PROCESSED);
                 assertThat(after.step("approve").output()).isEqualTo("approved by ann");
                 assertThat(after.step("ship").output()).isEqualTo("shipped after approved by ann");
-                assertThat(Collections.frequency(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+                assertThat(Collections.frequency(types, TaskEvent.Type.COMPLETION_RECEIVED)).isEqualTo(1);
                 assertThat(Collections.frequency(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
                 assertThat(after.lease()).as("claimed for approve, then for ship").isEqualTo(2);
                 assertThat(sas.client().stepCompletion().complete(token, "again")).isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
             } else {
-                assertThat(after.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+                assertThat(after.status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
                 assertThat(after.lease()).isEqualTo(awaiting.lease());
                 assertThat(after.completeBy()).isEqualTo(awaiting.completeBy());
                 assertThat(sas.client().events(id)).as("no event").hasSize(eventsBefore);
-                assertThat(types).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
+                assertThat(types).doesNotContain(TaskEvent.Type.COMPLETION_RECEIVED);
             }
         } finally {
             Files.deleteIfExists(tokenFile);

@@ -87,7 +87,7 @@ class ChildTaskKillTest {
 
         // the doomed node started the child and runs its step; the parent awaits it there
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() ->
-                client.find(id).orElseThrow().status() == TaskStatus.AWAITING_REPLY
+                client.find(id).orElseThrow().status() == TaskStatus.AWAITING_COMPLETION
                         && children(client, child).stream().anyMatch(c -> c.status() == TaskStatus.PROCESSING));
         doomed.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // SIGKILL: nothing is given back
         assertThat(doomed.isAlive()).isFalse();
@@ -109,7 +109,7 @@ class ChildTaskKillTest {
         List<TaskEvent.Type> types = client.events(id).stream().map(TaskEvent::type).toList();
         assertThat(Collections.frequency(types, TaskEvent.Type.STEP_COMPLETED)).as("each parent step completed once")
                 .isEqualTo(3);
-        assertThat(Collections.frequency(types, TaskEvent.Type.REPLY_RECEIVED)).as("the child's end delivered once")
+        assertThat(Collections.frequency(types, TaskEvent.Type.COMPLETION_RECEIVED)).as("the child's end delivered once")
                 .isEqualTo(1);
         Files.deleteIfExists(Path.of("target", "child-worker-" + prefix + "doomed.log"));
     }

@@ -88,7 +88,7 @@ class AgentTransportTest {
     private TaskId sendOne(String input) {
         TaskId id = runtime.client().submit(pay, "order-" + input, input).id();
         Drain.untilIdle(runtime);
-        assertThat(status(id)).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(status(id)).isEqualTo(TaskStatus.AWAITING_COMPLETION);
         return id;
     }
 
@@ -166,7 +166,7 @@ class AgentTransportTest {
         assertThat(done.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(done.steps().get(0).output()).isEqualTo("paid (charge 20 EUR, PT1M left)");
         assertThat(runtime.client().events(id)).extracting(TaskEvent::type)
-                .containsOnlyOnce(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.PROCESSED);
+                .containsOnlyOnce(TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.PROCESSED);
     }
 
     @Test
@@ -187,7 +187,7 @@ class AgentTransportTest {
         } catch (java.io.IOException e) {
             // no reply queue at all: no reply either
         }
-        assertThat(status(id)).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(status(id)).isEqualTo(TaskStatus.AWAITING_COMPLETION);
     }
 
     @Test
@@ -237,7 +237,7 @@ class AgentTransportTest {
             Awaitility.await().atMost(WAIT).until(() -> worker.rejected() == 1 && replies.rejected() == 1
                     && replies.count(CompletionOutcome.INVALID_TOKEN) == 2);
             assertThat(worker.answered()).isZero();
-            assertThat(status(victim)).isEqualTo(TaskStatus.AWAITING_REPLY);
+            assertThat(status(victim)).isEqualTo(TaskStatus.AWAITING_COMPLETION);
             assertThat(runtime.metrics().invalidCompletionTokens()).isEqualTo(2);
             assertThat(runtime.client().stepCompletion().completeEncoded(forged, "paid by mallory"))
                     .as("another task's id in a real token").isEqualTo(CompletionOutcome.INVALID_TOKEN);

@@ -93,7 +93,7 @@ class BrokerRestartTest {
                     var info = client.find(h.id()).orElseThrow();
                     assertThat(info.steps().get(0).output()).isEqualTo("charged " + inputs.get(info.businessKey()));
                     assertThat(client.events(h.id())).extracting(TaskEvent::type)
-                            .containsOnlyOnce(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.PROCESSED);
+                            .containsOnlyOnce(TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.PROCESSED);
                 }
                 assertThat(callsByKey.values().stream().mapToInt(AtomicInteger::get).sum())
                         .as("calls (a repeat after the restart is allowed, each key applied once)")

@@ -51,8 +51,8 @@ class NodeKilledTest {
                     Long.toString(SHORT_DEADLINE_MS))) {
                 nodeA.awaitLine("node started");
                 Awaitility.await("node A sent both requests").atMost(Duration.ofSeconds(60))
-                        .until(() -> status(client, paid) == TaskStatus.AWAITING_REPLY
-                                && status(client, late) == TaskStatus.AWAITING_REPLY);
+                        .until(() -> status(client, paid) == TaskStatus.AWAITING_COMPLETION
+                                && status(client, late) == TaskStatus.AWAITING_COMPLETION);
                 nodeA.kill();
                 lateBefore = client.find(late).orElseThrow();
             }
@@ -80,14 +80,14 @@ class NodeKilledTest {
             assertThat(done.steps().get(0).output()).isEqualTo("paid 100 EUR");
             assertThat(calls).containsEntry(paid.value(), 1);
             assertThat(client.events(paid)).extracting(TaskEvent::type)
-                    .containsOnlyOnce(TaskEvent.Type.REPLY_AWAITED, TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.PROCESSED);
+                    .containsOnlyOnce(TaskEvent.Type.COMPLETION_AWAITED, TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.PROCESSED);
 
             TaskInfo lateAfter = client.find(late).orElseThrow();
-            assertThat(lateAfter.status()).as("the late reply changed nothing").isEqualTo(TaskStatus.AWAITING_REPLY);
+            assertThat(lateAfter.status()).as("the late reply changed nothing").isEqualTo(TaskStatus.AWAITING_COMPLETION);
             assertThat(lateAfter.lease()).isEqualTo(lateBefore.lease());
             assertThat(lateAfter.steps().get(0).output()).isNull();
             assertThat(client.events(late)).extracting(TaskEvent::type)
-                    .doesNotContain(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.PROCESSED);
+                    .doesNotContain(TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.PROCESSED);
             assertThat(calls).containsEntry(late.value(), 1);
         } finally {
             RabbitTests.dropTables(url, prefix);

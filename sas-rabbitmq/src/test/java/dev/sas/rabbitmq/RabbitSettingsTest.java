@@ -57,4 +57,16 @@ class RabbitSettingsTest {
                 TaskEvent.Type.RECEIVED, -1, null, 0, e.at(), null));
         assertThat(RabbitStatusChannel.decode(dev.sas.rabbitmq.internal.ReplyJson.write(nulls))).isEqualTo(nulls);
     }
+
+    @Test
+    void a_status_message_an_older_build_published_with_reply_event_names_is_read_with_their_new_names() {
+        String old = "{\"channel\":\"replies\",\"deliveryId\":3,\"taskId\":\"t-1\",\"businessKey\":null,"
+                + "\"workflow\":\"w\",\"status\":\"%s\",\"stepIndex\":0,\"step\":\"approve\",\"attempt\":1,"
+                + "\"at\":\"2030-01-01T00:00:00Z\",\"message\":null}";
+
+        assertThat(RabbitStatusChannel.decode(old.formatted("REPLY_AWAITED").getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .event().type()).isEqualTo(TaskEvent.Type.COMPLETION_AWAITED);
+        assertThat(RabbitStatusChannel.decode(old.formatted("REPLY_RECEIVED").getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .event().type()).isEqualTo(TaskEvent.Type.COMPLETION_RECEIVED);
+    }
 }

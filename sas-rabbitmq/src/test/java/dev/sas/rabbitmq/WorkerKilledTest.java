@@ -53,7 +53,7 @@ class WorkerKilledTest {
 
                 Awaitility.await("the supervisor timed the step out and the request was sent again")
                         .atMost(Duration.ofSeconds(60))
-                        .until(() -> client.events(id).stream().filter(e -> e.type() == TaskEvent.Type.REPLY_AWAITED)
+                        .until(() -> client.events(id).stream().filter(e -> e.type() == TaskEvent.Type.COMPLETION_AWAITED)
                                 .count() >= 2);
 
                 List<String> keys = new CopyOnWriteArrayList<>();
@@ -75,7 +75,7 @@ class WorkerKilledTest {
                 TaskInfo done = client.find(id).orElseThrow();
                 assertThat(done.steps().get(0).output()).isEqualTo("paid 300 EUR");
                 assertThat(client.events(id)).extracting(TaskEvent::type).contains(TaskEvent.Type.STEP_TIMED_OUT)
-                        .containsOnlyOnce(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.PROCESSED);
+                        .containsOnlyOnce(TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.PROCESSED);
             }
         } finally {
             RabbitTests.dropTables(url, prefix);

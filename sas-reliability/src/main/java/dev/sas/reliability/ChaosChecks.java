@@ -180,8 +180,8 @@ final class ChaosChecks {
                 }
             }
             switch (t.state()) {
-                // PARKED, WAITING and AWAITING_REPLY wait for something: not terminal either
-                case "PENDING", "PROCESSING", "COMPENSATING", "PARKED", "WAITING", "AWAITING_REPLY" -> {
+                // PARKED, WAITING and AWAITING_COMPLETION wait for something: not terminal either
+                case "PENDING", "PROCESSING", "COMPENSATING", "PARKED", "WAITING", "AWAITING_COMPLETION" -> {
                     r.notTerminal++;
                     suspects.add(t.id());
                     continue;

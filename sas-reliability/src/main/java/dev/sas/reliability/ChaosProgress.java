@@ -7,7 +7,7 @@ import java.util.stream.Collectors;
 /**
  * What the chaos run's progress line counts (issue 31 item 7): the tasks not yet terminal, by
  * {@link TaskStatus#isTerminal()} — so a task left {@code PARKED}, {@code WAITING} or
- * {@code AWAITING_REPLY} is never counted as done — and how the count reads while the database
+ * {@code AWAITING_COMPLETION} is never counted as done — and how the count reads while the database
  * cannot be asked (never {@code -1}).
  */
 final class ChaosProgress {

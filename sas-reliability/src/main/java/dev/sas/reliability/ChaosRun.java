@@ -281,7 +281,7 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     /**
-     * Tasks not yet terminal ({@link ChaosProgress#NON_TERMINAL}: PARKED, WAITING and AWAITING_REPLY
+     * Tasks not yet terminal ({@link ChaosProgress#NON_TERMINAL}: PARKED, WAITING and AWAITING_COMPLETION
      * are not), or -1 if the database cannot be asked right now.
      */
     public long nonTerminal() {

@@ -15,7 +15,7 @@ class ChaosProgressTest {
         String sql = ChaosProgress.openCountSql("chabcdef_task");
 
         assertThat(sql).startsWith("SELECT COUNT(*) FROM chabcdef_task WHERE state IN (");
-        for (String open : List.of("PENDING", "PROCESSING", "COMPENSATING", "WAITING", "PARKED", "AWAITING_REPLY")) {
+        for (String open : List.of("PENDING", "PROCESSING", "COMPENSATING", "WAITING", "PARKED", "AWAITING_COMPLETION")) {
             assertThat(sql).contains("'" + open + "'");
         }
         for (String done : List.of("PROCESSED", "ERROR", "COMPENSATED", "COMPENSATION_FAILED", "CANCELLED")) {

@@ -431,7 +431,7 @@ final class MutantStore {
     private static TaskInfo info(Row r) {
         return new TaskInfo(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.priority, r.currentStep,
                 r.failureCount, r.lockedBy, r.lease, r.completeBy, r.nextAttemptAt, r.createdAt, r.updatedAt,
-                r.lastError, r.cancelRequested, List.copyOf(r.steps.values()));
+                r.lastError, r.cancelRequested, List.copyOf(r.steps.values()), r.attempt);
     }
 
     Optional<TaskId> findByBusinessKey(String workflow, String businessKey) {

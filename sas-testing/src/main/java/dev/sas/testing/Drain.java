@@ -29,7 +29,10 @@ public final class Drain {
 
     /**
      * Runs scheduler passes until one claims nothing: every task due now runs as far as it can
-     * (agent replies that complete on other threads continue there).
+     * (agent replies that complete on other threads continue there). After each pass, the ends of
+     * child tasks, parallel branches and fan-out elements are relayed as a started runtime relays
+     * them at once: a join completes, and the next element of a fan-out lane goes on, without a
+     * supervisor pass.
      *
      * @return how many tasks were claimed in all
      * @throws NullPointerException if {@code runtime} is null
@@ -39,9 +42,11 @@ public final class Drain {
     public static int untilIdle(SasRuntime runtime) {
         Objects.requireNonNull(runtime, "runtime must not be null");
         int claimed = 0;
+        RuntimeDriver.Passes passes = RuntimeDriver.of(runtime);
         for (int pass = 0; pass < MAX_PASSES; pass++) {
-            int n = schedulerOnce(runtime);
-            if (n == 0) {
+            int n = passes.scheduler();
+            int relayed = passes.relay(); // after every pass, as a started runtime relays at once
+            if (n == 0 && relayed == 0) {
                 return claimed;
             }
             claimed += n;

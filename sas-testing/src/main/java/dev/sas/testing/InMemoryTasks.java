@@ -101,9 +101,9 @@ final class InMemoryTasks {
         r.stepTimeout = t.stepTimeout();
         if (t.keepLock()) {
             r.completeBy = now.plus(t.stepTimeout());
-        } else if (t.status() == TaskStatus.AWAITING_REPLY) {
+        } else if (t.status() == TaskStatus.AWAITING_COMPLETION) {
             // nobody holds it; lease and deadline stay in force for the reply and the supervisor
-            r.lockedBy = Transition.AWAITING_REPLY_HOLDER;
+            r.lockedBy = Transition.AWAITING_COMPLETION_HOLDER;
         } else {
             r.lockedBy = null;
             r.completeBy = null;
@@ -209,7 +209,7 @@ final class InMemoryTasks {
         }
         return new TaskInfo(r.taskId, r.workflow, r.version, r.businessKey, r.status, r.priority, r.currentStep,
                 r.failureCount, r.lockedBy, r.lease, r.completeBy, r.nextAttemptAt, r.createdAt, r.updatedAt,
-                r.lastError, r.cancelRequested, steps);
+                r.lastError, r.cancelRequested, steps, r.attempt);
     }
 
     static String key(String workflow, String businessKey) {

@@ -4,13 +4,13 @@
 (function () {
   const TOKEN_KEY = 'sas.console.token';
   const REFRESH_MS = 5000;
-  const ACTIVE = ['PENDING', 'WAITING', 'PARKED', 'PROCESSING', 'AWAITING_REPLY', 'COMPENSATING'];
+  const ACTIVE = ['PENDING', 'WAITING', 'PARKED', 'PROCESSING', 'AWAITING_COMPLETION', 'COMPENSATING'];
   const NEEDS_OPERATOR = ['ERROR', 'COMPENSATION_FAILED'];
   const HELD = ['WAITING', 'PARKED'];
   const FILTERS = ['status', 'workflow', 'after', 'before', 'error'];
   const SHORT = {
     PENDING: 'Pending', WAITING: 'Waiting', PARKED: 'Parked', PROCESSING: 'Processing',
-    AWAITING_REPLY: 'Awaiting reply', PROCESSED: 'Processed', ERROR: 'Error',
+    AWAITING_COMPLETION: 'Awaiting completion', PROCESSED: 'Processed', ERROR: 'Error',
     COMPENSATING: 'Compensating', COMPENSATED: 'Compensated', COMPENSATION_FAILED: 'Comp. failed', CANCELLED: 'Cancelled'
   };
   let info = { title: 'SAS', actions: false, payloads: false, tokenHeader: 'X-SAS-Console-Token', statuses: [], operator: 'console' };

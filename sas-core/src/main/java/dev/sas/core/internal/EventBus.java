@@ -49,7 +49,9 @@ public final class EventBus {
      * @param statusRouting what to do with the status channel of a recorded transition
      * @param finished told at once (on the publishing thread) of every task that reached a terminal
      *     state (its terminal event), so waiting handles on this node return without polling and the
-     *     parent of a child task is delivered on the next pass; must be quick
+     *     parent of a child task is delivered at once, and of every task that came to rest awaiting a
+     *     reply ({@link TaskEvent.Type#COMPLETION_AWAITED}), so a join or a fan-out lane waiting for that
+     *     rest goes on; must be quick
      */
     public EventBus(List<TaskListener> listeners, StatusRouting statusRouting, Consumer<TaskEvent> finished,
             AlertSink alertSink, Metrics metrics, int capacity) {
@@ -75,7 +77,7 @@ public final class EventBus {
             return;
         }
         for (TaskEvent e : events) {
-            if (isTerminal(e.type())) {
+            if (isTerminal(e.type()) || e.type() == TaskEvent.Type.COMPLETION_AWAITED) {
                 try {
                     finished.accept(e);
                 } catch (RuntimeException ex) {

@@ -20,6 +20,9 @@ public final class RuntimeDriver {
         /** One supervisor pass; how many expired claims were recovered. */
         int supervisor();
 
+        /** Delivers what the units that ended (or came to rest) since the last call hint; how many steps it completed. */
+        int relay();
+
         /** One retention batch; how many tasks were deleted. */
         int retention();
 

@@ -176,7 +176,7 @@ final class TaskStateMachine {
 
     /**
      * A reply to the current step's request arrived and says {@code result} (a {@link StepCompleted}
-     * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#REPLY_RECEIVED} event first.
+     * or a {@link StepFailed}): decided as that, with a {@link TaskEvent.Type#COMPLETION_RECEIVED} event first.
      */
     record CompletionReceived(Outcome result) implements Outcome {
         CompletionReceived {
@@ -346,7 +346,10 @@ final class TaskStateMachine {
         int attempts = forCancel || from >= s.currentStep() ? s.attempt() : 0;
         Transition t = holder(s, at).unlessCancelRequested(!forCancel).attempt(attempts)
                 .failureCount(s.failureCount()).lastError(reason).recording(step).events(evs).end(end);
-        List<Alert> alerts = forCancel ? List.of() : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
+        // A branch or fan-out element fails as the step it stands for: its parent's step fails (and alerts if the
+        // parent ends in ERROR); the unit raises no alert of its own
+        List<Alert> alerts = forCancel || wf.isGroupUnit() ? List.of()
+                : List.of(alert(s, TaskStatus.ERROR, s.step(at).name(), reason, now));
         return new Decision(t, alerts, ifCancelled, null);
     }
 

@@ -48,7 +48,7 @@ final class TimeOutDecision {
         Duration timeout = def != null ? def.completeWithin(compensating) : StepBuilder.DEFAULT_COMPLETE_WITHIN;
         String name = def != null ? def.name() : null;
         String message = (compensating ? "compensation of step '" : "step '") + name + "' attempt " + s.attempt()
-                + (s.status() == TaskStatus.AWAITING_REPLY ? " got no reply by its deadline " + o.completeBy()
+                + (s.status() == TaskStatus.AWAITING_COMPLETION ? " got no reply by its deadline " + o.completeBy()
                         : " passed its deadline " + o.completeBy() + " on instance " + o.lockedBy()) + " (time-out " + failures
                 + " of " + maxTimeouts + (def != null ? ", attempt " + s.attempt() + " of " + policy.maxAttempts() : "")
                 + ")";
@@ -93,7 +93,9 @@ final class TimeOutDecision {
         // ERROR yields to a cancel requested after the scan read the task (the cancel is then honoured).
         Transition t = b.unlessCancelRequested(!s.cancelRequested()).at(i, name, timeout).attempt(s.attempt())
                 .failureCount(failures).recording(failed).events(evs).end(end);
-        List<Alert> alerts = end == TaskStatus.ERROR ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
+        // a branch or fan-out element raises no alert of its own: its parent's step fails for it
+        List<Alert> alerts = end == TaskStatus.ERROR && (wf == null || !wf.isGroupUnit())
+                ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
         return new Decision(t, alerts, s.cancelRequested() ? null : o, null);
     }
 }

@@ -32,7 +32,7 @@ final class WaitDecisions {
 
     /**
      * The outcome decided instead when a reply's transition yields to a cancel: {@code inner},
-     * with the reply's REPLY_RECEIVED event kept first.
+     * with the reply's COMPLETION_RECEIVED event kept first.
      */
     record CompletionLead(Outcome inner, TaskEvent received) implements Outcome {
     }
@@ -84,15 +84,15 @@ final class WaitDecisions {
             return decide(s, cancel, now);
         }
         Transition t = holder(s, i).unlessCancelRequested().attempt(s.attempt()).failureCount(s.failureCount())
-                .events(event(s, TaskEvent.Type.REPLY_AWAITED, i, s.attempt(), now, null)).awaitCompletion();
+                .events(event(s, TaskEvent.Type.COMPLETION_AWAITED, i, s.attempt(), now, null)).awaitCompletion();
         return new Decision(t, List.of(), cancel, null);
     }
 
-    /** A reply decides like the step's own result would, recorded with a REPLY_RECEIVED event first. */
+    /** A reply decides like the step's own result would, recorded with a COMPLETION_RECEIVED event first. */
     static Decision completionReceived(Snapshot s, CompletionReceived o, Instant now) {
         Decision d = decide(s, o.result(), now);
         String what = o.result() instanceof StepCompleted ? "completed" : "failed";
-        TaskEvent received = event(s, TaskEvent.Type.REPLY_RECEIVED, s.currentStep(), s.attempt(), now, what);
+        TaskEvent received = event(s, TaskEvent.Type.COMPLETION_RECEIVED, s.currentStep(), s.attempt(), now, what);
         return new Decision(withLeadingEvent(d.transition(), received), d.alerts(),
                 d.ifCancelRequested() == null ? null : new CompletionLead(d.ifCancelRequested(), received), d.retryAt());
     }

@@ -12,7 +12,7 @@ import java.time.Instant;
  * @param workflow workflow name
  * @param workflowVersion workflow version
  * @param businessKey business key
- * @param status {@link TaskStatus#AWAITING_REPLY}
+ * @param status {@link TaskStatus#AWAITING_COMPLETION}
  * @param lease the awaited attempt's lease
  * @param currentStep the awaiting step
  * @param attempt attempts at that step so far

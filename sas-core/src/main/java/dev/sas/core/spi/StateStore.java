@@ -140,7 +140,7 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * Locked tasks whose {@code completeBy} is before {@code now}, oldest deadline first. Tasks that
-     * await a reply are locked by {@link Transition#AWAITING_REPLY_HOLDER}, so the same scan finds
+     * await a reply are locked by {@link Transition#AWAITING_COMPLETION_HOLDER}, so the same scan finds
      * those whose deadline passed. Must not read unexpired or unlocked rows.
      */
     List<ExpiredTask> findExpired(Instant now, int limit);
@@ -207,11 +207,11 @@ public interface StateStore extends AutoCloseable {
 
     /**
      * Marks a {@code PENDING}, {@code WAITING}, {@code PARKED}, {@code PROCESSING},
-     * {@code AWAITING_REPLY}, {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
+     * {@code AWAITING_COMPLETION}, {@code COMPENSATING} or {@code ERROR} task as cancel-requested and records {@code event}; an
      * {@code ERROR} task becomes {@code PENDING} and due at {@code now} with its failure count reset
      * so that a scheduler compensates it, and a {@code WAITING} task becomes due at {@code now} (its
      * cancel does not wait for the agent), as does an unclaimed {@code PENDING} task due after
-     * {@code now} (waiting for its submit delay or its retry time: its cancel does not wait for it). An {@code AWAITING_REPLY} task is released (no holder, no
+     * {@code now} (waiting for its submit delay or its retry time: its cancel does not wait for it). An {@code AWAITING_COMPLETION} task is released (no holder, no
      * deadline) and becomes {@code PENDING}, due at {@code now}: a scheduler compensates it, its
      * awaiting step included (the request was sent), and a later completion finds it stale. Its {@code attempt} is kept: on an {@code ERROR} task it counts the
      * attempts at the failed step whose effect may have applied, which decides whether that step is

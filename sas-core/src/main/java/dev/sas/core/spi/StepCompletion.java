@@ -30,7 +30,7 @@ public record StepCompletion(TaskId taskId, int step, long lease, Kind kind, Str
      * The checks every store makes, in this order, on this completion against the task it read under lock,
      * before it keeps or applies the completion: a completion already kept for this attempt is a
      * {@link CompletionWrite.Kind#DUPLICATE}; a task not held ({@code held} false) or held for another
-     * lease, step or state than {@code AWAITING_REPLY} or {@code PROCESSING} is
+     * lease, step or state than {@code AWAITING_COMPLETION} or {@code PROCESSING} is
      * {@link CompletionWrite.Kind#STALE}; a deadline before {@code now} (or none) is
      * {@link CompletionWrite.Kind#LATE}. Shared so that every store answers a completion alike.
      *
@@ -39,14 +39,14 @@ public record StepCompletion(TaskId taskId, int step, long lease, Kind kind, Str
      * @param duplicate whether a completion of this attempt is already kept
      * @param now the store's time
      * @return the answer that ends the completion here, or null when it may be kept ({@code PROCESSING})
-     *     or applied ({@code AWAITING_REPLY})
+     *     or applied ({@code AWAITING_COMPLETION})
      */
     public CompletionWrite.Kind refusal(CompletionTarget target, boolean held, boolean duplicate, Instant now) {
         if (duplicate) {
             return CompletionWrite.Kind.DUPLICATE;
         }
         if (target.lease() != lease || target.currentStep() != step || !held
-                || (target.status() != TaskStatus.AWAITING_REPLY && target.status() != TaskStatus.PROCESSING)) {
+                || (target.status() != TaskStatus.AWAITING_COMPLETION && target.status() != TaskStatus.PROCESSING)) {
             return CompletionWrite.Kind.STALE;
         }
         if (target.completeBy() == null || target.completeBy().isBefore(now)) {

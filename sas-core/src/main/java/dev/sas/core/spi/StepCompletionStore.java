@@ -19,9 +19,9 @@ public interface StepCompletionStore {
 
     /**
      * Writes {@code awaiting}, the transition that makes a claimed task (PROCESSING, its step's
-     * request just sent) {@link TaskStatus#AWAITING_REPLY} ({@link Transition.Builder#awaitCompletion()}):
+     * request just sent) {@link TaskStatus#AWAITING_COMPLETION} ({@link Transition.Builder#awaitCompletion()}):
      * fenced like {@link StateStore#write}; the claim is released to the pseudo-holder
-     * {@link Transition#AWAITING_REPLY_HOLDER}, the lease and {@code completeBy} are kept. If a
+     * {@link Transition#AWAITING_COMPLETION_HOLDER}, the lease and {@code completeBy} are kept. If a
      * completion of the same task, step ({@link Transition#fromStep()}) and lease was kept before
      * ({@link #acceptCompletion} answered {@link CompletionWrite.Kind#KEPT}), the store writes
      * {@code ifCompleted.apply(completion)} instead, in the same transaction, with the same fencing
@@ -38,9 +38,9 @@ public interface StepCompletionStore {
      * Records a completion of an awaiting step, atomically: under the task's row lock, a completion already
      * kept for the same task, step and lease answers {@link CompletionWrite.Kind#DUPLICATE}; a task that
      * is absent {@code NOT_FOUND}; at another lease or step, or in a state other than
-     * {@code AWAITING_REPLY} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
+     * {@code AWAITING_COMPLETION} and {@code PROCESSING}, {@code STALE}; with {@code completeBy} before
      * {@code now}, {@code LATE}. A {@code PROCESSING} task (its request is still being sent) keeps
-     * the completion ({@code KEPT}) for {@link #awaitCompletion}. An {@code AWAITING_REPLY} task gets
+     * the completion ({@code KEPT}) for {@link #awaitCompletion}. An {@code AWAITING_COMPLETION} task gets
      * {@code decide.apply(target)} written as {@link StateStore#write} would (events and outbox included) and
      * the completion kept, in one transaction ({@code APPLIED}); a transition the store cannot write
      * leaves nothing written ({@code STALE} or {@code REFUSED}). Nothing else is ever written.

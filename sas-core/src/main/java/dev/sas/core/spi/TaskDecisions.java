@@ -1,5 +1,6 @@
 package dev.sas.core.spi;
 
+import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import java.time.Instant;
 import java.util.Objects;
@@ -77,7 +78,7 @@ public final class TaskDecisions {
      * it would otherwise wait: an {@code ERROR} task becomes {@code PENDING} (failure count reset,
      * attempts kept: they tell whether the failed step may have applied), a {@code WAITING} task and
      * an unclaimed {@code PENDING} task due after {@code now} become due now, an
-     * {@code AWAITING_REPLY} task is released and becomes {@code PENDING} (a scheduler compensates
+     * {@code AWAITING_COMPLETION} task is released and becomes {@code PENDING} (a scheduler compensates
      * it). {@code PARKED}, {@code PROCESSING} and {@code COMPENSATING} tasks are only marked.
      *
      * @return the change, or empty if the task is in another state or, unless it is in
@@ -93,7 +94,7 @@ public final class TaskDecisions {
         TaskChange c = TaskChange.keeping(s).withCancelRequested();
         return switch (s.status()) {
             case ERROR -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withCounts(s.attempt(), 0));
-            case AWAITING_REPLY -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withHolderReleased());
+            case AWAITING_COMPLETION -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withHolderReleased());
             case WAITING -> Optional.of(c.withDueAt(now));
             case PENDING -> Optional.of(!s.held() && isAfter(s.nextAttemptAt(), now) ? c.withDueAt(now) : c);
             case PARKED, PROCESSING, COMPENSATING -> Optional.of(c);
@@ -174,6 +175,54 @@ public final class TaskDecisions {
             case ERROR -> Optional.of(c.withStatus(TaskStatus.PENDING).withDueAt(now).withCounts(0, 0));
             default -> Optional.empty();
         };
+    }
+
+    /**
+     * Whether an operator may resubmit or cancel, on its own, a unit task: a parallel branch or a
+     * fan-out element, which its parent's group step started and joins. Only while that group has not
+     * ended, that is while the parent is at the group step and neither finished, failed nor
+     * compensating: once it has ended, the parent has compensated (or will compensate, or resubmitting
+     * it will run again) what the unit did, and running the unit again on its own would redo work no
+     * one joins or undoes (a reservation for an order already compensated). The client asks here for
+     * every store, before the store's own decision ({@link #resubmit}, {@link #requestCancel}).
+     *
+     * @param action what was asked, e.g. "resubmit"
+     * @param unit the unit task
+     * @param parent the parent task
+     * @param groupStep the name of the parent's step that started the unit
+     * @param parentStatus the parent's state, or null if the parent no longer exists
+     * @param parentAtStep whether the parent's current step is {@code groupStep}
+     * @return empty if the action may go on; else why not, naming the unit, its parent and what to do
+     * @throws NullPointerException if {@code action}, {@code unit}, {@code parent} or {@code groupStep} is null
+     */
+    public static Optional<String> unitAction(String action, TaskId unit, TaskId parent, String groupStep,
+            TaskStatus parentStatus, boolean parentAtStep) {
+        Objects.requireNonNull(action, "action must not be null");
+        Objects.requireNonNull(unit, "unit must not be null");
+        Objects.requireNonNull(parent, "parent must not be null");
+        Objects.requireNonNull(groupStep, "groupStep must not be null");
+        if (parentStatus == null) {
+            return Optional.of("cannot " + action + " task " + unit + " on its own: it is a unit of step '" + groupStep
+                    + "' of task " + parent + ", which no longer exists");
+        }
+        boolean running = parentAtStep && switch (parentStatus) {
+            case PENDING, WAITING, PARKED, PROCESSING, AWAITING_COMPLETION -> true;
+            default -> false;
+        };
+        if (running) {
+            return Optional.empty();
+        }
+        String where = (parentAtStep ? "whose step has ended (" : "which has left that step (") + parent + " is "
+                + parentStatus + ")";
+        boolean resubmittable = parentStatus == TaskStatus.ERROR || parentStatus == TaskStatus.COMPENSATION_FAILED;
+        return Optional.of("cannot " + action + " task " + unit + " on its own: it is a unit (a parallel branch or"
+                + " fan-out element) of step '" + groupStep + "' of task " + parent + ", " + where + "; the parent's"
+                + " step runs and compensates its units. " + (resubmittable
+                        ? "Resubmit task " + parent + " instead: it starts the step's failed units again (or goes on"
+                                + " compensating)."
+                        : parentStatus == TaskStatus.COMPENSATING
+                                ? "Leave the unit to task " + parent + "'s compensation."
+                                : "Leave the unit as it is: task " + parent + " has finished with it."));
     }
 
     private static boolean isAfter(Instant dueAt, Instant now) {

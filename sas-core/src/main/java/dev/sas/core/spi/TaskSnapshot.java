@@ -9,7 +9,7 @@ import java.util.Objects;
  * {@link TaskDecisions}. Immutable and thread-safe.
  *
  * @param status the task's state
- * @param held whether a scheduler (or the awaiting-reply pseudo-holder) holds the task
+ * @param held whether a scheduler (or the awaiting-completion pseudo-holder) holds the task
  * @param nextAttemptAt when the task is due, or null when it is not (held or terminal)
  * @param attempt attempts at the current step
  * @param failureCount time-outs counted at the current step

@@ -26,7 +26,7 @@ import java.util.Objects;
  * @param taskId the task
  * @param lease the lease the writer holds (or, for the supervisor, saw expire)
  * @param fromStatus the state the writer saw the task in ({@code PROCESSING} or {@code COMPENSATING},
- *     the states of a claimed task, or {@code AWAITING_REPLY}, a task whose step awaits a reply); the
+ *     the states of a claimed task, or {@code AWAITING_COMPLETION}, a task whose step awaits a reply); the
  *     write applies only if the task is still in it
  * @param fromStep the step the writer saw the task at; the write applies only if the task is
  *     still there. With {@code fromStatus}, every applied transition that keeps the claim changes
@@ -37,7 +37,7 @@ import java.util.Objects;
  * @param status the task's new state
  * @param keepLock true to keep holding the task (it moves on to its next step in the same
  *     claim: {@code completeBy = now + stepTimeout}); false to release it. A released task whose
- *     {@code status} is {@link TaskStatus#AWAITING_REPLY} is held by {@link #AWAITING_REPLY_HOLDER}
+ *     {@code status} is {@link TaskStatus#AWAITING_COMPLETION} is held by {@link #AWAITING_COMPLETION_HOLDER}
  *     instead, with its lease and {@code completeBy} kept
  * @param currentStep the step to run next (or compensate next)
  * @param currentStepName its name (for event rows written at the next claim); may be null when terminal
@@ -79,11 +79,12 @@ public record Transition(
         String statusChannel) {
 
     /**
-     * The {@code lockedBy} of a task that awaits a reply ({@link TaskStatus#AWAITING_REPLY}): no
+     * The {@code lockedBy} of a task whose step awaits its completion ({@link TaskStatus#AWAITING_COMPLETION}): no
      * runtime holds it, but its lease and deadline stay in force, so the completion is fenced by them and
-     * the supervisor's expired scan finds it when its deadline passes, through the same index.
+     * the supervisor's expired scan finds it when its deadline passes, through the same index. Stored
+     * (JDBC: {@code locked_by}); {@code sas:awaiting-reply} before 0.3, rewritten by schema V17.
      */
-    public static final String AWAITING_REPLY_HOLDER = "sas:awaiting-reply";
+    public static final String AWAITING_COMPLETION_HOLDER = "sas:awaiting-completion";
 
     /**
      * @throws NullPointerException if a required field is null
@@ -94,8 +95,8 @@ public record Transition(
         Objects.requireNonNull(taskId, "taskId");
         Objects.requireNonNull(fromStatus, "fromStatus");
         if (fromStatus != TaskStatus.PROCESSING && fromStatus != TaskStatus.COMPENSATING
-                && fromStatus != TaskStatus.AWAITING_REPLY) {
-            throw new IllegalArgumentException("fromStatus must be PROCESSING, COMPENSATING or AWAITING_REPLY (the"
+                && fromStatus != TaskStatus.AWAITING_COMPLETION) {
+            throw new IllegalArgumentException("fromStatus must be PROCESSING, COMPENSATING or AWAITING_COMPLETION (the"
                     + " states of a held task), was " + fromStatus);
         }
         if (id == 0) {
@@ -106,8 +107,8 @@ public record Transition(
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(stepTimeout, "stepTimeout");
         events = List.copyOf(events);
-        if (keepLock && status == TaskStatus.AWAITING_REPLY) {
-            throw new IllegalArgumentException("a transition to AWAITING_REPLY releases the claim; use"
+        if (keepLock && status == TaskStatus.AWAITING_COMPLETION) {
+            throw new IllegalArgumentException("a transition to AWAITING_COMPLETION releases the claim; use"
                     + " Builder.awaitCompletion()");
         }
         if (keepLock && status.isTerminal()) {
@@ -287,14 +288,14 @@ public record Transition(
         }
 
         /**
-         * Releases the claim and leaves the task {@link TaskStatus#AWAITING_REPLY}: held by
-         * {@link Transition#AWAITING_REPLY_HOLDER}, with its lease and deadline kept, until a reply
+         * Releases the claim and leaves the task {@link TaskStatus#AWAITING_COMPLETION}: held by
+         * {@link Transition#AWAITING_COMPLETION_HOLDER}, with its lease and deadline kept, until a completion
          * or the supervisor moves it on.
          *
          * @throws NullPointerException if no step was set with {@link #at}
          */
         public Transition awaitCompletion() {
-            return build(TaskStatus.AWAITING_REPLY, false, null);
+            return build(TaskStatus.AWAITING_COMPLETION, false, null);
         }
 
         /**
@@ -305,7 +306,7 @@ public record Transition(
          */
         public Transition release(TaskStatus status, Instant dueAt) {
             Objects.requireNonNull(dueAt, "dueAt must not be null");
-            if (status.isTerminal() || status == TaskStatus.AWAITING_REPLY) {
+            if (status.isTerminal() || status == TaskStatus.AWAITING_COMPLETION) {
                 throw new IllegalArgumentException("a released task must be due again, but " + status
                         + (status.isTerminal() ? " is terminal" : " is not due (use awaitCompletion())"));
             }

@@ -8,8 +8,8 @@ import static dev.sas.core.TaskEvent.Type.COMPENSATION_FAILED;
 import static dev.sas.core.TaskEvent.Type.COMPENSATION_STARTED;
 import static dev.sas.core.TaskEvent.Type.ERROR;
 import static dev.sas.core.TaskEvent.Type.PROCESSED;
-import static dev.sas.core.TaskEvent.Type.REPLY_AWAITED;
-import static dev.sas.core.TaskEvent.Type.REPLY_RECEIVED;
+import static dev.sas.core.TaskEvent.Type.COMPLETION_AWAITED;
+import static dev.sas.core.TaskEvent.Type.COMPLETION_RECEIVED;
 import static dev.sas.core.TaskEvent.Type.STEP_COMPLETED;
 import static dev.sas.core.TaskEvent.Type.STEP_FAILED;
 import static dev.sas.core.TaskEvent.Type.STEP_RETRYING;
@@ -322,8 +322,8 @@ class TaskStateMachineTest {
                 // a step that awaits a reply (awaitCompletion)
                 row("a request sent makes the task await its reply, released, keeping attempts and time-outs, unless a cancel came first",
                         processing(1).attempt(2).failures(1), new RequestSent(),
-                        expect(TaskStatus.AWAITING_REPLY).released().at(1).attempt(2).failures(1)
-                                .events(REPLY_AWAITED).noStepRow().yieldsToCancel()),
+                        expect(TaskStatus.AWAITING_COMPLETION).released().at(1).attempt(2).failures(1)
+                                .events(COMPLETION_AWAITED).noStepRow().yieldsToCancel()),
                 row("a request sent after a cancel was seen compensates the step whose request went out",
                         processing(1).cancelRequested(), new RequestSent(),
                         expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
@@ -332,24 +332,24 @@ class TaskStateMachineTest {
                 row("a reply completing an awaiting middle step hands the next step to a scheduler, PENDING and due now",
                         awaiting(1), new CompletionReceived(completed("approved")),
                         expect(TaskStatus.PENDING).released().at(2).attempt(0).failures(0).due(NOW)
-                                .events(REPLY_RECEIVED, STEP_COMPLETED).stepRow(StepStatus.COMPLETED).yieldsToCancel()),
+                                .events(COMPLETION_RECEIVED, STEP_COMPLETED).stepRow(StepStatus.COMPLETED).yieldsToCancel()),
                 row("a reply completing the awaiting last step ends the task PROCESSED",
                         awaiting(3), new CompletionReceived(completed("approved")),
                         expect(TaskStatus.PROCESSED).released().at(3).attempt(1).failures(0)
-                                .events(REPLY_RECEIVED, STEP_COMPLETED, PROCESSED).stepRow(StepStatus.COMPLETED)
+                                .events(COMPLETION_RECEIVED, STEP_COMPLETED, PROCESSED).stepRow(StepStatus.COMPLETED)
                                 .yieldsToCancel()),
                 row("a reply reporting a retryable failure releases the task PENDING after the backoff",
                         awaiting(1), new CompletionReceived(failed(new IllegalStateException("mail bounced"))),
                         expect(TaskStatus.PENDING).released().at(1).attempt(1).failures(0).due(NOW.plus(BACKOFF))
-                                .events(REPLY_RECEIVED, STEP_RETRYING).stepRow(StepStatus.PENDING)
+                                .events(COMPLETION_RECEIVED, STEP_RETRYING).stepRow(StepStatus.PENDING)
                                 .lastError("IllegalStateException: mail bounced").retry().yieldsToCancel()),
                 row("a reply reporting a failure for good hands the compensation to a scheduler, COMPENSATING and due now",
                         awaiting(1), new CompletionReceived(failed(new NonRetryableException("rejected"))),
                         expect(TaskStatus.COMPENSATING).released().at(0).attempt(0).failures(0).due(NOW)
-                                .events(REPLY_RECEIVED, STEP_FAILED, COMPENSATING).stepRow(StepStatus.FAILED)
+                                .events(COMPLETION_RECEIVED, STEP_FAILED, COMPENSATING).stepRow(StepStatus.FAILED)
                                 .lastError("NonRetryableException: rejected").yieldsToCancel()),
                 row("an awaiting step with no reply by its deadline is retried by the supervisor after the backoff",
-                        new Task(ORDER, TaskStatus.AWAITING_REPLY, 1), timedOut(),
+                        new Task(ORDER, TaskStatus.AWAITING_COMPLETION, 1), timedOut(),
                         expect(TaskStatus.PENDING).released().expired().at(1).attempt(1).failures(1)
                                 .due(NOW.plus(BACKOFF)).events(STEP_TIMED_OUT).noStepRow().retry()),
 
@@ -689,7 +689,7 @@ class TaskStateMachineTest {
 
     /** A task awaiting a reply, as a reply's store read shows it: nobody holds it. */
     private static Task awaiting(int step) {
-        return new Task(ORDER, TaskStatus.AWAITING_REPLY, step).shuttingDown();
+        return new Task(ORDER, TaskStatus.AWAITING_COMPLETION, step).shuttingDown();
     }
 
     private static Task compensating(int step) {

@@ -3,6 +3,7 @@ package dev.sas.core.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sas.core.TaskId;
 import dev.sas.core.TaskStatus;
 import java.time.Instant;
 import java.util.EnumSet;
@@ -31,7 +32,7 @@ class TaskDecisionsTest {
 
         @Test
         void an_awaiting_task_is_released_and_due_now() {
-            TaskChange c = TaskDecisions.requestCancel(task(TaskStatus.AWAITING_REPLY, true, null, false), NOW)
+            TaskChange c = TaskDecisions.requestCancel(task(TaskStatus.AWAITING_COMPLETION, true, null, false), NOW)
                     .orElseThrow();
             assertThat(c).isEqualTo(new TaskChange(TaskStatus.PENDING, NOW, 2, 1, true, true, null));
         }
@@ -107,7 +108,7 @@ class TaskDecisionsTest {
                 .as("as a resubmit").contains(new TaskChange(TaskStatus.PENDING, NOW, 0, 0, false, false, null));
         assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, true, NOW, false), NOW)).isEmpty();
         assertThat(TaskDecisions.moveVersion(task(TaskStatus.PENDING, false, NOW, true), NOW)).isEmpty();
-        for (TaskStatus s : EnumSet.of(TaskStatus.PROCESSING, TaskStatus.AWAITING_REPLY, TaskStatus.COMPENSATING,
+        for (TaskStatus s : EnumSet.of(TaskStatus.PROCESSING, TaskStatus.AWAITING_COMPLETION, TaskStatus.COMPENSATING,
                 TaskStatus.COMPENSATION_FAILED, TaskStatus.PROCESSED, TaskStatus.COMPENSATED, TaskStatus.CANCELLED)) {
             assertThat(TaskDecisions.moveVersion(task(s, false, NOW, false), NOW)).as("%s", s).isEmpty();
         }
@@ -140,5 +141,35 @@ class TaskDecisionsTest {
         assertThatThrownBy(() -> TaskDecisions.claimed(TaskStatus.PARKED)).isInstanceOf(IllegalArgumentException.class);
         assertThat(TaskDecisions.submitted(false)).isEqualTo(TaskStatus.PENDING);
         assertThat(TaskDecisions.submitted(true)).isEqualTo(TaskStatus.PROCESSING);
+    }
+
+    @Nested
+    class UnitAction {
+        private final TaskId unit = TaskId.of("unit-1");
+        private final TaskId parent = TaskId.of("parent-1");
+
+        @Test
+        void a_unit_may_be_acted_on_while_its_parent_is_at_the_group_step_and_running() {
+            for (TaskStatus s : EnumSet.of(TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.PARKED,
+                    TaskStatus.PROCESSING, TaskStatus.AWAITING_COMPLETION)) {
+                assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", s, true)).as(s.name()).isEmpty();
+            }
+        }
+
+        @Test
+        void a_unit_of_an_ended_group_is_refused_naming_unit_parent_and_what_to_do() {
+            assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", TaskStatus.ERROR, true).orElseThrow())
+                    .contains("cannot resubmit task unit-1 on its own", "step 'fork' of task parent-1",
+                            "Resubmit task parent-1 instead");
+            assertThat(TaskDecisions.unitAction("cancel", unit, parent, "fork", TaskStatus.COMPENSATED, true)
+                    .orElseThrow()).contains("cannot cancel task unit-1", "parent-1 is COMPENSATED",
+                            "has finished with it");
+            assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", TaskStatus.COMPENSATING, true)
+                    .orElseThrow()).contains("compensation");
+            assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", TaskStatus.PENDING, false)
+                    .orElseThrow()).contains("which has left that step", "parent-1 is PENDING");
+            assertThat(TaskDecisions.unitAction("resubmit", unit, parent, "fork", null, false).orElseThrow())
+                    .contains("no longer exists");
+        }
     }
 }

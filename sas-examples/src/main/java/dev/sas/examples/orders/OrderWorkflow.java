@@ -54,17 +54,6 @@ public final class OrderWorkflow {
                     .build())
             .build();
 
-    /**
-     * The first step: does nothing; its compensation, which runs last when the order fails, sweeps
-     * the order's reservations and charges (see {@link FailedOrderSweep}).
-     */
-    public static final StepRef<String> OPEN_ORDER = StepRef.of("open-order");
-    /**
-     * Retries of {@link #OPEN_ORDER}'s compensation, which calls the services directly (not through
-     * the payment agent's circuit breaker): every 200 ms to 2 s for about a minute, longer than an outage.
-     */
-    public static final RetryPolicy SWEEP_RETRY = RetryPolicy.builder().maxAttempts(40)
-            .backoff(Duration.ofMillis(200), Duration.ofSeconds(2), 2.0).build();
     /** The parallel step that reserves the stock and charges the payment at the same time. */
     public static final String RESERVE_AND_CHARGE = "reserve-and-charge";
     /**
@@ -144,10 +133,9 @@ public final class OrderWorkflow {
      * Builds the workflow with the charge sent over RabbitMQ: the payment step publishes the charge
      * to {@code payments}' request queue and completes when a {@link PaymentWorker} (in a process of
      * its own) publishes the payment service's reply, which a {@code RabbitAgentReplyConsumer} hands to the
-     * store. The refund (the compensation) still calls the payment service directly. In this mode
-     * the charge follows the reservation instead of running beside it: a parallel branch waiting
-     * for an external reply is cancelled at once when the other branch fails, and a charge the
-     * worker makes after that would never be refunded (its reply is {@code STALE}).
+     * store. The refund (the compensation) still calls the payment service directly. The charge runs
+     * beside the reservation as in the default mode: a payment branch cancelled while its request is
+     * out (the reservation failed) has an unknown outcome, which the parallel step compensates.
      *
      * @param agents the services' agents
      * @param orders the order database, for the confirming step
@@ -182,24 +170,12 @@ public final class OrderWorkflow {
                 .maxTimeouts(MAX_TIMEOUTS)
                 .compensateWith(payment, ctx -> ServiceCall.post("/refund",
                         "orderId", ctx.input().orderId()));
-        Workflow.Builder<Order> workflow = Workflow.builder(NAME, Order.CODEC);
-        if (payments == null) {
-            workflow.step(OPEN_ORDER, s -> s
-                    .execute(ctx -> "open")
-                    .retry(SWEEP_RETRY)
-                    .compensateWithin(STEP_DEADLINE.multipliedBy(3))
-                    .compensateWith(ctx -> FailedOrderSweep.undo(ctx, agents)));
-            workflow.parallel(RESERVE_AND_CHARGE, p -> p
-                    .branch(STOCK_BRANCH, b -> b.step(RESERVE_STOCK, reserve))
-                    .branch(PAYMENT_BRANCH, b -> b.step(CHARGE_PAYMENT, charge))
-                    .completeWithin(JOIN_DEADLINE)
-                    .compensationRetry(JOIN_COMPENSATION_RETRY));
-        } else {
-            // a branch awaiting an external reply is cancelled at once when the other branch fails; a charge
-            // the worker makes after that is answered STALE and never refunded: charge after the reservation
-            workflow.step(RESERVE_STOCK, reserve).step(CHARGE_PAYMENT, charge);
-        }
-        return workflow
+        return Workflow.builder(NAME, Order.CODEC)
+                .parallel(RESERVE_AND_CHARGE, p -> p
+                        .branch(STOCK_BRANCH, b -> b.step(RESERVE_STOCK, reserve))
+                        .branch(PAYMENT_BRANCH, b -> b.step(CHARGE_PAYMENT, charge))
+                        .completeWithin(JOIN_DEADLINE)
+                        .compensationRetry(JOIN_COMPENSATION_RETRY))
                 .forEach(SHIP_PARCELS, Parcel.CODEC, ctx -> Parcel.of(ctx.input()), each -> each
                         .step(SHIP_PARCEL, s -> s
                                 .call(shipping, ctx -> ServiceCall.post("/shipments",

@@ -65,7 +65,7 @@ final class PendingStarts {
         for (int i : order) {
             Transition x = transitions.get(i);
             // a task awaiting a reply was released by a transition, which wrote its start
-            if (outcomes[i] != null || x.fromStatus() == TaskStatus.AWAITING_REPLY) {
+            if (outcomes[i] != null || x.fromStatus() == TaskStatus.AWAITING_COMPLETION) {
                 continue;
             }
             PendingStarts.Entry mine = useKnown ? get(x.taskId().value(), x.lease()) : null;

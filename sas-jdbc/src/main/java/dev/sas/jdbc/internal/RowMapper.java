@@ -17,7 +17,7 @@ final class RowMapper {
     /** The task columns {@link #taskInfo} reads. */
     static final String TASK_COLUMNS = "task_id, workflow, workflow_version, business_key, state, priority,"
             + " current_step, failure_count, locked_by, lease, complete_by, next_attempt_at, created_at, updated_at,"
-            + " last_error, cancel_requested";
+            + " last_error, cancel_requested, attempt";
 
     /** The step columns {@link #stepInfo} reads, in order. */
     static final String STEP_COLUMNS = "step_index, step_name, state, attempts, output, error, started_at,"
@@ -37,14 +37,14 @@ final class RowMapper {
                 rs.getInt("current_step"), rs.getInt("failure_count"), rs.getString("locked_by"), rs.getLong("lease"),
                 instantOrNull(rs, rs.findColumn("complete_by")), instantOrNull(rs, rs.findColumn("next_attempt_at")),
                 Instant.ofEpochMilli(rs.getLong("created_at")), Instant.ofEpochMilli(rs.getLong("updated_at")),
-                rs.getString("last_error"), rs.getBoolean("cancel_requested"), steps);
+                rs.getString("last_error"), rs.getBoolean("cancel_requested"), steps, rs.getInt("attempt"));
     }
 
     /** {@code task} with {@code steps} instead of its own. */
     static TaskInfo withSteps(TaskInfo i, List<TaskInfo.StepInfo> steps) {
         return new TaskInfo(i.taskId(), i.workflow(), i.workflowVersion(), i.businessKey(), i.status(),
                 i.priority(), i.currentStep(), i.failureCount(), i.lockedBy(), i.lease(), i.completeBy(),
-                i.nextAttemptAt(), i.createdAt(), i.updatedAt(), i.lastError(), i.cancelRequested(), steps);
+                i.nextAttemptAt(), i.createdAt(), i.updatedAt(), i.lastError(), i.cancelRequested(), steps, i.attempt());
     }
 
     /** A step row of {@link #STEP_COLUMNS}. */

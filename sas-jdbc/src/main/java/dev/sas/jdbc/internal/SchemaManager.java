@@ -32,7 +32,7 @@ public final class SchemaManager {
             new Script(9, "step_reply"), new Script(10, "trace_context"), new Script(11, "submit_hint"),
             new Script(12, "lean_indexes"), new Script(13, "start_at_submit"),
             new Script(14, "start_with_outcome"), new Script(15, "no_parked_index"),
-            new Script(16, "schedules"));
+            new Script(16, "schedules"), new Script(17, "awaiting_completion"));
 
     /** One script. */
     record Script(int version, String name) {
@@ -118,7 +118,7 @@ public final class SchemaManager {
      * Checks, for a store whose schema the application manages (Flyway, Liquibase), that every table
      * and column the scripts create is there, so a missing migration fails at start with the
      * script to apply rather than at the first task. Index-only scripts (V3, V5, V11, V12, V15) are
-     * not checked.
+     * not checked; the value-only script V17 is checked by looking for a value it rewrites.
      *
      * @throws IllegalStateException naming the first missing table or column and its script
      */
@@ -145,6 +145,23 @@ public final class SchemaManager {
                         + script.resource(dialect).substring(1) + ", with ${prefix} = " + tables.prefix()
                         + ") before the store starts, or turn createSchema on (docs/jdbc.md, Flyway / Liquibase)", e);
             }
+        }
+        requireValuesRenamed();
+    }
+
+    /**
+     * V17 changes no table, only stored values: a task still stored in the state an older build
+     * wrote means it was not applied. Reads through an index that leads with the state (every dialect).
+     */
+    private void requireValuesRenamed() {
+        boolean old = jdbi.withHandle(h -> h.createQuery("SELECT task_id FROM " + tables.task()
+                + " WHERE state = 'AWAITING_REPLY'").setMaxRows(1).mapTo(String.class).findFirst().isPresent());
+        if (old) {
+            Script script = SCRIPTS.get(16);
+            throw new IllegalStateException("createSchema is off, but " + tables.task() + " holds tasks in the state"
+                    + " AWAITING_REPLY, which this build calls AWAITING_COMPLETION: stop every node of the older build,"
+                    + " apply " + script.resource(dialect).substring(1) + " (with ${prefix} = " + tables.prefix()
+                    + ") before the store starts, or turn createSchema on (UPGRADING.md)");
         }
     }
 

@@ -105,7 +105,7 @@ final class StepCompletionRows implements StepCompletionStore {
                 if (refused != null) {
                     return CompletionWrite.of(refused);
                 }
-                if (r.target.status() != TaskStatus.AWAITING_REPLY) {
+                if (r.target.status() != TaskStatus.AWAITING_COMPLETION) {
                     insert(c, reply);
                     return CompletionWrite.of(CompletionWrite.Kind.KEPT);
                 }

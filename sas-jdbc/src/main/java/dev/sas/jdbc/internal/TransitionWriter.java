@@ -60,7 +60,7 @@ final class TransitionWriter {
      */
     private static final String SET = " SET state = {state}, current_step = {step}, current_step_name = {step_name},"
             + " attempt = {attempt}, failure_count = {failures}, step_timeout_ms = {timeout}, updated_at = {now},"
-            + " locked_by = CASE WHEN {keep} = 1 THEN locked_by WHEN {keep} = 2 THEN '" + Transition.AWAITING_REPLY_HOLDER
+            + " locked_by = CASE WHEN {keep} = 1 THEN locked_by WHEN {keep} = 2 THEN '" + Transition.AWAITING_COMPLETION_HOLDER
             + "' ELSE NULL END, complete_by = CASE WHEN {keep} = 2 THEN complete_by ELSE {complete_by} END,"
             + " next_attempt_at = CASE WHEN {keep} >= 1 THEN next_attempt_at ELSE {next_at} END,"
             + " last_error = COALESCE({error}, last_error), last_transition = {id}, " + EventRows.CLEAR_PENDING_START;
@@ -325,7 +325,7 @@ final class TransitionWriter {
 
     /** One transition's update values, by {@link Slot} ordinal. */
     private static Object[] values(Transition x, long nowMs, long pendingAt) {
-        int keep = x.keepLock() ? 1 : x.status() == TaskStatus.AWAITING_REPLY ? 2 : 0;
+        int keep = x.keepLock() ? 1 : x.status() == TaskStatus.AWAITING_COMPLETION ? 2 : 0;
         long timeout = x.stepTimeout().toMillis();
         Object[] v = new Object[Slot.values().length];
         v[Slot.STATE.ordinal()] = x.status().name();

@@ -80,7 +80,7 @@ class AsyncRepliesDocsTest {
                      .completionTokenKeys(completionTokenKeys(ENV)).build().start()) {
             TaskHandle order = runtime.client().submit(orders, "order-42", "a car");
             await().atMost(Duration.ofSeconds(30))
-                    .until(() -> order.info().status() == TaskStatus.AWAITING_REPLY);
+                    .until(() -> order.info().status() == TaskStatus.AWAITING_COMPLETION);
             assertThat(runtime.inFlight()).isZero();
             String link = mailer.links.get("Approve order order-42");
             String token = link.substring(link.lastIndexOf('/') + 1);

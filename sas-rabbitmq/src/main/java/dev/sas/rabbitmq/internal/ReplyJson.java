@@ -72,7 +72,7 @@ public final class ReplyJson {
         Map<String, Object> f = new Parser(new String(body, StandardCharsets.UTF_8)).object();
         try {
             TaskEvent e = new TaskEvent(TaskId.of((String) f.get("taskId")), (String) f.get("businessKey"),
-                    (String) f.get("workflow"), TaskEvent.Type.valueOf((String) f.get("status")),
+                    (String) f.get("workflow"), type((String) f.get("status")),
                     ((Number) f.get("stepIndex")).intValue(), (String) f.get("step"),
                     ((Number) f.get("attempt")).intValue(), Instant.parse((String) f.get("at")),
                     (String) f.get("message"));
@@ -80,6 +80,18 @@ public final class ReplyJson {
         } catch (RuntimeException ex) {
             throw new IllegalArgumentException("not an SAS reply message: " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * The event type a message names; a message an older build published before the upgrade (still
+     * in a queue) names REPLY_AWAITED or REPLY_RECEIVED, read as their 0.3 names.
+     */
+    private static TaskEvent.Type type(String name) {
+        return switch (name) {
+            case "REPLY_AWAITED" -> TaskEvent.Type.COMPLETION_AWAITED;
+            case "REPLY_RECEIVED" -> TaskEvent.Type.COMPLETION_RECEIVED;
+            default -> TaskEvent.Type.valueOf(name);
+        };
     }
 
     /** Just enough JSON: one flat object of strings, integers and nulls. */

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What steps that await completion ({@code awaitCompletion}) do on every store: the request is sent,
- * the task waits {@link TaskStatus#AWAITING_REPLY} with no runtime holding it, and a completion through
+ * the task waits {@link TaskStatus#AWAITING_COMPLETION} with no runtime holding it, and a completion through
  * {@link dev.sas.core.StepCompletionClient#complete} or {@link dev.sas.core.StepCompletionClient#fail} (here from a client with no runtime)
  * completes or fails the step, fenced by the attempt's lease and bounded by its deadline: late,
  * stale and duplicate completions change nothing (test names say "reply" for a completion, as
@@ -151,16 +151,16 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         Drain.untilIdle(sas);
 
         TaskInfo info = sas.client().find(id).orElseThrow();
-        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
         assertThat(info.status().isTerminal()).isFalse();
-        assertThat(info.lockedBy()).isEqualTo(Transition.AWAITING_REPLY_HOLDER);
+        assertThat(info.lockedBy()).isEqualTo(Transition.AWAITING_COMPLETION_HOLDER);
         assertThat(info.completeBy()).isEqualTo(clock.instant().plus(DEADLINE));
         assertThat(sas.inFlight()).as("no scheduler holds an awaiting task").isZero();
         assertThat(sent).hasSize(1);
         assertThat(lastSent(id).token()).as("URL-safe: base64url, a dot, a base64url signature")
                 .matches("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}");
-        assertThat(types(sas.client(), id)).endsWith(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.REPLY_AWAITED);
-        assertThat(sas.client().countByStatus()).containsEntry(TaskStatus.AWAITING_REPLY, 1L);
+        assertThat(types(sas.client(), id)).endsWith(TaskEvent.Type.STEP_STARTED, TaskEvent.Type.COMPLETION_AWAITED);
+        assertThat(sas.client().countByStatus()).containsEntry(TaskStatus.AWAITING_COMPLETION, 1L);
         assertThat(Drain.supervisorOnce(sas)).as("not expired before its deadline").isZero();
         assertThat(Drain.untilIdle(sas)).as("an awaiting task is not claimed").isZero();
     }
@@ -187,7 +187,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("ship").output()).isEqualTo("shipped approved by ann");
         List<TaskEvent.Type> types = types(sas.client(), id);
-        assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+        assertThat(count(types, TaskEvent.Type.COMPLETION_RECEIVED)).isEqualTo(1);
         assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
         assertThat(sent).hasSize(1);
     }
@@ -246,7 +246,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(second.attempt()).isEqualTo(2);
         assertThat(second.idempotencyKey()).isEqualTo(first.idempotencyKey());
         assertThat(second.token()).isNotEqualTo(first.token());
-        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
         assertThat(bareClient(wf).stepCompletion().complete(first.token(), "another answer to the failed attempt"))
                 .as("that attempt was answered").isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
         assertThat(bareClient(wf).stepCompletion().complete(second.token(), "ok")).isEqualTo(CompletionOutcome.COMPLETED);
@@ -272,7 +272,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(info.step("approve").status()).isEqualTo(StepStatus.FAILED);
         assertThat(info.lastError()).contains("rejected by ann");
         assertThat(sent).hasSize(1);
-        assertThat(types(sas.client(), id)).contains(TaskEvent.Type.REPLY_RECEIVED, TaskEvent.Type.STEP_FAILED,
+        assertThat(types(sas.client(), id)).contains(TaskEvent.Type.COMPLETION_RECEIVED, TaskEvent.Type.STEP_FAILED,
                 TaskEvent.Type.ERROR);
     }
 
@@ -310,7 +310,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.LATE);
 
         TaskInfo after = sas.client().find(id).orElseThrow();
-        assertThat(after.status()).as("the supervisor has not recovered it yet").isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(after.status()).as("the supervisor has not recovered it yet").isEqualTo(TaskStatus.AWAITING_COMPLETION);
         assertThat(after.lease()).isEqualTo(before.lease());
         assertThat(after.lockedBy()).isEqualTo(before.lockedBy());
         assertThat(after.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
@@ -343,7 +343,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(sas.client().stepCompletion().complete(first.token(), "approved")).as("lease moved on")
                 .isEqualTo(CompletionOutcome.STALE);
         assertThat(sas.metrics().staleCompletions()).isEqualTo(2);
-        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
 
         // maxTimeouts(2): a second time-out fails the step; its request went out, so it is compensated
         clock.tick(DEADLINE.plusSeconds(1));
@@ -352,7 +352,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly(id + ":approve");
         assertThat(sas.client().stepCompletion().complete(second.token(), "approved")).isEqualTo(CompletionOutcome.STALE);
-        assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
+        assertThat(types(sas.client(), id)).doesNotContain(TaskEvent.Type.COMPLETION_RECEIVED);
     }
 
     @Test
@@ -372,7 +372,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("approve").output()).isEqualTo("first");
-        assertThat(count(types(sas.client(), id), TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+        assertThat(count(types(sas.client(), id), TaskEvent.Type.COMPLETION_RECEIVED)).isEqualTo(1);
     }
 
     // ------------------------------------------------------------------ the reply that comes first
@@ -397,8 +397,8 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(info.step("ship").output()).isEqualTo("shipped instant");
         List<TaskEvent.Type> types = types(sas.client(), id);
-        assertThat(types).doesNotContain(TaskEvent.Type.REPLY_AWAITED);
-        assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+        assertThat(types).doesNotContain(TaskEvent.Type.COMPLETION_AWAITED);
+        assertThat(count(types, TaskEvent.Type.COMPLETION_RECEIVED)).isEqualTo(1);
         assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
         assertThat(bareClient(wf).stepCompletion().complete(lastSent(id).token(), "again"))
                 .isEqualTo(CompletionOutcome.ALREADY_COMPLETED);
@@ -438,7 +438,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
                 assertThat(info.status()).as(id.toString()).isEqualTo(TaskStatus.PROCESSED);
                 assertThat(info.step("ship").output()).isEqualTo("shipped ok order-" + i);
                 List<TaskEvent.Type> types = types(sas.client(), id);
-                assertThat(count(types, TaskEvent.Type.REPLY_RECEIVED)).isEqualTo(1);
+                assertThat(count(types, TaskEvent.Type.COMPLETION_RECEIVED)).isEqualTo(1);
                 assertThat(count(types, TaskEvent.Type.STEP_COMPLETED)).isEqualTo(2);
             }
             assertThat(sent).hasSize(tasks);
@@ -495,7 +495,7 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
                 .hasMessageContaining("does not know");
         assertThatThrownBy(() -> client.stepCompletion().complete(token, 42)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot be encoded");
-        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
     }
 
     // ------------------------------------------------------------------ signed tokens
@@ -505,16 +505,16 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         TaskId a = sas.client().submit(wf, "order-a", "car").id();
         TaskId b = sas.client().submit(wf, "order-b", "boat").id();
         Drain.untilIdle(sas);
-        assertThat(sas.client().find(a).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(sas.client().find(b).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(a).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
+        assertThat(sas.client().find(b).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
         return new TaskId[] {a, b};
     }
 
     private void assertStillAwaiting(SasClient client, TaskId id) {
         TaskInfo info = client.find(id).orElseThrow();
-        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(info.status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
         assertThat(info.steps()).extracting(TaskInfo.StepInfo::output).containsOnlyNulls();
-        assertThat(types(client, id)).doesNotContain(TaskEvent.Type.REPLY_RECEIVED);
+        assertThat(types(client, id)).doesNotContain(TaskEvent.Type.COMPLETION_RECEIVED);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sas.core.Codec;
 import dev.sas.core.ForEachFailure;
@@ -11,9 +12,11 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.UnitTaskException;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -22,14 +25,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
  * Dynamic fan-out ({@code Workflow.Builder.forEach}) on every store: one step run once per element of
  * a list computed from the input, at most K at once, joined in list order; a partial failure per
  * {@link ForEachFailure} policy. Driven by hand with a {@link ManualClock}: each round runs what is
- * due ({@link Drain#untilIdle}) and one supervisor pass, which lets the next element of each lane go
- * on and joins the step. Subclass it with a fresh store per test, as for {@link StateStoreContract}.
+ * due ({@link Drain#untilIdle}, which also relays each element's end: the next element of its lane
+ * goes on and the step joins) and one supervisor pass; and once by a started runtime whose
+ * supervisor never runs. Subclass it with a fresh store per test, as for {@link StateStoreContract}.
  */
 public abstract class ForEachContract extends StoreTestSupport {
 
@@ -40,8 +45,30 @@ public abstract class ForEachContract extends StoreTestSupport {
     /** The compensations that ran, in order. */
     private final List<String> compensated = new CopyOnWriteArrayList<>();
 
+    /** Elements that ran before the element K places before them in their lane had ended. */
+    private final List<String> laneViolations = new CopyOnWriteArrayList<>();
+    private volatile SasRuntime current;
+
     private SasRuntime runtime(Workflow<?> workflow) {
-        return runtimeOn(clock, workflow);
+        current = runtimeOn(clock, workflow);
+        return current;
+    }
+
+    /**
+     * Checks, as element {@code index} runs, that the element K before it in its lane has ended: so no
+     * two elements of one lane run at once, and at most K (one per lane) do.
+     */
+    private void checkLane(String workflow, String businessKey, int k) {
+        int hash = businessKey.lastIndexOf('#');
+        int index = Integer.parseInt(businessKey.substring(hash + 1));
+        if (index >= k) {
+            String before = businessKey.substring(0, hash + 1) + (index - k);
+            TaskInfo unit = current.client().find(workflow + ".ship-parcels.each", before).orElse(null);
+            if (unit == null || !unit.status().isTerminal()) {
+                laneViolations.add(businessKey + " ran while " + before + " was " + (unit == null ? "missing"
+                        : unit.status()));
+            }
+        }
     }
 
     /** The input "n" is n elements "p0".."p(n-1)". */
@@ -55,6 +82,7 @@ public abstract class ForEachContract extends StoreTestSupport {
                         .compensateWith(ctx -> compensated.add("unpack")))
                 .forEach("ship-parcels", Codec.string(), ctx -> parcels(ctx.input()), each -> each
                         .step("ship", s -> s.execute(ctx -> {
+                            checkLane(name, ctx.businessKey(), concurrency);
                             runs.computeIfAbsent(ctx.input(), k -> new AtomicInteger()).incrementAndGet();
                             if (ctx.input().equals(failingParcel)) {
                                 throw new NonRetryableException("no courier for " + ctx.input());
@@ -98,11 +126,10 @@ public abstract class ForEachContract extends StoreTestSupport {
         TaskId id = sas.client().submit(wf, "order-1", "1000").id();
 
         Drain.untilIdle(sas);
-        assertThat(runs).as("before any element ended, only the first 16 ran: the rest wait their turn").hasSize(16);
-        assertThat(units(sas, wf)).hasSize(1000)
-                .filteredOn(u -> u.status() == TaskStatus.AWAITING_REPLY).hasSize(1000 - 16);
+        assertThat(units(sas, wf)).hasSize(1000);
 
-        runUntilFinal(sas, id, 2_000);
+        assertThat(runUntilFinal(sas, id, 2_000)).as("the lanes and the join need no supervisor pass").isEqualTo(1);
+        assertThat(laneViolations).as("no element ran before the one K before it in its lane had ended").isEmpty();
 
         TaskInfo info = sas.client().find(id).orElseThrow();
         assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
@@ -122,15 +149,75 @@ public abstract class ForEachContract extends StoreTestSupport {
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "7").id();
 
+        // no supervisor pass: each element's end lets the next of its lane go on, the last ones' the join
         Drain.untilIdle(sas);
-        assertThat(runs.keySet()).containsExactlyInAnyOrder("p0", "p1", "p2");
-        Drain.supervisorOnce(sas); // the pass lets p3, p4, p5 go on: their predecessors ended
-        Drain.untilIdle(sas);
-        assertThat(runs.keySet()).containsExactlyInAnyOrder("p0", "p1", "p2", "p3", "p4", "p5");
 
-        runUntilFinal(sas, id, 50);
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
         assertThat(runs).hasSize(7).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(laneViolations).as("no element ran before the one K before it in its lane had ended").isEmpty();
+    }
+
+    @Test
+    void a_started_runtime_moves_lanes_on_and_joins_without_any_supervisor_pass() {
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostRunning = new AtomicInteger();
+        Workflow<String> wf = Workflow.builder("for-each-started", Codec.string())
+                .forEach("ship-parcels", Codec.string(), ctx -> parcels(ctx.input()), each -> each
+                        .step("ship", s -> s.execute(ctx -> {
+                            mostRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+                            checkLane("for-each-started", ctx.businessKey(), 3);
+                            runs.computeIfAbsent(ctx.input(), k -> new AtomicInteger()).incrementAndGet();
+                            running.decrementAndGet();
+                            return "shipped " + ctx.input();
+                        }))
+                        .concurrency(3))
+                .build();
+        // the first supervisor pass would come after an hour: every lane and the join go on by the relay
+        SasRuntime sas = runtimeWith(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1))
+                .schedulerThreads(8));
+        current = sas;
+        sas.start();
+        TaskId id = sas.client().submit(wf, "order-1", "30").id();
+
+        Awaitility.await().atMost(Duration.ofSeconds(60))
+                .until(() -> sas.client().find(id).orElseThrow().status().isTerminal());
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(ForEachResults.of(info.step("ship-parcels").output()).size()).isEqualTo(30);
+        assertThat(runs).hasSize(30).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(laneViolations).as("no element ran before the one K before it in its lane had ended").isEmpty();
+        assertThat(mostRunning.get()).as("never more than K elements at once").isLessThanOrEqualTo(3);
+    }
+
+    @Test
+    void a_lanes_next_element_that_comes_to_its_slot_after_the_one_before_it_ended_goes_on_without_a_pass() {
+        // claims of one task at a time: element i ends while element i + K is still pending
+        Workflow<String> wf = shipping("for-each-late-slot", 3, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtimeWith(clock, wf, b -> b.claimBatchSize(1));
+        current = sas;
+        TaskId id = sas.client().submit(wf, "order-1", "12").id();
+
+        Drain.untilIdle(sas); // no supervisor pass
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(runs).hasSize(12).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(laneViolations).as("no element ran before the one K before it in its lane had ended").isEmpty();
+    }
+
+    @Test
+    void a_started_runtime_joins_an_empty_list_without_any_supervisor_pass() {
+        Workflow<String> wf = shipping("for-each-started-empty", 4, ForEachFailure.FAIL_AND_COMPENSATE_ALL);
+        SasRuntime sas = runtimeWith(Clock.systemUTC(), wf, b -> b.supervisorInterval(Duration.ofHours(1)));
+        sas.start();
+        TaskId id = sas.client().submit(wf, "order-1", "0").id();
+
+        Awaitility.await().atMost(Duration.ofSeconds(60))
+                .until(() -> sas.client().find(id).orElseThrow().status().isTerminal());
+
+        TaskInfo info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(info.step("invoice").output()).isEqualTo("invoice for 0 parcels");
     }
 
     @Test
@@ -193,5 +280,12 @@ public abstract class ForEachContract extends StoreTestSupport {
                 .containsExactly("shipped p0", "shipped p1", null, "shipped p3", "shipped p4", "shipped p5");
         assertThat(info.step("invoice").output()).isEqualTo("invoice for 6 parcels");
         assertThat(compensated).isEmpty();
+
+        // the failed element stays ERROR; the task has finished with it, so it is not run again on its own
+        TaskInfo failed = units(sas, wf).stream().filter(u -> u.status() == TaskStatus.ERROR).findFirst().orElseThrow();
+        assertThatThrownBy(() -> sas.client().operations().resubmit(failed.taskId()))
+                .isInstanceOf(UnitTaskException.class).hasMessageContaining("step 'ship-parcels' of task " + id);
+        assertThat(sas.client().operations().resubmitAll(failed.workflow())).isZero();
+        assertThat(runs).allSatisfy((k, n) -> assertThat(n.get()).isEqualTo(1));
     }
 }

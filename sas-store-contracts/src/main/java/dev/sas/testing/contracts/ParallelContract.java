@@ -1,9 +1,12 @@
 package dev.sas.testing.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sas.core.Alert;
 import dev.sas.core.Codec;
 import dev.sas.core.NonRetryableException;
+import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasClient;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
@@ -13,13 +16,16 @@ import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.UnitTaskException;
 import dev.sas.core.Workflow;
 import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -64,6 +70,29 @@ public abstract class ParallelContract extends StoreTestSupport {
     }
 
     @Test
+    void a_started_runtime_joins_the_branches_without_any_supervisor_pass() {
+        Workflow<String> order = Workflow.builder("par-started", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.execute(ctx -> run("pick " + ctx.input()))))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> run("charge " + ctx.input())))))
+                .step("ship", s -> s.execute(ctx -> run("ship " + ctx.output("payment").orElseThrow())))
+                .build();
+        // the first supervisor pass would come after an hour: the branches' ends are relayed at once
+        SasRuntime sas = runtimeWith(Clock.systemUTC(), order, b -> b.supervisorInterval(Duration.ofHours(1)));
+        sas.start();
+        List<TaskId> ids = List.of(sas.client().submit(order, "order-1", "car").id(),
+                sas.client().submit(order, "order-2", "bike").id());
+
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream()
+                .allMatch(id -> sas.client().find(id).orElseThrow().status().isTerminal()));
+
+        assertThat(ids).allSatisfy(id -> assertThat(sas.client().find(id).orElseThrow().status())
+                .isEqualTo(TaskStatus.PROCESSED));
+        assertThat(ran).containsExactlyInAnyOrder("pick car", "charge car", "ship charge car", "pick bike",
+                "charge bike", "ship charge bike");
+    }
+
+    @Test
     void the_step_after_the_join_reads_every_branchs_output_by_name_and_by_ref() {
         Workflow<String> order = Workflow.builder("par-join", Codec.string())
                 .step("accept", s -> s.execute(ctx -> run("accept " + ctx.input())))
@@ -82,17 +111,12 @@ public abstract class ParallelContract extends StoreTestSupport {
         SasClient client = sas.client();
         TaskId id = client.submit(order, "order-1", "car").id();
 
-        Drain.untilIdle(sas);
-        assertThat(client.find(id).orElseThrow().status()).as("the join waits for the supervisor's pass")
-                .isEqualTo(TaskStatus.AWAITING_REPLY);
-        assertThat(sas.inFlight()).as("no thread and no slot held while the branches run").isZero();
-        List<TaskInfo> units = units(client, "par-join.reserve-and-charge.");
-        assertThat(units).hasSize(2).allMatch(u -> u.status() == TaskStatus.PROCESSED);
-
-        advance(sas, clock, Duration.ZERO);
+        Drain.untilIdle(sas); // no supervisor pass: the branches' ends are relayed to the join at once
 
         TaskInfo task = client.find(id).orElseThrow();
-        assertThat(task.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(task.status()).as("joined without a supervisor pass").isEqualTo(TaskStatus.PROCESSED);
+        List<TaskInfo> units = units(client, "par-join.reserve-and-charge.");
+        assertThat(units).hasSize(2).allMatch(u -> u.status() == TaskStatus.PROCESSED);
         assertThat(task.step("reserve-and-charge").output())
                 .isEqualTo("{\"stock\":\"7\",\"payment\":\"charge car\"}");
         assertThat(task.step("ship").output()).isEqualTo("ship 7 after charge car");
@@ -226,5 +250,156 @@ public abstract class ParallelContract extends StoreTestSupport {
                 .containsExactlyInAnyOrder("charge", "pick");
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
+    void a_branch_step_out_of_retries_on_errors_that_may_have_applied_is_compensated_as_in_a_chain() {
+        // a lost reply or a reset connection: the charge may have gone through, so it is compensated (a chain
+        // compensates its failing step the same way); a definite refusal is not (see the card declined above)
+        Workflow<String> order = Workflow.builder("par-exhausted", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(STEP))
+                                .step("charge", s -> s.execute(ctx -> {
+                                    run("charge");
+                                    throw new IllegalStateException("connection reset");
+                                }).retry(RetryPolicy.builder().maxAttempts(2)
+                                        .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1), 1.0).build())
+                                        .compensateWith(ctx -> compensated.add("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        for (int i = 0; i < 4; i++) {
+            advance(sas, clock, STEP);
+        }
+
+        TaskInfo task = client.find(id).orElseThrow();
+        assertThat(ran).containsExactly("pick", "charge", "charge");
+        assertThat(units(client, "par-exhausted.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(task.status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).as("the charge that may have applied, latest first, then the pick")
+                .containsExactly("charge", "pick");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
+    void a_failed_branch_of_a_compensated_task_is_not_resubmitted_or_cancelled_on_its_own() {
+        Workflow<String> order = parallelThatFails("par-ended", true);
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        TaskInfo payment = units(client, "par-ended.fork.payment").get(0);
+        assertThat(payment.status()).isEqualTo(TaskStatus.ERROR);
+
+        assertThatThrownBy(() -> client.operations().resubmit(payment.taskId()))
+                .isInstanceOfSatisfying(UnitTaskException.class, e -> assertThat(e.parentId()).isEqualTo(id))
+                .hasMessageContaining("cannot resubmit task " + payment.taskId() + " on its own")
+                .hasMessageContaining("step 'fork' of task " + id)
+                .hasMessageContaining("COMPENSATED");
+        assertThat(client.operations().resubmitAll("par-ended.fork.payment")).as("resubmit errors skips it").isZero();
+        assertThatThrownBy(() -> client.operations().cancel(payment.taskId())).isInstanceOf(UnitTaskException.class)
+                .hasMessageContaining("cannot cancel task " + payment.taskId());
+        advance(sas, clock, Duration.ofMinutes(5));
+
+        assertThat(client.find(payment.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(ran).as("nothing ran again").containsExactlyInAnyOrder("pick", "charge");
+        assertThat(compensated).containsExactly("pick");
+    }
+
+    @Test
+    void a_failed_branch_of_a_task_in_error_is_resubmitted_through_its_parent_only() {
+        Workflow<String> order = parallelThatFails("par-error", false);
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        TaskInfo payment = units(client, "par-error.fork.payment").get(0);
+
+        assertThatThrownBy(() -> client.operations().resubmit(payment.taskId())).isInstanceOf(UnitTaskException.class)
+                .hasMessageContaining("Resubmit task " + id + " instead");
+        assertThat(ran).containsExactlyInAnyOrder("pick", "charge");
+
+        client.operations().resubmit(id);
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ZERO);
+        assertThat(ran).as("the parent's step started its failed branch again, and only that one")
+                .containsExactlyInAnyOrder("pick", "charge", "charge");
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+    }
+
+    @Test
+    void a_branch_may_be_cancelled_on_its_own_while_its_parallel_step_runs() {
+        Workflow<String> order = Workflow.builder("par-running", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .timer("pay-wait", t -> t.waitFor(Duration.ofDays(1)))
+                                .step("charge", s -> s.execute(ctx -> run("charge")))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        TaskInfo payment = units(client, "par-running.fork.payment").get(0);
+
+        assertThat(client.operations().cancel(payment.taskId())).isTrue();
+        for (int i = 0; i < 3; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+
+        assertThat(client.find(payment.taskId()).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("pick");
+        assertThat(ran).doesNotContain("charge");
+    }
+
+    @Test
+    void a_failed_branch_raises_no_alert_of_its_own_its_parent_alerts_if_it_ends_in_error() {
+        List<Alert> alerts = new CopyOnWriteArrayList<>();
+        Workflow<String> compensating = parallelThatFails("par-alert-c", true);
+        Workflow<String> failing = parallelThatFails("par-alert-e", false);
+        SasRuntime sas = runtimeOn(clock, compensating, alerts::add);
+        SasRuntime other = runtimeOn(clock, failing, alerts::add);
+        TaskId compensated = sas.client().submit(compensating, "order-1", "car").id();
+        TaskId failed = other.client().submit(failing, "order-2", "car").id();
+        for (int i = 0; i < 2; i++) {
+            advance(sas, clock, Duration.ZERO);
+            advance(other, clock, Duration.ZERO);
+        }
+
+        assertThat(sas.client().find(compensated).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(other.client().find(failed).orElseThrow().status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(alerts).as("one alert, the parent's; none for a branch, as none for a chain's failing step")
+                .singleElement().satisfies(a -> {
+                    assertThat(a.taskId()).isEqualTo(failed);
+                    assertThat(a.status()).isEqualTo(TaskStatus.ERROR);
+                    assertThat(a.message()).contains("card declined");
+                });
+    }
+
+    /** A fork whose payment branch is refused at once (a declined card) after the stock branch picked. */
+    private Workflow<String> parallelThatFails(String name, boolean compensateOnFailure) {
+        return Workflow.builder(name, Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .step("charge", s -> s.execute(ctx -> {
+                                    run("charge");
+                                    throw new NonRetryableException("card declined");
+                                }).compensateWith(ctx -> compensated.add("charge")))))
+                .compensateOnFailure(compensateOnFailure)
+                .build();
     }
 }

@@ -1,6 +1,8 @@
 package dev.sas.testing.contracts;
 
+import dev.sas.core.AlertSink;
 import dev.sas.core.CompletionTokenKeys;
+import dev.sas.core.RuntimeBuilder;
 import dev.sas.core.SasRuntime;
 import dev.sas.core.Workflow;
 import dev.sas.core.spi.StateStore;
@@ -8,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -44,8 +47,26 @@ public abstract class StoreTestSupport {
      * before the store.
      */
     SasRuntime runtimeOn(Clock clock, Workflow<?> workflow) {
-        SasRuntime sas = SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
-                .completionTokenKeys(TEST_KEYS).workflow(workflow).build();
+        return kept(runtimeBuilder(clock, workflow));
+    }
+
+    /** As {@link #runtimeOn(Clock, Workflow)}, sending alerts to {@code alerts}. */
+    SasRuntime runtimeOn(Clock clock, Workflow<?> workflow, AlertSink alerts) {
+        return kept(runtimeBuilder(clock, workflow).alertSink(alerts));
+    }
+
+    /** As {@link #runtimeOn(Clock, Workflow)}, with {@code settings} applied to the builder last. */
+    SasRuntime runtimeWith(Clock clock, Workflow<?> workflow, UnaryOperator<RuntimeBuilder> settings) {
+        return kept(settings.apply(runtimeBuilder(clock, workflow)));
+    }
+
+    private RuntimeBuilder runtimeBuilder(Clock clock, Workflow<?> workflow) {
+        return SasRuntime.builder().stateStore(store).clock(clock).trustLocalClock().instanceId("node-a")
+                .completionTokenKeys(TEST_KEYS).workflow(workflow);
+    }
+
+    private SasRuntime kept(RuntimeBuilder builder) {
+        SasRuntime sas = builder.build();
         runtimes.add(sas);
         return sas;
     }

@@ -155,7 +155,7 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "cash").id();
         Drain.untilIdle(sas);
-        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
 
         // the reply's decision is made without a claim: it releases the task COMPENSATING at the skipped step
         assertThat(sas.client().stepCompletion().fail(token.get(), "refused", false).accepted()).isTrue();
@@ -184,7 +184,7 @@ public abstract class WorkflowShapesContract extends StoreTestSupport {
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "cash").id();
         Drain.untilIdle(sas);
-        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_REPLY);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
 
         // the supervisor's decision after the time-out is made without a claim: it releases the task
         // COMPENSATING at the step before 'approve' (which has nothing to compensate), the skipped one
