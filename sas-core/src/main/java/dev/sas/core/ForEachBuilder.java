@@ -164,7 +164,7 @@ public final class ForEachBuilder<I, E> {
      * @throws IllegalStateException if the element step is missing or the name is too long
      */
     @SuppressWarnings("unchecked")
-    Workflow<Object> unitWorkflow(int version) {
+    Workflow<Object> unitWorkflow(int version, ForkReads fork) {
         if (elementStep == null) {
             throw new IllegalStateException("forEach step '" + name + "' of workflow '" + workflow + "' has no element"
                     + " step; set one with each.step(name, s -> s.execute(ctx -> ...))");
@@ -175,7 +175,7 @@ public final class ForEachBuilder<I, E> {
                     + "' is longer than 100 characters; shorten the workflow or step name");
         }
         int k = concurrency;
-        Workflow<E> unit = Workflow.builder(unitName, elementCodec).version(version).unitOfGroup()
+        Workflow<E> unit = Workflow.builder(unitName, elementCodec).version(version).unitOfGroup(fork)
                 .step(SLOT_STEP, s -> {
                     s.when(ctx -> FanOutLanes.index(ctx.businessKey()) >= k);
                     s.slot = new FanOutLanes.Slot(k, onFailure == ForEachFailure.COLLECT_FAILURES);
@@ -186,8 +186,8 @@ public final class ForEachBuilder<I, E> {
         return (Workflow<Object>) (Workflow<?>) unit;
     }
 
-    StepDefinition<I> build(int index, int version) {
-        Workflow<Object> unit = unitWorkflow(version);
+    StepDefinition<I> build(int index, int version, ForkReads fork) {
+        Workflow<Object> unit = unitWorkflow(version, fork);
         String step = name;
         ChildGroup<I> group = new ChildGroup<>(ctx -> {
             List<E> list = elements.apply(ctx);

@@ -125,7 +125,7 @@ public final class ParallelBuilder<I> {
      * @throws IllegalStateException if there are fewer than two branches or a branch has no steps
      */
     @SuppressWarnings("unchecked")
-    List<Workflow<Object>> branchWorkflows(int version, Codec<I> codec) {
+    List<Workflow<Object>> branchWorkflows(int version, Codec<I> codec, ForkReads fork) {
         if (branches.size() < 2) {
             throw new IllegalStateException("parallel step '" + name + "' of workflow '" + workflow + "' has "
                     + branches.size() + " branch(es); add at least two with branch(name, b -> ...), or use step(...)");
@@ -138,7 +138,7 @@ public final class ParallelBuilder<I> {
                         + " workflow name '" + unitName + "' is longer than 100 characters; shorten the workflow, step"
                         + " or branch name");
             }
-            Workflow.Builder<I> b = Workflow.builder(unitName, codec).version(version).unitOfGroup();
+            Workflow.Builder<I> b = Workflow.builder(unitName, codec).version(version).unitOfGroup(fork);
             e.getValue().accept(new BranchBuilder<>(b));
             if (b.isEmpty()) {
                 throw new IllegalStateException("parallel step '" + name + "' of workflow '" + workflow + "': branch '"
@@ -149,8 +149,8 @@ public final class ParallelBuilder<I> {
         return list;
     }
 
-    StepDefinition<I> build(int index, int version, Codec<I> codec) {
-        List<Workflow<Object>> units = branchWorkflows(version, codec);
+    StepDefinition<I> build(int index, int version, Codec<I> codec, ForkReads fork) {
+        List<Workflow<Object>> units = branchWorkflows(version, codec, fork);
         List<String> names = branchNames();
         ChildGroup<I> group = new ChildGroup<>(units, ends -> {
             Map<String, String> outputs = new LinkedHashMap<>();

@@ -52,6 +52,7 @@ public final class Workflow<I> {
     private final Map<Integer, VersionMapping> movesFrom;
     private final boolean groupUnit;
     private final Joins joins;
+    private final ForkReads fork;
 
     private Workflow(Builder<I> b) {
         this.name = b.name;
@@ -63,6 +64,7 @@ public final class Workflow<I> {
         this.movesFrom = Map.copyOf(b.movesFrom);
         this.groupUnit = b.groupUnit;
         this.joins = b.joins.copy();
+        this.fork = b.fork;
     }
 
     /**
@@ -97,12 +99,32 @@ public final class Workflow<I> {
      */
     public void checkOutputRef(StepRef<?> ref) {
         Joins.Joined j = find(steps, ref.name()) == null ? joins.readable(ref.name()).orElse(null) : null;
-        if (j == null) {
+        if (readsFork(ref.name())) {
+            fork.checkRef(ref);
+        } else if (j == null) {
             step(ref);
         } else if (j.lastStep() != null && !j.lastStep().equals(ref)) {
             throw new IllegalArgumentException("workflow '" + name + "' v" + version + ": branch step '" + ref.name()
                     + "' is defined with " + j.lastStep() + ", not " + ref + "; read it with the ref it was defined with");
         }
+    }
+
+    /**
+     * Whether {@code name} reads an output of the parent task before the group step that forked this
+     * unit workflow (a parallel branch or forEach element), not a step or branch of its own.
+     */
+    public boolean readsFork(String name) {
+        return fork != null && find(steps, name) == null && joins.readable(name).isEmpty() && fork.knows(name);
+    }
+
+    /**
+     * The recorded output {@code name} ({@link #readsFork}) of the parent of unit task {@code unitKey},
+     * read with {@code tasks} (one read of the parent). Called by the runtime for {@link StepContext#output(String)}.
+     *
+     * @throws IllegalStateException if the parent no longer exists
+     */
+    public Optional<String> forkOutputOf(String name, String unitKey, Function<TaskId, Optional<TaskInfo>> tasks) {
+        return fork.output(name, unitKey, tasks);
     }
 
     /**
@@ -243,6 +265,7 @@ public final class Workflow<I> {
         private final Map<Integer, ForEachBuilder<I, ?>> forEaches = new TreeMap<>();
         private final Joins joins = new Joins();
         private boolean groupUnit;
+        private ForkReads fork;
 
         private Builder(String name, Codec<I> inputCodec) {
             checkName("workflow name", name);
@@ -337,10 +360,11 @@ public final class Workflow<I> {
             checkNew(stepName, config);
             ParallelBuilder<I> p = new ParallelBuilder<>(name, stepName);
             config.accept(p);
-            joins.add(name, stepName, steps.size(), p.branchNames(), p.branchWorkflows(version, inputCodec),
+            ForkReads f = ForkReads.at(name, stepName, steps, joins, steps.size());
+            joins.add(name, stepName, steps.size(), p.branchNames(), p.branchWorkflows(version, inputCodec, f),
                     n -> find(steps, n) != null);
             parallels.put(steps.size(), p);
-            steps.add(p.build(steps.size(), version, inputCodec));
+            steps.add(p.build(steps.size(), version, inputCodec, f));
             return this;
         }
 
@@ -359,13 +383,14 @@ public final class Workflow<I> {
             ForEachBuilder<I, E> f = new ForEachBuilder<>(name, stepName, elementCodec, elements);
             config.accept(f);
             forEaches.put(steps.size(), f);
-            steps.add(f.build(steps.size(), version));
+            steps.add(f.build(steps.size(), version, ForkReads.at(name, stepName, steps, joins, steps.size())));
             return this;
         }
 
-        /** Makes this a unit workflow of a parallel step (see {@link Workflow#isGroupUnit()}). */
-        Builder<I> unitOfGroup() {
+        /** Makes this a unit workflow of a group step, reading {@code fork} (see {@link Workflow#isGroupUnit()}). */
+        Builder<I> unitOfGroup(ForkReads fork) {
             this.groupUnit = true;
+            this.fork = fork;
             return this;
         }
 
@@ -437,14 +462,18 @@ public final class Workflow<I> {
             }
             for (StepDefinition<I> reader : steps) {
                 for (StepRef<?> read : reader.reads()) {
-                    StepReads.check(name, version, steps, joins, reader, read);
+                    StepReads.check(name, version, steps, joins, fork, reader, read);
                 }
             }
             movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
             // the branches take the version set last, which may come after parallel(...)
-            parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
-            forEaches.forEach((index, f) -> steps.set(index, f.build(index, version)));
+            parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec, forkAt(index))));
+            forEaches.forEach((index, f) -> steps.set(index, f.build(index, version, forkAt(index))));
             return new Workflow<>(this);
+        }
+
+        private ForkReads forkAt(int index) {
+            return ForkReads.at(name, steps.get(index).name(), steps, joins, index);
         }
     }
 }
