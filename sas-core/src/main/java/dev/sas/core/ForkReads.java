@@ -25,10 +25,14 @@ final class ForkReads {
         this.joins = joins;
     }
 
-    /** The reads of the units of group step {@code groupStep} at {@code index} of {@code workflow}. */
-    static ForkReads at(String workflow, String groupStep, List<? extends StepDefinition<?>> steps, Joins joins,
-            int index) {
-        return new ForkReads(workflow, groupStep, List.copyOf(steps.subList(0, index)), joins.copyBefore(index));
+    /** The reads of the units of a group step about to be added to {@code steps} of {@code workflow}. */
+    static ForkReads at(String workflow, String groupStep, List<? extends StepDefinition<?>> steps, Joins joins) {
+        return new ForkReads(workflow, groupStep, List.copyOf(steps), joins.copyBefore(steps.size()));
+    }
+
+    /** The reads of the units of group step {@code index} of {@code steps} of {@code workflow}. */
+    static ForkReads at(String workflow, List<? extends StepDefinition<?>> steps, Joins joins, int index) {
+        return at(workflow, steps.get(index).name(), steps.subList(0, index), joins);
     }
 
     /** Whether {@code name} is a step, branch or branch's last step before the group step. */
