@@ -95,6 +95,7 @@ final class ChaosChecks {
     private final Map<String, List<Action>> actionsByTask = new HashMap<>();
     private final List<Outage> outages;
     private List<Outage> supervisorLosses = List.of();
+    private Map<String, List<Long>> releases = Map.of();
     /** Tasks that broke an invariant (their evidence is printed). */
     final Set<String> suspects = new TreeSet<>();
 
@@ -119,6 +120,18 @@ final class ChaosChecks {
      */
     ChaosChecks supervisorLost(List<Outage> windows) {
         this.supervisorLosses = List.copyOf(windows);
+        return this;
+    }
+
+    /**
+     * When the store released each task to be claimed again (a retry scheduled after a failure, a
+     * claim recovered after its deadline): later claims are judged for passing over from these
+     * ({@link StallCheck}); without them only first claims are.
+     */
+    ChaosChecks releases(Map<String, List<Long>> byTask) {
+        Map<String, List<Long>> copy = new HashMap<>();
+        byTask.forEach((task, at) -> copy.put(task, at.stream().sorted().toList()));
+        this.releases = copy;
         return this;
     }
 
@@ -326,7 +339,7 @@ final class ChaosChecks {
 
     /** The stall bound, passed-over and idle waits apart from queueing ({@link StallCheck}). */
     private void stalls(ChaosReport r) {
-        new StallCheck(s, tasks, execsByTask, actionsByTask, outages, supervisorLosses).check(r, suspects);
+        new StallCheck(s, tasks, execsByTask, actionsByTask, outages, supervisorLosses, releases).check(r, suspects);
     }
 
     /** The longest backoff the policy may choose before the n-th re-run (its cap, spread by the jitter). */

@@ -69,8 +69,8 @@ public final class ChaosReport {
     public long p99QueuedMs;
     public long maxQueuedMs;
     /**
-     * Of the queued waits: those judged by idleness only (no claim of their own, or after a claim the
-     * ledger never saw: it has no claim times).
+     * Of the queued waits: those judged by idleness only (no claim of their own, after a claim the
+     * ledger never saw, or with no release recorded: the ledger has no claim times).
      */
     public int queuedIdleOnly;
     public long maxWaitMs;
@@ -210,7 +210,7 @@ public final class ChaosReport {
         row(sb, "stall bound violations (bound " + stallBoundMs + " ms): passed over / cluster idle", stallViolations
                 + " (" + stallsPassedOver + " / " + stallsIdle + ")");
         row(sb, "waits past the bound in due order (queueing, not a stall): count, p50 / p99 / max (of them judged"
-                + " by idleness only: no claim of their own, or after a claim the ledger never saw)", queuedWaits + ", "
+                + " by idleness only: no claim of their own, after a claim the ledger never saw, or with no release recorded)", queuedWaits + ", "
                 + p50QueuedMs + " / " + p99QueuedMs + " / " + maxQueuedMs + " ms (" + queuedIdleOnly + ")");
         row(sb, "longest wait past due", maxWaitMs + " ms (" + maxWaitTask + ")");
         row(sb, "ledger executions / effects applied", executions + " / " + effects + " (" + duplicateCalls

@@ -144,7 +144,7 @@ final class ChaosVerifier {
             List<ChaosChecks.Outage> outages = new ArrayList<>(held);
             outages.addAll(noNode);
             ChaosChecks checks = new ChaosChecks(s, List.copyOf(tasks.values()), execs, effects, actions,
-                    List.copyOf(outages)).supervisorLost(supervisorLost);
+                    List.copyOf(outages)).supervisorLost(supervisorLost).releases(releases(c));
             checks.check(r);
             r.history = HistoryInput.check(c, h, prefix, s.steps(), ids.stream().map(TaskId::value).toList(), s.stallBoundMs());
             Set<String> suspects = new TreeSet<>(checks.suspects);
@@ -249,6 +249,26 @@ final class ChaosVerifier {
                 + (first == null ? "NONE" : (first - from) + " ms") + ", longest pause in step completions "
                 + pause + " ms (ending " + (pauseEnd - from) + " ms after the start), cluster whole again after "
                 + (f.healthyAt() - f.startedAt()) + " ms";
+    }
+
+    /**
+     * Per task, when the store released it to be claimed again: its {@code STEP_RETRYING} (a retry
+     * scheduled after a failure) and {@code STEP_TIMED_OUT} (a claim recovered) events, wherever the
+     * store keeps them (an event's own row, or packed as {@code then_type} / {@code before_type}).
+     */
+    private Map<String, List<Long>> releases(Connection c) throws SQLException {
+        Map<String, List<Long>> out = new HashMap<>();
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT task_id, at FROM " + prefix + "event WHERE type IN ('STEP_RETRYING', 'STEP_TIMED_OUT')"
+                        + " UNION ALL SELECT task_id, at FROM " + prefix
+                        + "event WHERE then_type IN ('STEP_RETRYING', 'STEP_TIMED_OUT')"
+                        + " UNION ALL SELECT task_id, before_at FROM " + prefix
+                        + "event WHERE before_type IN ('STEP_RETRYING', 'STEP_TIMED_OUT')")) {
+            while (rs.next()) {
+                out.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getLong(2));
+            }
+        }
+        return out;
     }
 
     /** The longest gaps between consecutive events of one task (event times are the recording nodes' clocks). */

@@ -22,17 +22,20 @@ import java.util.Set;
  *   <li><b>idle</b>: in that wait the cluster started nothing for longer than the bound (it had
  *       free capacity and did not take the task).</li>
  * </ul>
- * Passing over is judged at every moment a task became claimable that the ledger shows, bounded
- * from above: its first claim (due at its submission, or a cancel or resubmit); a retry (due at the
- * failed call's end plus the policy's longest backoff); a recovered claim (the same step again after
- * a call that did not fail, or the next step on another node: due at the earlier call's start or end,
- * the deadline and the supervisor's two scans inside the bound); and the next step on another node
- * after a graceful stop released the task (due at the previous step's end). The ledger has no claim
- * times, so a claim's place in the sequence is read from the attempt numbers: each claim of a step
- * adds one. A wait is judged by idleness only, and counted apart among the queueing ones, when it is
- * no claim of its own (the next step on the same node continues its task's claim: never a task that
- * passed another) or follows a claim the ledger never saw (an attempt skipped: a worker killed
- * between claim and call, its recovery re-queued the task at a time the ledger does not know).
+ * Passing over is judged at every moment a task became claimable that is known: its first claim
+ * (due at its submission, or a cancel or resubmit), and every later claim after a <em>release</em>
+ * the store recorded ({@link #releases}: a retry scheduled after a failure, a claim recovered after
+ * its deadline; on JDBC the {@code STEP_RETRYING} and {@code STEP_TIMED_OUT} events), or a resubmit:
+ * such a claim is judged from the last release before it, plus the policy's longest backoff. The
+ * ledger has no claim times, so a claim's place in the sequence is read from the attempt numbers
+ * (each claim of a step adds one: a retry or a recovery of the same step is the next attempt, the
+ * next step on another node after the recovery of the claim that continued the task is attempt 2,
+ * after a release at a graceful stop attempt 1). A wait is judged by idleness only, and counted
+ * apart among the queueing ones, when it is no claim of its own (the next step on the same node
+ * continues its task's claim: never a task that passed another), follows a claim the ledger never
+ * saw (an attempt skipped: a worker killed between claim and call), or has no release recorded
+ * before it (when the store let the task go is then unknown: measured from the earlier call, a
+ * recovery slowed by a loaded machine would count as passing over, as a run at load 34 showed).
  * Otherwise every start in the wait was of work claimable earlier or within the bound: the task
  * queued behind it because the machine could not serve faster. Such a wait is counted and its
  * p50/p99 reported as queueing, not as a violation. A task still PENDING at the end (never started
@@ -41,6 +44,13 @@ import java.util.Set;
  */
 final class StallCheck {
     private static final int EXAMPLES = 10;
+    /**
+     * A passer must have started this much before the task it passed: calls claimed in one batch, or
+     * a poll apart on two nodes, reach the service in any order (a node's threads pick them up), so
+     * a start order closer than this says nothing about the claim order. Seen in a queued run at load
+     * 10–14: two first claims "passed over" by a retry whose call started 60 ms before theirs.
+     */
+    static final long START_JITTER_MS = 500;
 
     /**
      * A start of an execution and the earliest time its task may have been claimable for it;
@@ -54,7 +64,8 @@ final class StallCheck {
      * {@code e}; {@code judged} if it is a claim whose claimable moment the ledger shows (passing over
      * is judged for it), else it is judged by idleness only.
      */
-    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis, boolean judged) {
+    private record Wait(Task task, Exec e, long from, long to, long allowed, String basis, boolean judged,
+            long claimableAt) {
         long length() {
             return to - from;
         }
@@ -66,12 +77,16 @@ final class StallCheck {
     private final Map<String, List<Action>> actionsByTask;
     private final List<Outage> outages;
     private final List<Outage> supervisorLosses;
+    /** Per task, sorted: when the store released it to be claimed again (a retry scheduled, a claim recovered). */
+    private final Map<String, List<Long>> releases;
     private final List<Start> starts = new ArrayList<>();
     private final List<Wait> past = new ArrayList<>();
 
     StallCheck(ChaosSettings s, Map<String, Task> tasks, Map<String, List<Exec>> execsByTask,
-            Map<String, List<Action>> actionsByTask, List<Outage> outages, List<Outage> supervisorLosses) {
+            Map<String, List<Action>> actionsByTask, List<Outage> outages, List<Outage> supervisorLosses,
+            Map<String, List<Long>> releases) {
         this.s = s;
+        this.releases = releases;
         this.tasks = tasks;
         this.execsByTask = execsByTask;
         this.actionsByTask = actionsByTask;
@@ -144,7 +159,12 @@ final class StallCheck {
                 boolean claim = prev == null || !prev.node().equals(e.node()) || prev.what().equals(e.what());
                 starts.add(new Start(t.id(), afterOutages(earliest), e.start(), claim));
                 endOfRun = Math.max(endOfRun, e.start());
-                measure(r, t, e, due, e.start(), basis, bound, claimSeen(prev, e));
+                long claimableAt = prev == null ? Long.MIN_VALUE : released(t.id(), prev.start(), e.start());
+                boolean judged = claimSeen(prev, e) && claimableAt != Long.MAX_VALUE;
+                if (prev != null && judged) {
+                    claimableAt += ChaosChecks.maxBackoff(policy, Math.max(1, rerun));
+                }
+                measure(r, t, e, due, e.start(), basis, bound, judged, claimableAt);
                 prev = e;
             }
         }
@@ -153,14 +173,19 @@ final class StallCheck {
                 List<Exec> l = execsByTask.getOrDefault(t.id(), List.of());
                 Exec last = l.isEmpty() ? null : l.get(l.size() - 1);
                 long due = last == null ? t.createdAt() : last.end() != null ? last.end() : last.start();
-                // a failed call is retried: due after its longest backoff, a claim the ledger would show
+                // a failed call is retried: due after its longest backoff; judged from its release
                 boolean retry = last != null && last.failed() && last.end() != null;
+                long claimableAt = last == null ? Long.MIN_VALUE : released(t.id(), last.start(), Long.MAX_VALUE);
                 if (retry) {
                     due += ChaosChecks.maxBackoff(policy, sameStepRuns(l));
                 }
+                boolean judged = last == null || (retry && claimableAt != Long.MAX_VALUE);
+                if (last != null && judged) {
+                    claimableAt += ChaosChecks.maxBackoff(policy, sameStepRuns(l));
+                }
                 if (endOfRun > due) {
                     measure(r, t, null, due, endOfRun, last == null ? "submitted, never started"
-                            : "after " + last + ", never started again", bound, last == null || retry);
+                            : "after " + last + ", never started again", bound, judged, claimableAt);
                 }
             }
         }
@@ -186,6 +211,26 @@ final class StallCheck {
         return e.attempt() == 2 || (e.attempt() == 1 && !prev.node().equals(e.node()));
     }
 
+    /**
+     * The last time in {@code (after, until]} the store released {@code task} to be claimed again, or
+     * a resubmit was sent; {@link Long#MAX_VALUE} if none is known.
+     */
+    private long released(String task, long after, long until) {
+        long last = Long.MAX_VALUE;
+        for (long at : releases.getOrDefault(task, List.of())) {
+            if (at > after && at <= until) {
+                last = at;
+            }
+        }
+        for (Action a : actionsByTask.getOrDefault(task, List.of())) {
+            if (a.action().equals("resubmit") && a.at() > after && a.at() <= until
+                    && (last == Long.MAX_VALUE || a.at() > last)) {
+                last = a.at();
+            }
+        }
+        return last;
+    }
+
     /** How many of the last executions of {@code l} ran its last execution's step (the n of its next re-run's backoff). */
     private static int sameStepRuns(List<Exec> l) {
         String what = l.get(l.size() - 1).what();
@@ -197,7 +242,7 @@ final class StallCheck {
     }
 
     private void measure(ChaosReport r, Task t, Exec e, long due, long start, String basis, long bound,
-            boolean judged) {
+            boolean judged, long claimableAt) {
         long[] claimable = claimable(due, start);
         long wait = claimable[0];
         long allowed = bound + claimable[1];
@@ -217,7 +262,7 @@ final class StallCheck {
             r.maxWaitTask = t.id() + " " + what + " (" + basis + ")";
         }
         if (wait > allowed) {
-            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis, judged));
+            past.add(new Wait(t, e, claimable[3], claimable[3] + wait, allowed, basis, judged, claimableAt));
         }
     }
 
@@ -236,7 +281,8 @@ final class StallCheck {
                 if (x.task().equals(w.task().id())) {
                     continue;
                 }
-                if (w.judged() && x.claim() && x.earliest() > w.from() + w.allowed()
+                if (w.judged() && x.claim() && x.earliest() > Math.max(w.from(), w.claimableAt()) + w.allowed()
+                        && x.at() < w.to() - START_JITTER_MS
                         && (passer == null || x.earliest() > passer.earliest())) {
                     passer = x;
                 }

@@ -23,7 +23,8 @@ import java.util.TreeSet;
  * the claim that call ran under (the store's last claim of the task before the call started): the
  * next step within the same claim is no claim of its own, a call under a new claim is. A node
  * frozen with the supervisor's writes held delays recoveries as the loss of the lease's holder
- * does in a chaos run: its window is passed as a supervisor loss. Pure; not thread-safe.
+ * does in a chaos run: its window is passed as a supervisor loss. The store's writes that released
+ * a task to be claimed again stand for the events a JDBC run reads for that. Pure; not thread-safe.
  */
 final class MutationStalls {
     private MutationStalls() {
@@ -45,11 +46,15 @@ final class MutationStalls {
         s.supervisorInterval = supervisorInterval;
         Map<String, Long> created = new HashMap<>();
         Map<String, List<Write>> claims = new HashMap<>();
+        Map<String, List<Long>> releases = new HashMap<>();
         for (Write w : writes) {
             if (w.kind() == WriteKind.SUBMIT) {
                 created.putIfAbsent(w.task(), w.at());
             } else if (w.kind() == WriteKind.CLAIM) {
                 claims.computeIfAbsent(w.task(), k -> new ArrayList<>()).add(w);
+            } else if (w.releases() && w.dueAt() >= 0) {
+                // a write that let the task go to be claimed again (a retry, a recovery, a release)
+                releases.computeIfAbsent(w.task(), k -> new ArrayList<>()).add(w.at());
             }
         }
         Map<String, Task> tasks = new HashMap<>();
@@ -80,7 +85,7 @@ final class MutationStalls {
         List<Outage> losses = freezes.stream().map(f -> new Outage(f[0], f[1])).toList();
         ChaosReport r = new ChaosReport();
         r.total = ids.size();
-        new StallCheck(s, tasks, execs, actions, List.of(), losses).check(r, new TreeSet<>());
+        new StallCheck(s, tasks, execs, actions, List.of(), losses, releases).check(r, new TreeSet<>());
         return r;
     }
 

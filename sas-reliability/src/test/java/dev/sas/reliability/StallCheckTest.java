@@ -7,6 +7,7 @@ import dev.sas.reliability.ChaosChecks.Exec;
 import dev.sas.reliability.ChaosChecks.Task;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,8 @@ class StallCheckTest {
     private final List<Task> tasks = new ArrayList<>();
     private final List<Exec> execs = new ArrayList<>();
     private final List<Effect> effects = new ArrayList<>();
+    /** When the store released task-0 to be claimed again (its STEP_RETRYING / STEP_TIMED_OUT events). */
+    private final List<Long> releases = new ArrayList<>();
     private long nextId = 1;
 
     /** A step of a task that is due (claimable) at {@code due}. */
@@ -75,7 +78,7 @@ class StallCheckTest {
     private ChaosReport check() {
         ChaosReport r = new ChaosReport();
         r.total = tasks.size();
-        new ChaosChecks(settings, tasks, execs, effects, List.of(), List.of()).check(r);
+        new ChaosChecks(settings, tasks, execs, effects, List.of(), List.of()).releases(Map.of(id(0), releases)).check(r);
         return r;
     }
 
@@ -94,7 +97,7 @@ class StallCheckTest {
         assertThat(r.toMarkdown()).contains(
                 "| stall bound violations (bound 2600 ms): passed over / cluster idle | 0 (0 / 0) |",
                 "queueing, not a stall): count, p50 / p99 / max (of them judged by idleness only: no claim of their own,"
-                        + " or after a claim the ledger never saw) | "
+                        + " after a claim the ledger never saw, or with no release recorded) | "
                         + r.queuedWaits + ", ");
     }
 
@@ -233,12 +236,16 @@ class StallCheckTest {
         private final long bound = settings.stallBoundMs();
         /** The longest backoff of a first re-run (the chaos policy's 50 ms × 1.2). */
         private final long backoff = ChaosChecks.maxBackoff(ChaosWorkflow.retryPolicy(), 1);
-        /** Task-0's next call: long past the bound, while work submitted after it keeps starting. */
-        private final long late = 1_100 + backoff + bound + 2_000;
+        /**
+         * Task-0's next call: long past the bound after its latest release (3,200: a recovery after
+         * its deadline), while work submitted after it keeps starting.
+         */
+        private final long late = 3_200 + backoff + bound + 2_000;
 
         @Test
         void a_retry_passed_over_by_work_submitted_after_its_due_time_is_a_stall() {
             firstCall(Ledger.ERROR);
+            releases.add(1_110L); // STEP_RETRYING, written with the failure
             background(1, 1_000, 100, late);
             nextCall("reserve", 2, "w0", late);
 
@@ -250,8 +257,34 @@ class StallCheckTest {
         }
 
         @Test
+        void a_task_started_just_after_work_claimable_later_is_not_a_stall() {
+            // one claim batch: the calls reach the service in any order, so a start 50 ms apart says
+            // nothing about which was claimed first
+            firstCall(Ledger.ERROR);
+            releases.add(1_110L);
+            long passerDue = 1_110 + backoff + bound + 1;
+            for (int i = 1; i < 30; i++) {
+                long created = 1_000 + (i - 1) * 80L; // every 80 ms up to passerDue: never idle
+                long start = Math.min(created, passerDue);
+                tasks.add(new Task(id(i), i, "PROCESSED", created, null, 0, 0));
+                execs.add(new Exec(nextId++, id(i), "reserve", "forward", 1, "w1", id(i), start, 2_000, start + 20,
+                        Ledger.APPLIED));
+            }
+            tasks.add(new Task(id(99), 99, "PROCESSED", passerDue, null, 0, 0));
+            execs.add(new Exec(nextId++, id(99), "reserve", "forward", 1, "w2", id(99), passerDue + 100, 2_000,
+                    passerDue + 120, Ledger.APPLIED));
+            nextCall("reserve", 2, "w0", passerDue + 100 + StallCheck.START_JITTER_MS - 1);
+
+            ChaosReport r = check();
+
+            assertThat(r.stallViolations).isZero();
+            assertThat(r.queuedWaits).isEqualTo(1);
+        }
+
+        @Test
         void a_retry_queued_behind_work_due_before_it_is_not_a_stall() {
             firstCall(Ledger.ERROR);
+            releases.add(1_110L);
             // the same starts, but every background task was submitted before the retry was due
             background(1, 1_000, 1, late);
             nextCall("reserve", 2, "w0", late);
@@ -265,7 +298,8 @@ class StallCheckTest {
 
         @Test
         void a_recovered_call_passed_over_is_a_stall() {
-            firstCall(null); // lost: the supervisor recovers it after its deadline (inside the bound)
+            firstCall(null); // lost: the supervisor recovers it after its deadline
+            releases.add(3_100L); // STEP_TIMED_OUT
             background(1, 1_000, 100, late);
             nextCall("reserve", 2, "w1", late);
 
@@ -277,13 +311,38 @@ class StallCheckTest {
         }
 
         @Test
+        void a_recovery_late_or_unrecorded_is_judged_from_the_release_or_by_idleness_only() {
+            // the supervisor, slowed by a loaded machine, recovered the lost call just before its next
+            // call: the tasks that started meanwhile were claimable before the task was; without the
+            // recovery's event, when it was released is unknown
+            for (String recovery : List.of("late", "unrecorded")) {
+                tasks.clear();
+                execs.clear();
+                releases.clear();
+                firstCall(null);
+                if (recovery.equals("late")) {
+                    releases.add(late - 50);
+                }
+                background(1, 1_000, 100, late);
+                nextCall("reserve", 2, "w1", late);
+
+                ChaosReport r = check();
+
+                assertThat(r.stallViolations).as(recovery).isZero();
+                assertThat(r.queuedIdleOnly).as(recovery).isEqualTo(recovery.equals("late") ? 0 : 1);
+            }
+        }
+
+        @Test
         void the_next_step_on_another_node_passed_over_is_a_stall() {
             // attempt 1: released by a graceful stop; attempt 2: the claim that continued the task on
             // w0 was recovered
             for (int attempt : new int[] {1, 2}) {
                 tasks.clear();
                 execs.clear();
+                releases.clear();
                 firstCall(Ledger.APPLIED);
+                releases.add(attempt == 1 ? 1_110L : 3_200L);
                 background(1, 1_000, 100, late);
                 nextCall("debit", attempt, "w1", late);
 
@@ -305,6 +364,8 @@ class StallCheckTest {
                 execs.clear();
                 boolean unseen = next.equals("unseen claim");
                 firstCall(unseen ? Ledger.ERROR : Ledger.APPLIED);
+                releases.clear();
+                releases.add(1_110L);
                 background(1, 1_000, 100, late);
                 nextCall(unseen ? "reserve" : "debit", unseen ? 3 : 1, "w0", late);
 
@@ -318,6 +379,7 @@ class StallCheckTest {
         @Test
         void a_failed_call_never_retried_while_later_work_runs_is_a_stall() {
             firstCall(Ledger.ERROR);
+            releases.add(1_110L);
             tasks.set(0, new Task(id(0), 0, "PENDING", 1_000, null, 0, 0));
             background(1, 1_000, 100, late);
 
