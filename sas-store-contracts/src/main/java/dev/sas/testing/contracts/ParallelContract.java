@@ -386,6 +386,26 @@ public abstract class ParallelContract extends StoreTestSupport {
     }
 
     @Test
+    void a_branch_steps_compensation_reads_a_step_before_the_fork() {
+        Workflow<String> order = Workflow.builder("par-prefork-comp", Codec.string())
+                .step(OPENED, s -> s.execute(ctx -> 42))
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.reads(OPENED).execute(ctx -> run("pick"))
+                                .compensateWith(ctx -> compensated.add("unpick order " + ctx.output(OPENED)))))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> {
+                            throw new NonRetryableException("card declined");
+                        }))))
+                .build();
+        SasRuntime sas = runtime(order);
+        TaskId id = sas.client().submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, STEP);
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("unpick order 42");
+    }
+
+    @Test
     void a_branch_step_reading_a_step_after_the_fork_or_in_another_branch_is_refused_at_build_time() {
         StepRef<String> shipped = StepRef.of("ship", Codec.string());
         assertThatThrownBy(() -> Workflow.builder("par-later", Codec.string())
