@@ -128,7 +128,7 @@ final class TasksCommand implements Runnable {
                 List<TaskEvent> events = s.client().events(t.taskId());
                 List<Map<String, Object>> children = TaskDocument.children(s.client(), t);
                 if (store.json) {
-                    Output.json(out, TaskDocument.detail(t, events, payloads, children));
+                    Output.json(out, TaskDocument.detail(s.client(), t, events, payloads));
                     return 0;
                 }
                 print(out, t, events, children);

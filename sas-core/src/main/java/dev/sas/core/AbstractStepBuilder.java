@@ -159,8 +159,9 @@ public abstract sealed class AbstractStepBuilder<I, B extends AbstractStepBuilde
     /**
      * Declares the earlier steps whose output this step (or its compensation) reads with
      * {@link StepContext#output(StepRef)}. {@link Workflow.Builder#build()} then checks that each
-     * is an earlier step of the same workflow, defined with the same ref, so a reference to a step
-     * that was renamed, removed, moved after this one or belongs to another workflow fails when the
+     * is an earlier step of the same workflow (for a parallel branch's or fan-out element's step,
+     * also a step before the parallel or forEach step), defined with the same ref, so a reference to a
+     * step that was renamed, removed, moved after this one or belongs to another workflow fails when the
      * workflow is built rather than when a task reaches this step. Reading an undeclared ref still
      * works; it is checked only when read.
      *

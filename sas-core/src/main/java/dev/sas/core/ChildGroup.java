@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The shared mechanism of a step that runs a group of units and joins them: parallel branches
  * ({@link Workflow.Builder#parallel}) today, and what dynamic fan-out reuses. Each unit is a child
- * task of a unit workflow (built with {@link Workflow.Builder#unitOfGroup()}, so it never compensates
+ * task of a unit workflow (built with {@link Workflow.Builder#fork} set, so it never compensates
  * on its own), started by the step with the business key {@link #unitKey} (parent id, step, unit
  * index), so every unit is durable, fenced, retried and deadline-bounded like any task, runs on any
  * node, and a step started again finds the units it started before. The step then rests
@@ -304,7 +304,7 @@ final class ChildGroup<I> {
             if (compensation.isPresent()) {
                 log.info("task {} step {}: compensating step {} of unit {} (task {})", ctx.taskId(), ctx.stepName(),
                         def.name(), d.unit().name(), d.task().taskId());
-                compensation.get().compensate(new UnitContext(d.task(), def, d.unit().input(), ctx));
+                compensation.get().compensate(new UnitContext(d.task(), d.unit().workflow(), def, d.unit().input(), ctx));
             }
         }
     }

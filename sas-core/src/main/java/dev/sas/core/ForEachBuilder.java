@@ -13,7 +13,9 @@ import java.util.function.Function;
  * {@link #concurrency} elements at once, joined into one output that holds every element's result in
  * list order ({@link ForEachResults}). Each element is its own unit task (durable, fenced, retried
  * and deadline-bounded like any task, on any node) whose step sees the element as
- * {@code ctx.input()} and has its own idempotency key ({@code ctx.idempotencyKey()}). What the step
+ * {@code ctx.input()}, reads the outputs of the task's steps before the fan-out step with their refs
+ * ({@code ctx.output(OPENED)}, read-only, from the store: no element row holds a copy) and has its own
+ * idempotency key ({@code ctx.idempotencyKey()}). What the step
  * does when an element fails for good is {@link #onFailure}. Not thread-safe.
  *
  * <pre>{@code
@@ -164,7 +166,7 @@ public final class ForEachBuilder<I, E> {
      * @throws IllegalStateException if the element step is missing or the name is too long
      */
     @SuppressWarnings("unchecked")
-    Workflow<Object> unitWorkflow(int version) {
+    Workflow<Object> unitWorkflow(int version, ForkReads fork) {
         if (elementStep == null) {
             throw new IllegalStateException("forEach step '" + name + "' of workflow '" + workflow + "' has no element"
                     + " step; set one with each.step(name, s -> s.execute(ctx -> ...))");
@@ -175,7 +177,9 @@ public final class ForEachBuilder<I, E> {
                     + "' is longer than 100 characters; shorten the workflow or step name");
         }
         int k = concurrency;
-        Workflow<E> unit = Workflow.builder(unitName, elementCodec).version(version).unitOfGroup()
+        Workflow.Builder<E> b = Workflow.builder(unitName, elementCodec).version(version);
+        b.fork = Objects.requireNonNull(fork);
+        Workflow<E> unit = b
                 .step(SLOT_STEP, s -> {
                     s.when(ctx -> FanOutLanes.index(ctx.businessKey()) >= k);
                     s.slot = new FanOutLanes.Slot(k, onFailure == ForEachFailure.COLLECT_FAILURES);
@@ -186,8 +190,8 @@ public final class ForEachBuilder<I, E> {
         return (Workflow<Object>) (Workflow<?>) unit;
     }
 
-    StepDefinition<I> build(int index, int version) {
-        Workflow<Object> unit = unitWorkflow(version);
+    StepDefinition<I> build(int index, int version, ForkReads fork) {
+        Workflow<Object> unit = unitWorkflow(version, fork);
         String step = name;
         ChildGroup<I> group = new ChildGroup<>(ctx -> {
             List<E> list = elements.apply(ctx);

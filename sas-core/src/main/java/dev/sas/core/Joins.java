@@ -26,6 +26,17 @@ final class Joins {
         return j;
     }
 
+    /** A copy with the names of the parallel steps before {@code index} only. */
+    Joins copyBefore(int index) {
+        Joins j = new Joins();
+        names.forEach((n, joined) -> {
+            if (joined.step() < index) {
+                j.names.put(n, joined);
+            }
+        });
+        return j;
+    }
+
     /** The branch {@code name} names, if it is a readable branch name or branch's last step. */
     Optional<Joined> readable(String name) {
         Joined j = names.get(name);

@@ -13,7 +13,10 @@ import java.util.function.Consumer;
  * each a chain of steps with its own deadlines, retry policies, agents, flow control, conditions
  * and timers, that run at the same time (on any nodes) and are joined: the step after the parallel
  * step sees every branch's output, by branch name ({@code ctx.output("stock")}) or by the typed ref
- * of the branch's last step ({@code ctx.output(RESERVED)}). Not thread-safe.
+ * of the branch's last step ({@code ctx.output(RESERVED)}). A branch step reads the outputs of the
+ * task's steps before the parallel step with their refs ({@code s.reads(OPENED)}, then
+ * {@code ctx.output(OPENED)}), read-only, from the store; not a later step nor another branch's.
+ * Not thread-safe.
  *
  * <pre>{@code
  * .parallel("reserve-and-charge", p -> p
@@ -125,7 +128,7 @@ public final class ParallelBuilder<I> {
      * @throws IllegalStateException if there are fewer than two branches or a branch has no steps
      */
     @SuppressWarnings("unchecked")
-    List<Workflow<Object>> branchWorkflows(int version, Codec<I> codec) {
+    List<Workflow<Object>> branchWorkflows(int version, Codec<I> codec, ForkReads fork) {
         if (branches.size() < 2) {
             throw new IllegalStateException("parallel step '" + name + "' of workflow '" + workflow + "' has "
                     + branches.size() + " branch(es); add at least two with branch(name, b -> ...), or use step(...)");
@@ -138,7 +141,8 @@ public final class ParallelBuilder<I> {
                         + " workflow name '" + unitName + "' is longer than 100 characters; shorten the workflow, step"
                         + " or branch name");
             }
-            Workflow.Builder<I> b = Workflow.builder(unitName, codec).version(version).unitOfGroup();
+            Workflow.Builder<I> b = Workflow.builder(unitName, codec).version(version);
+            b.fork = Objects.requireNonNull(fork);
             e.getValue().accept(new BranchBuilder<>(b));
             if (b.isEmpty()) {
                 throw new IllegalStateException("parallel step '" + name + "' of workflow '" + workflow + "': branch '"
@@ -149,8 +153,8 @@ public final class ParallelBuilder<I> {
         return list;
     }
 
-    StepDefinition<I> build(int index, int version, Codec<I> codec) {
-        List<Workflow<Object>> units = branchWorkflows(version, codec);
+    StepDefinition<I> build(int index, int version, Codec<I> codec, ForkReads fork) {
+        List<Workflow<Object>> units = branchWorkflows(version, codec, fork);
         List<String> names = branchNames();
         ChildGroup<I> group = new ChildGroup<>(units, ends -> {
             Map<String, String> outputs = new LinkedHashMap<>();

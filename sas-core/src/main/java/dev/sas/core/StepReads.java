@@ -18,12 +18,16 @@ final class StepReads {
      * @throws IllegalStateException if {@code reader}'s {@code read} is not an earlier step of the
      *     workflow defined with that same ref
      */
-    static <I> void check(String name, int version, List<StepDefinition<I>> steps, Joins joins,
+    static <I> void check(String name, int version, List<StepDefinition<I>> steps, Joins joins, ForkReads fork,
             StepDefinition<I> reader, StepRef<?> read) {
         String where = "workflow '" + name + "' v" + version + ": step '" + reader.name() + "' reads step '"
                 + read.name() + "' (" + read + ")";
         StepDefinition<I> target = Workflow.find(steps, read.name());
         if (target == null && joins.checkRead(where, read, reader.index())) {
+            return;
+        }
+        if (target == null && fork != null) {
+            fork.checkRead(where, read); // a unit's step reading its parent's steps before the fork
             return;
         }
         if (target == null) {

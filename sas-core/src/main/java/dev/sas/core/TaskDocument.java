@@ -121,6 +121,29 @@ public final class TaskDocument {
     }
 
     /**
+     * A task in full with its child tasks ({@link #detail(TaskInfo, List, boolean, List)}, {@link #children}),
+     * read through {@code client}, whose {@code can} flags also follow the parent of a unit task (a parallel
+     * branch or fan-out element): {@code resubmit} and {@code cancel} are false once the parent's group step
+     * has ended, as {@link OperationsClient} then refuses them ({@link UnitTaskException}). Reads the parent
+     * once for a unit task.
+     *
+     * @throws NullPointerException if an argument is null
+     * @throws StateStoreException if the store failed
+     */
+    public static Map<String, Object> detail(SasClient client, TaskInfo task, List<TaskEvent> events,
+            boolean payloads) {
+        Map<String, Object> m = detail(task, events, payloads, children(client, task));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> can = (Map<String, Object>) m.get("can");
+        for (String action : List.of("resubmit", "cancel")) {
+            if (Boolean.TRUE.equals(can.get(action)) && UnitTasks.refusal(client::find, action, task).isPresent()) {
+                can.put(action, false);
+            }
+        }
+        return m;
+    }
+
+    /**
      * The child tasks {@code task}'s steps started ({@link StepBuilder#childTask}), each as
      * {@code step, id, workflow, status}, in step order: found by the business key each child has
      * (derived from the parent's id and the step's name) in every workflow the store holds tasks of.

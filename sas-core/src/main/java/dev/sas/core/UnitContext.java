@@ -15,8 +15,11 @@ final class UnitContext implements StepContext<Object> {
     private final StepDefinition<Object> step;
     private final Object input;
     private final StepContext<?> parent;
+    private final Workflow<Object> workflow;
 
-    UnitContext(TaskInfo unit, StepDefinition<Object> step, Object input, StepContext<?> parent) {
+    UnitContext(TaskInfo unit, Workflow<Object> workflow, StepDefinition<Object> step, Object input,
+            StepContext<?> parent) {
+        this.workflow = workflow;
         this.unit = unit;
         this.step = step;
         this.input = input;
@@ -86,7 +89,18 @@ final class UnitContext implements StepContext<Object> {
     @Override
     public Optional<String> output(String stepName) {
         Objects.requireNonNull(stepName, "stepName must not be null");
+        if (workflow.readsFork(stepName)) {
+            return parent.output(stepName); // the parent runs this compensation: its steps before the fork
+        }
         return Optional.ofNullable(unit.step(stepName).output());
+    }
+
+    @Override
+    public <O> Optional<O> outputIfPresent(StepRef<O> ref) {
+        if (workflow.readsFork(ref.name())) {
+            workflow.checkOutputRef(ref);
+        }
+        return StepContext.super.outputIfPresent(ref);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.TaskDecisions;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Recognises a unit task (a parallel branch or fan-out element) by the business key its group step
@@ -20,13 +21,19 @@ final class UnitTasks {
      * ended. Empty for any other task, and for a unit whose group still runs.
      */
     static Optional<UnitTaskException> refusal(StateStore store, String action, TaskInfo task) {
+        return refusal(store::find, action, task);
+    }
+
+    /** As {@link #refusal(StateStore, String, TaskInfo)}, reading the parent with {@code tasks}. */
+    static Optional<UnitTaskException> refusal(Function<TaskId, Optional<TaskInfo>> tasks, String action,
+            TaskInfo task) {
         Optional<List<String>> group = groupOf(task.businessKey());
         if (group.isEmpty()) {
             return Optional.empty();
         }
         TaskId parentId = TaskId.of(group.get().get(0));
         String step = group.get().get(1);
-        Optional<TaskInfo> parent = store.find(parentId);
+        Optional<TaskInfo> parent = tasks.apply(parentId);
         return TaskDecisions.unitAction(action, task.taskId(), parentId, step,
                         parent.map(TaskInfo::status).orElse(null), parent.map(p -> atStep(p, step)).orElse(false))
                 .map(reason -> new UnitTaskException(reason, task.taskId(), task.status(), parentId));

@@ -50,8 +50,7 @@ public final class Workflow<I> {
     private final List<StepRef<?>> refs;
     private final boolean compensateOnFailure;
     private final Map<Integer, VersionMapping> movesFrom;
-    private final boolean groupUnit;
-    private final Joins joins;
+    private final StepOutputs outputs;
 
     private Workflow(Builder<I> b) {
         this.name = b.name;
@@ -61,17 +60,15 @@ public final class Workflow<I> {
         this.refs = steps.stream().<StepRef<?>>map(StepDefinition::ref).toList();
         this.compensateOnFailure = b.compensateOnFailure;
         this.movesFrom = Map.copyOf(b.movesFrom);
-        this.groupUnit = b.groupUnit;
-        this.joins = b.joins.copy();
+        this.outputs = new StepOutputs(name + "' v" + version, steps, b.joins.copy(), b.fork);
     }
 
     /**
-     * Whether this is a unit workflow the runtime generated for a parallel step's branch: its tasks
-     * never compensate on their own; the parallel step's compensation runs their steps'
-     * compensations (see {@link Builder#parallel}).
+     * Whether this is a unit workflow the runtime generated for a parallel branch or fan-out element: its
+     * tasks never compensate on their own; the group step's compensation runs theirs ({@link Builder#parallel}).
      */
     public boolean isGroupUnit() {
-        return groupUnit;
+        return outputs.forked();
     }
 
     /**
@@ -82,11 +79,7 @@ public final class Workflow<I> {
      * @throws IllegalArgumentException if no step or branch has that name
      */
     public Optional<String> outputOf(String name, IntFunction<String> recorded) {
-        Joins.Joined j = find(steps, name) == null ? joins.readable(name).orElse(null) : null;
-        if (j == null) {
-            return Optional.ofNullable(recorded.apply(step(name).index()));
-        }
-        return JoinedOutputs.branch(recorded.apply(j.step()), j.branch());
+        return outputs.outputOf(name, recorded, n -> step(n).index());
     }
 
     /**
@@ -96,13 +89,24 @@ public final class Workflow<I> {
      * @throws IllegalArgumentException if it does not, naming the steps
      */
     public void checkOutputRef(StepRef<?> ref) {
-        Joins.Joined j = find(steps, ref.name()) == null ? joins.readable(ref.name()).orElse(null) : null;
-        if (j == null) {
+        if (!outputs.checkOtherRef(ref)) {
             step(ref);
-        } else if (j.lastStep() != null && !j.lastStep().equals(ref)) {
-            throw new IllegalArgumentException("workflow '" + name + "' v" + version + ": branch step '" + ref.name()
-                    + "' is defined with " + j.lastStep() + ", not " + ref + "; read it with the ref it was defined with");
         }
+    }
+
+    /** Whether {@code name} reads a step of the parent before the group step that forked this unit workflow. */
+    public boolean readsFork(String name) {
+        return outputs.readsFork(name);
+    }
+
+    /**
+     * The output {@code name} ({@link #readsFork}) of the parent of unit task {@code unitKey}, read with
+     * {@code tasks}. Called by the runtime for {@link StepContext#output(String)}.
+     *
+     * @throws IllegalStateException if the parent no longer exists
+     */
+    public Optional<String> forkOutputOf(String name, String unitKey, Function<TaskId, Optional<TaskInfo>> tasks) {
+        return outputs.forkOutputOf(name, unitKey, tasks);
     }
 
     /**
@@ -193,12 +197,8 @@ public final class Workflow<I> {
      * @throws IllegalArgumentException if there is none
      */
     public StepDefinition<I> step(String stepName) {
-        for (StepDefinition<I> s : steps) {
-            if (s.name().equals(stepName)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("workflow '" + name + "' v" + version + " has no step '" + stepName + "'");
+        return Optional.ofNullable(find(steps, stepName)).orElseThrow(() -> new IllegalArgumentException("workflow '"
+                + name + "' v" + version + " has no step '" + stepName + "'"));
     }
 
     @Override
@@ -242,7 +242,8 @@ public final class Workflow<I> {
         private final Map<Integer, ParallelBuilder<I>> parallels = new TreeMap<>();
         private final Map<Integer, ForEachBuilder<I, ?>> forEaches = new TreeMap<>();
         private final Joins joins = new Joins();
-        private boolean groupUnit;
+        /** Set by a group step's builder: this is a unit workflow of it ({@link Workflow#isGroupUnit()}). */
+        ForkReads fork;
 
         private Builder(String name, Codec<I> inputCodec) {
             checkName("workflow name", name);
@@ -337,10 +338,11 @@ public final class Workflow<I> {
             checkNew(stepName, config);
             ParallelBuilder<I> p = new ParallelBuilder<>(name, stepName);
             config.accept(p);
-            joins.add(name, stepName, steps.size(), p.branchNames(), p.branchWorkflows(version, inputCodec),
+            ForkReads f = ForkReads.at(name, stepName, steps, joins);
+            joins.add(name, stepName, steps.size(), p.branchNames(), p.branchWorkflows(version, inputCodec, f),
                     n -> find(steps, n) != null);
             parallels.put(steps.size(), p);
-            steps.add(p.build(steps.size(), version, inputCodec));
+            steps.add(p.build(steps.size(), version, inputCodec, f));
             return this;
         }
 
@@ -359,13 +361,7 @@ public final class Workflow<I> {
             ForEachBuilder<I, E> f = new ForEachBuilder<>(name, stepName, elementCodec, elements);
             config.accept(f);
             forEaches.put(steps.size(), f);
-            steps.add(f.build(steps.size(), version));
-            return this;
-        }
-
-        /** Makes this a unit workflow of a parallel step (see {@link Workflow#isGroupUnit()}). */
-        Builder<I> unitOfGroup() {
-            this.groupUnit = true;
+            steps.add(f.build(steps.size(), version, ForkReads.at(name, stepName, steps, joins)));
             return this;
         }
 
@@ -437,13 +433,13 @@ public final class Workflow<I> {
             }
             for (StepDefinition<I> reader : steps) {
                 for (StepRef<?> read : reader.reads()) {
-                    StepReads.check(name, version, steps, joins, reader, read);
+                    StepReads.check(name, version, steps, joins, fork, reader, read);
                 }
             }
             movesFrom.values().forEach(m -> m.checkAgainst(name, version, stepNames(steps)));
             // the branches take the version set last, which may come after parallel(...)
-            parallels.forEach((index, p) -> steps.set(index, p.build(index, version, inputCodec)));
-            forEaches.forEach((index, f) -> steps.set(index, f.build(index, version)));
+            parallels.forEach((i, p) -> steps.set(i, p.build(i, version, inputCodec, ForkReads.at(name, steps, joins, i))));
+            forEaches.forEach((i, f) -> steps.set(i, f.build(i, version, ForkReads.at(name, steps, joins, i))));
             return new Workflow<>(this);
         }
     }

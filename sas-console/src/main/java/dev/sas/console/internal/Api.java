@@ -307,7 +307,7 @@ public final class Api {
     private Object task(TaskId id) {
         TaskInfo info = client.find(id).orElseThrow(() -> new TaskNotFoundException(id));
         List<TaskEvent> events = client.events(id);
-        Map<String, Object> m = TaskDocument.detail(info, events, payloads, TaskDocument.children(client, info));
+        Map<String, Object> m = TaskDocument.detail(client, info, events, payloads); // unit tasks: as OperationsClient decides
         if (!guard.enabled()) {
             Map<String, Object> none = new LinkedHashMap<>();
             none.put("resubmit", false);

@@ -3,12 +3,14 @@ package dev.sas.core.internal;
 import dev.sas.core.StepContext;
 import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
 import dev.sas.core.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -25,6 +27,8 @@ final class Attempt implements StepContext<Object> {
     /** Moved only while its agent call waits for a thread ({@link Admission}). */
     volatile Instant completeBy;
     private final Clock clock;
+    /** Reads a task from the store: a unit's parent, for the outputs of its steps before the fork. */
+    private final Function<TaskId, Optional<TaskInfo>> tasks;
     private final AtomicBoolean finished = new AtomicBoolean();
     volatile Thread thread;
     volatile Future<?> timer;
@@ -34,7 +38,8 @@ final class Attempt implements StepContext<Object> {
     /** Its agent call's wait for a thread, when it hands one off; null otherwise. */
     volatile Admission.Ticket ticket;
 
-    Attempt(TaskRun run, Clock clock) {
+    Attempt(TaskRun run, Clock clock, Function<TaskId, Optional<TaskInfo>> tasks) {
+        this.tasks = tasks;
         this.run = run;
         this.step = run.currentStep;
         this.stepName = run.stepName();
@@ -117,6 +122,9 @@ final class Attempt implements StepContext<Object> {
 
     @Override
     public Optional<String> output(String name) {
+        if (run.workflow.readsFork(name)) {
+            return run.workflow.forkOutputOf(name, run.businessKey, tasks); // one read of the parent task
+        }
         return run.workflow.outputOf(name, i -> i < run.outputs.size() ? run.outputs.get(i) : null);
     }
 

@@ -2,8 +2,11 @@ package dev.sas.core.internal;
 
 import dev.sas.core.Agent;
 import dev.sas.core.FlowControl;
+import dev.sas.core.SasClient;
 import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
+import dev.sas.core.TaskId;
+import dev.sas.core.TaskInfo;
 import dev.sas.core.Tracing;
 import dev.sas.core.Workflow;
 import dev.sas.core.internal.TaskStateMachine.CancelRequested;
@@ -18,6 +21,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -88,6 +92,15 @@ final class AttemptRunner {
     void childClient(dev.sas.core.SasClient client) {
         this.childClient = client;
         awaiting.childClient(client);
+    }
+
+    /** A task as the store has it, for a unit step reading its parent's outputs before the fork. */
+    private Optional<TaskInfo> readTask(TaskId id) {
+        SasClient client = childClient;
+        if (client == null) {
+            throw new IllegalStateException("no client to read task " + id + " with; the runtime has not started");
+        }
+        return client.find(id);
     }
 
     void start(Executor stepExecutor, Function<String, Executor> agentExecutors, ScheduledExecutorService timer) {
@@ -222,7 +235,7 @@ final class AttemptRunner {
             loop.release(); // no longer this node's (Admission logged why)
             return;
         }
-        Attempt a = new Attempt(run, clock);
+        Attempt a = new Attempt(run, clock, this::readTask);
         Outcome instead = StepShapes.instead(a, def, a.startedAt);
         if (instead != null) {
             // skipped, a timer, or a skipped step passed over: decided without running anything

@@ -8,6 +8,7 @@ import dev.sas.core.SasRuntime;
 import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
+import dev.sas.core.TaskQuery;
 import dev.sas.core.TaskStatus;
 import dev.sas.core.Workflow;
 import dev.sas.jdbc.JdbcStateStore;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
 /** The sample of docs/workflow-shapes.md and docs/concepts.md: parallel branches with a join, on H2. */
 class ParallelDocsTest {
 
+    static final StepRef<String> ACCEPTED = StepRef.of("accept", Codec.string());
     static final StepRef<Integer> RESERVED = StepRef.of("reserved", Codec.of(String::valueOf, Integer::valueOf));
     static final StepRef<String> CHARGED = StepRef.of("charged", Codec.string());
 
@@ -43,10 +45,11 @@ class ParallelDocsTest {
     void stock_and_payment_run_at_once_and_a_declined_card_releases_the_stock() {
         // tag::parallel[]
         Workflow<String> orders = Workflow.builder("orders", Codec.string())
-                .step("accept", s -> s.execute(ctx -> "accepted " + ctx.input()))
+                .step(ACCEPTED, s -> s.execute(ctx -> "accepted " + ctx.input()))
                 .parallel("reserve-and-charge", p -> p
                         .branch("stock", b -> b
-                                .step("check", s -> s.execute(ctx -> "in stock"))
+                                .step("check", s -> s.reads(ACCEPTED)   // a step before the fork
+                                        .execute(ctx -> "in stock, " + ctx.output(ACCEPTED)))
                                 .step(RESERVED, s -> s.execute(ctx -> reserve(ctx.input()))
                                         .compensateWith(ctx -> done.add("release " + ctx.input()))))
                         .branch("payment", b -> b
@@ -71,6 +74,9 @@ class ParallelDocsTest {
             assertThat(ok.status()).isEqualTo(TaskStatus.PROCESSED);
             assertThat(ok.step("ship").output()).isEqualTo("ship 3 items, paid by receipt-o-1");
             assertThat(ok.step("reserve-and-charge").output()).isEqualTo("{\"stock\":\"3\",\"payment\":\"receipt-o-1\"}");
+            assertThat(runtime.client().list(TaskQuery.all().withWorkflow("orders.reserve-and-charge.stock")))
+                    .extracting(u -> runtime.client().find(u.taskId()).orElseThrow().step("check").output())
+                    .containsExactlyInAnyOrder("in stock, accepted o-1", "in stock, accepted declined-2");
             assertThat(runtime.client().find(declined).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
             assertThat(done).contains("release declined-2").doesNotContain("refund declined-2", "release o-1");
         }

@@ -7,7 +7,9 @@ import dev.sas.core.Codec;
 import dev.sas.core.ForEachFailure;
 import dev.sas.core.ForEachResults;
 import dev.sas.core.NonRetryableException;
+import dev.sas.core.RetryPolicy;
 import dev.sas.core.SasRuntime;
+import dev.sas.core.StepRef;
 import dev.sas.core.TaskId;
 import dev.sas.core.TaskInfo;
 import dev.sas.core.TaskQuery;
@@ -117,6 +119,44 @@ public abstract class ForEachContract extends StoreTestSupport {
     private static List<TaskInfo> units(SasRuntime sas, Workflow<?> wf) {
         return sas.client().list(TaskQuery.all().withWorkflow(wf.name() + ".ship-parcels.each")
                 .withLimit(TaskQuery.MAX_LIMIT));
+    }
+
+    private static final StepRef<Integer> OPENED = StepRef.of("opened", Codec.of(String::valueOf, Integer::valueOf));
+
+    /** Opens order 42, then ships each parcel of it; on node-a, parcel p1's step fails once (transient). */
+    private Workflow<String> preforkShipping(boolean onNodeA) {
+        return Workflow.builder("for-each-prefork", Codec.string())
+                .step(OPENED, s -> s.execute(ctx -> 42))
+                .forEach("ship-parcels", Codec.string(), ctx -> parcels(ctx.input()), each -> each
+                        .step("ship", s -> s.reads(OPENED).execute(ctx -> {
+                            if (onNodeA && ctx.input().equals("p1")) {
+                                throw new IllegalStateException("connection reset");
+                            }
+                            return ctx.input() + " of order " + ctx.output(OPENED) + (onNodeA ? "" : " on node-b");
+                        }).retry(RetryPolicy.builder().maxAttempts(3)
+                                .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1), 1.0).build()))
+                        .concurrency(2))
+                .build();
+    }
+
+    @Test
+    void an_element_step_reads_a_typed_output_of_a_step_before_the_fork_also_when_retried_on_another_node() {
+        SasRuntime a = runtime(preforkShipping(true));
+        TaskId id = a.client().submit(preforkShipping(true), "order-1", "3").id();
+        Drain.untilIdle(a);
+        Drain.supervisorOnce(a);
+        Drain.untilIdle(a);
+        assertThat(a.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
+
+        // node-b, a fresh runtime with its own build of the workflow, runs p1's retry: the value comes from the store
+        SasRuntime b = runtimeWith(clock, preforkShipping(false), s -> s.instanceId("node-b"));
+        current = b;
+        runUntilFinal(b, id, 20);
+
+        TaskInfo info = b.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(ForEachResults.of(info.step("ship-parcels").output()).outputs(Codec.string()))
+                .containsExactly("p0 of order 42", "p1 of order 42 on node-b", "p2 of order 42");
     }
 
     @Test

@@ -40,6 +40,7 @@ public abstract class ParallelContract extends StoreTestSupport {
 
     private static final StepRef<Integer> RESERVED = StepRef.of("reserved", Codec.of(String::valueOf, Integer::valueOf));
     private static final Duration STEP = Duration.ofSeconds(30);
+    private static final StepRef<Integer> OPENED = StepRef.of("opened", Codec.of(String::valueOf, Integer::valueOf));
 
     /** Time for every runtime and client. */
     protected final ManualClock clock = new ManualClock();
@@ -362,6 +363,91 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
         assertThat(compensated).containsExactly("pick");
         assertThat(ran).doesNotContain("charge");
+    }
+
+    @Test
+    void branch_steps_read_a_typed_output_of_a_step_before_the_fork_also_when_retried_on_another_node() {
+        // node-a opens the order, forks, and its payment branch fails once (transient); node-b, a fresh
+        // runtime with its own build of the workflow, runs the retry: the order id comes from the store
+        SasRuntime a = runtime(preforkOrder(true));
+        TaskId id = a.client().submit(preforkOrder(true), "order-1", "car").id();
+        Drain.untilIdle(a);
+        assertThat(ran).containsExactlyInAnyOrder("open car", "reserve car for 42", "charge fails on node-a");
+        assertThat(a.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.AWAITING_COMPLETION);
+
+        SasRuntime b = runtimeWith(clock, preforkOrder(false), s -> s.instanceId("node-b"));
+        advance(b, clock, STEP);
+
+        TaskInfo task = b.client().find(id).orElseThrow();
+        assertThat(task.status()).isEqualTo(TaskStatus.PROCESSED);
+        assertThat(ran).containsExactlyInAnyOrder("open car", "reserve car for 42", "charge fails on node-a",
+                "charge car for 42 on node-b");
+        assertThat(task.step("ship").output()).isEqualTo("ship 42: reserve car for 42, charge car for 42 on node-b");
+    }
+
+    @Test
+    void a_branch_steps_compensation_reads_a_step_before_the_fork() {
+        Workflow<String> order = Workflow.builder("par-prefork-comp", Codec.string())
+                .step(OPENED, s -> s.execute(ctx -> 42))
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.reads(OPENED).execute(ctx -> run("pick"))
+                                .compensateWith(ctx -> compensated.add("unpick order " + ctx.output(OPENED)))))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> {
+                            throw new NonRetryableException("card declined");
+                        }))))
+                .build();
+        SasRuntime sas = runtime(order);
+        TaskId id = sas.client().submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, STEP);
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactly("unpick order 42");
+    }
+
+    @Test
+    void a_branch_step_reading_a_step_after_the_fork_or_in_another_branch_is_refused_at_build_time() {
+        StepRef<String> shipped = StepRef.of("ship", Codec.string());
+        assertThatThrownBy(() -> Workflow.builder("par-later", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.reads(shipped).execute(ctx -> "x")))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> "y"))))
+                .step(shipped, s -> s.execute(ctx -> "z"))
+                .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("step 'pick' reads step 'ship'")
+                .hasMessageContaining("before its group step 'fork'");
+        StepRef<String> charge = StepRef.of("charge", Codec.string());
+        assertThatThrownBy(() -> Workflow.builder("par-sibling", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.reads(charge).execute(ctx -> "x")))
+                        .branch("payment", b -> b.step(charge, s -> s.execute(ctx -> "y"))))
+                .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not later steps nor other branches");
+    }
+
+    /** Opens order 42, then reserves and charges it in two branches that read it; the charge fails on node-a. */
+    private Workflow<String> preforkOrder(boolean onNodeA) {
+        return Workflow.builder("par-prefork", Codec.string())
+                .step(OPENED, s -> s.execute(ctx -> {
+                    run("open " + ctx.input());
+                    return 42;
+                }))
+                .parallel("reserve-and-charge", p -> p
+                        .branch("stock", b -> b.step("reserve", s -> s.reads(OPENED)
+                                .execute(ctx -> run("reserve " + ctx.input() + " for " + ctx.output(OPENED)))))
+                        .branch("payment", b -> b.step("charge", s -> s.reads(OPENED).execute(ctx -> {
+                            if (onNodeA) {
+                                run("charge fails on node-a");
+                                throw new IllegalStateException("connection reset");
+                            }
+                            return run("charge " + ctx.input() + " for " + ctx.output(OPENED) + " on node-b");
+                        }).retry(RetryPolicy.builder().maxAttempts(3)
+                                .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1), 1.0).build()))))
+                .step("ship", s -> s.reads(OPENED).execute(ctx -> "ship " + ctx.output(OPENED) + ": "
+                        + ctx.output("stock").orElseThrow() + ", " + ctx.output("payment").orElseThrow()))
+                .build();
     }
 
     @Test
