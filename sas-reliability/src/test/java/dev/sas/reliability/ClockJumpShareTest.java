@@ -168,19 +168,15 @@ class ClockJumpShareTest {
         }
     }
 
-    /** Drops this run's tables (those named with its prefix), so the test database stays as it was. */
+    /** Drops this run's tables and trigger functions (as {@link ChaosRun} does), so the test database stays as it was. */
     private static void dropTables(String url, String prefix) throws java.sql.SQLException {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
                 java.sql.Statement s = c.createStatement()) {
-            List<String> tables = new ArrayList<>();
-            try (java.sql.ResultSet rs = s.executeQuery("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-                    + " AND tablename LIKE '" + prefix.replace("_", "\\_") + "%'")) {
-                while (rs.next()) {
-                    tables.add(rs.getString(1));
-                }
+            for (String t : ChaosDb.tables(prefix)) {
+                s.execute("DROP TABLE IF EXISTS " + t);
             }
-            for (String t : tables) {
-                s.execute("DROP TABLE IF EXISTS \"" + t + "\" CASCADE");
+            for (String f : ChaosDb.functions(prefix)) {
+                s.execute("DROP FUNCTION IF EXISTS " + f + "() CASCADE");
             }
         }
     }
