@@ -1,5 +1,6 @@
 package dev.sas.core;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -47,6 +48,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ChildGroup<I> {
     private static final Logger log = LoggerFactory.getLogger(ChildGroup.class);
+    /** How long past an in-doubt attempt's deadline its compensation waits for a call started just before it. */
+    static final Duration IN_DOUBT_GRACE = Duration.ofSeconds(1);
 
     /** One unit: its name (for status and joins), the workflow it runs and its input. */
     record Unit(String name, Workflow<Object> workflow, Object input) {
@@ -264,7 +267,8 @@ final class ChildGroup<I> {
      * runs the compensation of every completed step of every unit, and of every step started and
      * never answered (an unknown outcome), latest completion (or start) first. A unit
      * still running fails the attempt (the compensation's retry policy tries again), so nothing is
-     * compensated while a unit may still complete a step. Called on a scheduler thread.
+     * compensated while a unit may still complete a step; so does a step of unknown outcome until its
+     * deadline has passed ({@link #doubtUntil}). Called on a scheduler thread.
      *
      * @throws IllegalStateException while a unit has not ended
      * @throws Exception what a unit step's compensation threw
@@ -279,8 +283,6 @@ final class ChildGroup<I> {
             throw new IllegalStateException("step '" + ctx.stepName() + "': " + running + " unit(s) still running after"
                     + " their cancel; compensating once they have ended");
         }
-        record Done(TaskInfo task, Unit unit, int step, Instant at) {
-        }
         List<Done> done = new ArrayList<>();
         for (Ended e : ends) {
             if (e.index() >= list.size() || !list.get(e.index()).workflow().name().equals(e.task().workflow())) {
@@ -289,13 +291,15 @@ final class ChildGroup<I> {
             Unit unit = list.get(e.index());
             for (TaskInfo.StepInfo s : e.task().steps()) {
                 if (s.status() == StepStatus.COMPLETED) {
-                    done.add(new Done(e.task(), unit, s.index(), s.finishedAt()));
+                    done.add(new Done(e.task(), unit, s.index(), s.finishedAt(), null));
                 }
             }
             if (e.task().status() != TaskStatus.PROCESSED) {
-                unknownOutcome(client, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at())));
+                unknownOutcome(client, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at(),
+                        doubtUntil(unit.workflow().steps().get(u.stepIndex()), u))));
             }
         }
+        waitForInDoubtSteps(ctx, client, done);
         done.sort(Comparator.comparing(Done::at, Comparator.nullsFirst(Comparator.<Instant>naturalOrder()))
                 .thenComparing(Done::step).reversed());
         for (Done d : done) {
@@ -306,6 +310,46 @@ final class ChildGroup<I> {
                         def.name(), d.unit().name(), d.task().taskId());
                 compensation.get().compensate(new UnitContext(d.task(), d.unit().workflow(), def, d.unit().input(), ctx));
             }
+        }
+    }
+
+    /**
+     * A unit's step to compensate: completed at {@code at}, or started then and never answered; then
+     * {@code doubtUntil} is when its effect can no longer be applied, else null.
+     */
+    private record Done(TaskInfo task, Unit unit, int step, Instant at, Instant doubtUntil) {
+    }
+
+    /**
+     * When the effect of a step of unknown outcome can no longer be applied: its request may still be
+     * queued or running at the agent (a RabbitMQ request redelivered after a worker died, a call that
+     * takes its whole deadline) until the attempt's deadline, which agents honour ({@code remaining()},
+     * expired requests rejected), plus {@link #IN_DOUBT_GRACE} for a call started just before it. A
+     * request sent at {@code at} ends by {@code at + completeWithin}; a time-out or a failure was
+     * recorded after the deadline. Null for a step without a compensation (a timer, a fan-out lane's
+     * rest): there is nothing to wait for.
+     */
+    private static Instant doubtUntil(StepDefinition<Object> def, TaskEvent unknown) {
+        if (def.compensation().isEmpty()) {
+            return null;
+        }
+        boolean open = unknown.type() == TaskEvent.Type.STEP_STARTED
+                || unknown.type() == TaskEvent.Type.COMPLETION_AWAITED;
+        return (open ? unknown.at().plus(def.completeWithin()) : unknown.at()).plus(IN_DOUBT_GRACE);
+    }
+
+    /**
+     * Refuses (the compensation's retry policy tries again) while a step of unknown outcome may still
+     * be applied ({@link #doubtUntil}): compensating earlier could undo nothing and leave the late
+     * effect applied.
+     */
+    private static void waitForInDoubtSteps(StepContext<?> ctx, SasClient client, List<Done> done) {
+        Instant latest = done.stream().map(Done::doubtUntil).filter(Objects::nonNull).max(Comparator.naturalOrder())
+                .orElse(null);
+        if (latest != null && client.now().isBefore(latest)) {
+            throw new IllegalStateException("step '" + ctx.stepName() + "': a unit step of unknown outcome may still"
+                    + " be applied until " + latest + " (its deadline and " + IN_DOUBT_GRACE.toMillis()
+                    + " ms); compensating after that");
         }
     }
 

@@ -36,7 +36,10 @@ public final class ParallelBuilder<I> {
     /**
      * Default retries of the parallel step's compensation: up to 60 attempts, 1 s to 60 s apart. An
      * attempt fails while a branch it cancelled has not ended (the branch finishes its in-flight step,
-     * within that step's deadline, first), or when a branch step's compensation fails.
+     * within that step's deadline, first), while a branch step of unknown outcome (its request sent,
+     * never answered) may still be applied, until its deadline plus one second, or when a branch step's
+     * compensation fails. Units whose steps have deadlines longer than about an hour need a longer
+     * {@link #compensationRetry}.
      */
     public static final RetryPolicy DEFAULT_COMPENSATION_RETRY = RetryPolicy.builder().maxAttempts(60)
             .backoff(Duration.ofSeconds(1), Duration.ofSeconds(60), 2.0).build();

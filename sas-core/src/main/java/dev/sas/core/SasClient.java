@@ -5,6 +5,7 @@ import dev.sas.core.internal.Waiters;
 import dev.sas.core.spi.StateStore;
 import dev.sas.core.spi.SubmitResult;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -76,6 +77,11 @@ public final class SasClient {
         this.operations = new OperationsClient(core);
         this.stepCompletion = new StepCompletionClient(core);
         this.schedules = new SasSchedules(this, store, core.clock(), core.payloadLimit, core.hooks);
+    }
+
+    /** The store's time, as every deadline is compared. */
+    Instant now() {
+        return core.now();
     }
 
     /** The threads of this client waiting for tasks, and what wakes them. */

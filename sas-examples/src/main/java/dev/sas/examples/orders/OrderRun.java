@@ -351,6 +351,9 @@ public final class OrderRun {
                         + " registered once, every fire time and the operator's triggered run ran once, and the"
                         + " run counted every order row" : nightly);
                 checks = new LedgerCheck.Result(List.copyOf(passed), List.copyOf(failures));
+                if (!failures.isEmpty()) {
+                    TaskHistory.printFor(sas.client(), ids, tag, failures, 5, out);
+                }
                 long processed = count(statuses, TaskStatus.PROCESSED);
                 long compensated = count(statuses, TaskStatus.COMPENSATED);
                 long error = count(statuses, TaskStatus.ERROR);

@@ -135,7 +135,8 @@ public final class OrderWorkflow {
      * its own) publishes the payment service's reply, which a {@code RabbitAgentReplyConsumer} hands to the
      * store. The refund (the compensation) still calls the payment service directly. The charge runs
      * beside the reservation as in the default mode: a payment branch cancelled while its request is
-     * out (the reservation failed) has an unknown outcome, which the parallel step compensates.
+     * out (the reservation failed) has an unknown outcome, which the parallel step compensates once the
+     * charge's deadline has passed (a redelivered request may be charged until then).
      *
      * @param agents the services' agents
      * @param orders the order database, for the confirming step

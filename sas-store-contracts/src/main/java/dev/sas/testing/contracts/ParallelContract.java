@@ -225,15 +225,21 @@ public abstract class ParallelContract extends StoreTestSupport {
 
     @Test
     void cancelling_the_task_compensates_a_branch_step_whose_request_was_sent_and_never_answered() {
-        // the outcome of the awaiting step is unknown (its request went out): compensated like any unknown outcome
+        // the outcome of the awaiting step is unknown (its request went out, e.g. onto a queue whose worker
+        // died and whose redelivered request is applied later, before its deadline): it is compensated like
+        // any unknown outcome, and not before its deadline, so that the refund comes after a late charge
+        List<String> ledger = new CopyOnWriteArrayList<>();
         Workflow<String> order = Workflow.builder("par-await", Codec.string())
                 .parallel("fork", p -> p
                         .branch("stock", b -> b
                                 .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
                         .branch("payment", b -> b
                                 .step("charge", s -> s.awaitCompletion((ctx, token) -> run("charge-requested"))
-                                        .completeWithin(Duration.ofHours(1))
-                                        .compensateWith(ctx -> compensated.add("charge")))))
+                                        .completeWithin(Duration.ofMinutes(5))
+                                        .compensateWith(ctx -> {
+                                            compensated.add("charge");
+                                            ledger.add("refund");
+                                        }))))
                 .build();
         SasRuntime sas = runtime(order);
         SasClient client = sas.client();
@@ -242,13 +248,20 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(ran).containsExactlyInAnyOrder("pick", "charge-requested");
 
         assertThat(client.operations().cancel(id)).isTrue();
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 6; i++) {
             advance(sas, clock, Duration.ofSeconds(10));
+        }
+        assertThat(compensated).as("nothing compensated while the charge may still be applied").isEmpty();
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATING);
+        ledger.add("charge applied late"); // the redelivered request, within its deadline
+        for (int i = 0; i < 12; i++) {
+            advance(sas, clock, Duration.ofSeconds(30));
         }
 
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).as("the charge requested but never answered is compensated too, and the pick")
                 .containsExactlyInAnyOrder("charge", "pick");
+        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(2);
     }
