@@ -10,8 +10,10 @@ package dev.sas.core;
  * @param timeoutsRecovered expired claims this runtime's supervisor recovered
  * @param staleRejected results not recorded because the deadline passed or the lease moved on
  * @param deadlinesMissed attempts this runtime's scheduler stopped waiting for at their deadline
- * @param errors tasks this runtime moved to ERROR
- * @param compensated tasks this runtime finished as COMPENSATED or CANCELLED
+ * @param errors tasks this runtime moved to ERROR (a parallel branch or fan-out element is not counted: its
+ *     failure is its parent step's, and the parent's end is counted)
+ * @param compensated tasks this runtime finished as COMPENSATED or CANCELLED (branches and elements not
+ *     counted, as for {@code errors})
  * @param compensationFailed tasks this runtime moved to COMPENSATION_FAILED
  * @param storeFailures state store operations that failed (and were retried or left to the supervisor)
  * @param listenerFailures exceptions and errors thrown by listeners and alert sinks (contained)

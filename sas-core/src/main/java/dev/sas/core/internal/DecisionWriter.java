@@ -2,6 +2,7 @@ package dev.sas.core.internal;
 
 import dev.sas.core.Alert;
 import dev.sas.core.TaskStatus;
+import dev.sas.core.Workflow;
 import dev.sas.core.internal.TaskStateMachine.CompensationFailed;
 import dev.sas.core.internal.TaskStateMachine.Decision;
 import dev.sas.core.internal.TaskStateMachine.Outcome;
@@ -98,7 +99,7 @@ final class DecisionWriter {
     void applied(TaskRun run, Decision d, boolean stepCompleted, Instant at) {
         Transition t = d.transition();
         StepShapes.applied(run, t);
-        count(d, stepCompleted);
+        count(d, stepCompleted, run.workflow);
         events.publish(t.events(), run.statusChannel);
         d.alerts().forEach(a -> events.alert(stamped(a, at)));
         if (t.keepLock()) {
@@ -113,20 +114,14 @@ final class DecisionWriter {
         }
     }
 
-    private void count(Decision d, boolean stepCompleted) {
+    private void count(Decision d, boolean stepCompleted, Workflow<?> workflow) {
         if (stepCompleted) {
             metrics.stepsCompleted.increment();
         }
         if (d.isRetry()) {
             metrics.retriesScheduled.increment();
         }
-        switch (d.transition().status()) {
-            case PROCESSED -> metrics.tasksProcessed.increment();
-            case ERROR -> metrics.errors.increment();
-            case COMPENSATION_FAILED -> metrics.compensationFailed.increment();
-            case COMPENSATED, CANCELLED -> metrics.compensated.increment();
-            default -> { }
-        }
+        metrics.ended(d.transition().status(), workflow);
     }
 
     /** The task goes on in this claim at {@code step}: a fresh attempt with its own deadline. */

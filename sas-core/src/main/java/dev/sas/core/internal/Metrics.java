@@ -36,6 +36,32 @@ public final class Metrics {
     private volatile long clockSkewMillis;
     private volatile java.time.Instant lastClaimPoll;
 
+    /**
+     * Counts a task's end. A parallel branch's or fan-out element's ERROR, COMPENSATED or CANCELLED
+     * is not counted: it is its parent step's outcome, and the parent's end is counted (a unit in
+     * ERROR is compensated by its parent and raises no alert either).
+     *
+     * @param workflow the task's workflow, or null if this runtime does not know it
+     */
+    void ended(dev.sas.core.TaskStatus status, dev.sas.core.Workflow<?> workflow) {
+        boolean unit = workflow != null && workflow.isGroupUnit();
+        switch (status) {
+            case PROCESSED -> tasksProcessed.increment();
+            case ERROR -> {
+                if (!unit) {
+                    errors.increment();
+                }
+            }
+            case COMPENSATION_FAILED -> compensationFailed.increment();
+            case COMPENSATED, CANCELLED -> {
+                if (!unit) {
+                    compensated.increment();
+                }
+            }
+            default -> { }
+        }
+    }
+
     /** Counts a failed store operation. */
     public void storeFailure() {
         storeFailures.increment();

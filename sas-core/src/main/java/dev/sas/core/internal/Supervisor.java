@@ -152,12 +152,7 @@ public final class Supervisor {
                 if (outcomes.get(i).isApplied()) {
                     applied++;
                     metrics.timeoutsRecovered.increment();
-                    switch (t.status()) {
-                        case ERROR -> metrics.errors.increment();
-                        case COMPENSATION_FAILED -> metrics.compensationFailed.increment();
-                        case CANCELLED -> metrics.compensated.increment();
-                        default -> { }
-                    }
+                    metrics.ended(t.status(), registry.find(e.workflow(), e.workflowVersion()));
                     TaskLog.run(e.taskId(), e.workflow(), e.currentStep(), e.attempt(), () -> log.info(
                             "task {} step {}: claim by {} expired at {}; now {}", e.taskId(), e.currentStep(),
                             e.lockedBy(), e.completeBy(), t.status()));

@@ -419,6 +419,31 @@ public abstract class ParallelContract extends StoreTestSupport {
     }
 
     @Test
+    void a_failed_and_a_cancelled_branch_count_no_error_and_no_compensation_of_their_own_only_the_parents_end() {
+        Workflow<String> order = Workflow.builder("par-metrics", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b.step("pick", s -> s.execute(ctx -> run("pick"))
+                                .compensateWith(ctx -> compensated.add("unpick"))))
+                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> {
+                            throw new NonRetryableException("card declined");
+                        })))
+                        .branch("wait", b -> b.timer("later", t -> t.waitFor(Duration.ofDays(1)))))
+                .build();
+        SasRuntime sas = runtime(order);
+        TaskId id = sas.client().submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        for (int i = 0; i < 3; i++) {
+            advance(sas, clock, STEP);
+        }
+
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(units(sas.client(), "par-metrics.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(units(sas.client(), "par-metrics.fork.wait").get(0).status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(sas.metrics().errors()).as("the failed branch is the parent step's failure").isZero();
+        assertThat(sas.metrics().compensated()).as("the order, not its cancelled branch").isEqualTo(1);
+    }
+
+    @Test
     void a_branch_step_reading_a_step_after_the_fork_or_in_another_branch_is_refused_at_build_time() {
         StepRef<String> shipped = StepRef.of("ship", Codec.string());
         assertThatThrownBy(() -> Workflow.builder("par-later", Codec.string())
