@@ -325,8 +325,8 @@ final class ChildGroup<I> {
      * queued or running at the agent (a RabbitMQ request redelivered after a worker died, a call that
      * takes its whole deadline) until the attempt's deadline, which agents honour ({@code remaining()},
      * expired requests rejected), plus {@link #IN_DOUBT_GRACE} for a call started just before it. A
-     * request sent at {@code at} ends by {@code at + completeWithin}; a time-out or a failure was
-     * recorded after the deadline. Null for a step without a compensation (a timer, a fan-out lane's
+     * request sent at {@code at} ends by {@code at + completeWithin}; a time-out was recorded after the
+     * deadline, and a failure once its call had ended (with an error), so only the grace is added. Null for a step without a compensation (a timer, a fan-out lane's
      * rest): there is nothing to wait for.
      */
     private static Instant doubtUntil(StepDefinition<Object> def, TaskEvent unknown) {
