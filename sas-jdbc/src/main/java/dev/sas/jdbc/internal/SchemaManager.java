@@ -22,6 +22,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class SchemaManager {
     private static final int MAX_SCHEMA_ATTEMPTS = 10;
+    /** One lock per dialect and table prefix: instances of one JVM set the schema up one at a time. */
+    private static final java.util.concurrent.ConcurrentMap<String, Object> LOCKS =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private static final Logger log = LoggerFactory.getLogger(SchemaManager.class);
 
@@ -55,27 +58,32 @@ public final class SchemaManager {
     /**
      * Brings the schema up to date.
      *
-     * @throws JdbiException if the database refuses, even after re-reading once in case another
-     *     instance was creating the same tables at the same moment
+     * @throws JdbiException if the database refuses, even after re-checking a few times in case
+     *     another process was creating the same tables at the same moment
      */
     public void apply() {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                applyOnce();
-                return;
-            } catch (JdbiException e) {
-                // DDL commits on its own (H2, MariaDB): racing instances can each trip over the
-                // other's half-applied script, so re-check a few times before giving up.
-                if (attempt == MAX_SCHEMA_ATTEMPTS) {
-                    throw e;
-                }
-                log.debug("schema update raced with another instance or failed; re-checking", e);
-                // the other instance's tables may not be visible yet (H2 runs concurrent DDL apart)
+        // Instances of one JVM (embedded H2 above all, whose DDL is neither transactional nor locked) set
+        // the schema up one after the other; instances in other processes meet in the retries below.
+        synchronized (LOCKS.computeIfAbsent(dialect.name() + ":" + tables.prefix(), k -> new Object())) {
+            for (int attempt = 1; ; attempt++) {
                 try {
-                    Thread.sleep(50L * attempt);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw e;
+                    applyOnce();
+                    return;
+                } catch (JdbiException e) {
+                    // DDL commits on its own (H2, MariaDB): racing instances can each trip over the
+                    // other's half-applied script, so re-check a few times before giving up.
+                    if (attempt == MAX_SCHEMA_ATTEMPTS) {
+                        throw e;
+                    }
+                    log.debug("schema update raced with another instance or failed (attempt {}); re-checking",
+                            attempt, e);
+                    // the other instance's tables may not be visible yet (H2 runs concurrent DDL apart)
+                    try {
+                        Thread.sleep(50L * attempt);
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw e;
+                    }
                 }
             }
         }
