@@ -443,28 +443,6 @@ public abstract class ParallelContract extends StoreTestSupport {
         assertThat(sas.metrics().compensated()).as("the order, not its cancelled branch").isEqualTo(1);
     }
 
-    @Test
-    void a_branch_step_reading_a_step_after_the_fork_or_in_another_branch_is_refused_at_build_time() {
-        StepRef<String> shipped = StepRef.of("ship", Codec.string());
-        assertThatThrownBy(() -> Workflow.builder("par-later", Codec.string())
-                .parallel("fork", p -> p
-                        .branch("stock", b -> b.step("pick", s -> s.reads(shipped).execute(ctx -> "x")))
-                        .branch("payment", b -> b.step("charge", s -> s.execute(ctx -> "y"))))
-                .step(shipped, s -> s.execute(ctx -> "z"))
-                .build())
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("step 'pick' reads step 'ship'")
-                .hasMessageContaining("before its group step 'fork'");
-        StepRef<String> charge = StepRef.of("charge", Codec.string());
-        assertThatThrownBy(() -> Workflow.builder("par-sibling", Codec.string())
-                .parallel("fork", p -> p
-                        .branch("stock", b -> b.step("pick", s -> s.reads(charge).execute(ctx -> "x")))
-                        .branch("payment", b -> b.step(charge, s -> s.execute(ctx -> "y"))))
-                .build())
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("not later steps nor other branches");
-    }
-
     /** Opens order 42, then reserves and charges it in two branches that read it; the charge fails on node-a. */
     private Workflow<String> preforkOrder(boolean onNodeA) {
         return Workflow.builder("par-prefork", Codec.string())
