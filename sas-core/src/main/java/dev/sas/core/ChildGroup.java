@@ -1,6 +1,6 @@
 package dev.sas.core;
 
-import java.time.Duration;
+import dev.sas.core.internal.InDoubt;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -48,9 +48,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ChildGroup<I> {
     private static final Logger log = LoggerFactory.getLogger(ChildGroup.class);
-    /** How long past an in-doubt attempt's deadline its compensation waits for a call started just before it. */
-    static final Duration IN_DOUBT_GRACE = Duration.ofSeconds(1);
-
     /** One unit: its name (for status and joins), the workflow it runs and its input. */
     record Unit(String name, Workflow<Object> workflow, Object input) {
         Unit {
@@ -268,7 +265,7 @@ final class ChildGroup<I> {
      * never answered (an unknown outcome), latest completion (or start) first. A unit
      * still running fails the attempt (the compensation's retry policy tries again), so nothing is
      * compensated while a unit may still complete a step; so does a step of unknown outcome until its
-     * deadline has passed ({@link #doubtUntil}). Called on a scheduler thread.
+     * deadline has passed ({@link InDoubt#until}). Called on a scheduler thread.
      *
      * @throws IllegalStateException while a unit has not ended
      * @throws Exception what a unit step's compensation threw
@@ -296,7 +293,7 @@ final class ChildGroup<I> {
             }
             if (e.task().status() != TaskStatus.PROCESSED) {
                 unknownOutcome(client, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at(),
-                        doubtUntil(unit.workflow().steps().get(u.stepIndex()), u))));
+                        InDoubt.until(unit.workflow().steps().get(u.stepIndex()), u))));
             }
         }
         waitForInDoubtSteps(ctx, client, done);
@@ -321,26 +318,8 @@ final class ChildGroup<I> {
     }
 
     /**
-     * When the effect of a step of unknown outcome can no longer be applied: its request may still be
-     * queued or running at the agent (a RabbitMQ request redelivered after a worker died, a call that
-     * takes its whole deadline) until the attempt's deadline, which agents honour ({@code remaining()},
-     * expired requests rejected), plus {@link #IN_DOUBT_GRACE} for a call started just before it. A
-     * request sent at {@code at} ends by {@code at + completeWithin}; a time-out was recorded after the
-     * deadline, and a failure once its call had ended (with an error), so only the grace is added. Null for a step without a compensation (a timer, a fan-out lane's
-     * rest): there is nothing to wait for.
-     */
-    private static Instant doubtUntil(StepDefinition<Object> def, TaskEvent unknown) {
-        if (def.compensation().isEmpty()) {
-            return null;
-        }
-        boolean open = unknown.type() == TaskEvent.Type.STEP_STARTED
-                || unknown.type() == TaskEvent.Type.COMPLETION_AWAITED;
-        return (open ? unknown.at().plus(def.completeWithin()) : unknown.at()).plus(IN_DOUBT_GRACE);
-    }
-
-    /**
      * Refuses (the compensation's retry policy tries again) while a step of unknown outcome may still
-     * be applied ({@link #doubtUntil}): compensating earlier could undo nothing and leave the late
+     * be applied ({@link InDoubt#until}): compensating earlier could undo nothing and leave the late
      * effect applied.
      */
     private static void waitForInDoubtSteps(StepContext<?> ctx, SasClient client, List<Done> done) {
@@ -348,7 +327,7 @@ final class ChildGroup<I> {
                 .orElse(null);
         if (latest != null && client.now().isBefore(latest)) {
             throw new IllegalStateException("step '" + ctx.stepName() + "': a unit step of unknown outcome may still"
-                    + " be applied until " + latest + " (its deadline and " + IN_DOUBT_GRACE.toMillis()
+                    + " be applied until " + latest + " (its deadline and " + InDoubt.GRACE.toMillis()
                     + " ms); compensating after that");
         }
     }

@@ -155,15 +155,29 @@ final class AttemptRunner {
         TaskRun run = new TaskRun(c, wf, input);
         Instant now = clock.instant();
         if (run.cancelRequested && !run.compensating()) {
-            // its claim started nothing (the store recorded no start): cancel or compensate at once
+            // its claim started nothing (the store recorded no start): cancel, or compensate once nothing
+            // sent before may still be applied
             Snapshot s = writer.snapshot(run);
-            writer.carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s), now), false);
+            writer.carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s, awaitedUntil(run)), now), false);
             return;
         }
         events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
                 ? TaskEvent.Type.COMPENSATION_STARTED : TaskEvent.Type.STEP_STARTED, run.currentStep, run.stepName(),
                 run.attempt, now, null)), run.statusChannel);
         dispatch(run);
+    }
+
+    /**
+     * For a cancelled task whose step awaited its completion: when the request sent may no longer be
+     * applied ({@link InDoubt#awaitedUntil}, from the task's events; read only on this rare path).
+     */
+    private Instant awaitedUntil(TaskRun run) {
+        StepDefinition<Object> def = run.workflow.steps().get(run.currentStep);
+        SasClient client = childClient;
+        if (run.attempt <= 1 || !InDoubt.sendsRequest(def) || !def.hasCompensation() || client == null) {
+            return null;
+        }
+        return InDoubt.awaitedUntil(def, run.currentStep, client.events(run.taskId));
     }
 
     /** Moves a task this runtime cannot run to ERROR, keeping everything, and alerts. */

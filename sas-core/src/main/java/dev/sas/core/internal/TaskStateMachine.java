@@ -129,22 +129,29 @@ final class TaskStateMachine {
      *
      * @param step step row to write, or null
      * @param lead events that come before the cancellation's own
+     * @param inDoubtUntil until when a request of step {@code compensateFrom} may still be applied, or null
      */
-    record CancelRequested(int compensateFrom, StepUpdate step, List<TaskEvent> lead, String reason)
-            implements Outcome {
+    record CancelRequested(int compensateFrom, StepUpdate step, List<TaskEvent> lead, String reason,
+            Instant inDoubtUntil) implements Outcome {
         CancelRequested {
             lead = List.copyOf(lead);
+        }
+
+        CancelRequested(int compensateFrom, StepUpdate step, List<TaskEvent> lead, String reason) {
+            this(compensateFrom, step, lead, reason, null);
         }
 
         /**
          * A cancel found at claim time. Earlier attempts at the current step (attempt > 1) may have
          * applied its effect, so it is compensated too. A task released for a retry or after a
          * time-out keeps those attempts; one cancelled in ERROR keeps only the attempts whose
-         * effect may have applied (none after a definite failure, see {@code abort}).
+         * effect may have applied (none after a definite failure, see {@code abort}). {@code inDoubtUntil}: when
+         * the request an earlier attempt sent may no longer be applied, or null.
          */
-        static CancelRequested atClaim(Snapshot s) {
-            int from = s.attempt() > 1 ? s.currentStep() : s.currentStep() - 1;
-            return new CancelRequested(from, null, List.of(), CANCELLED_BY_OPERATOR);
+        static CancelRequested atClaim(Snapshot s, Instant inDoubtUntil) {
+            boolean earlier = s.attempt() > 1;
+            return new CancelRequested(earlier ? s.currentStep() : s.currentStep() - 1, null, List.of(),
+                    CANCELLED_BY_OPERATOR, earlier ? inDoubtUntil : null);
         }
     }
 
@@ -167,10 +174,7 @@ final class TaskStateMachine {
         }
     }
 
-    /**
-     * The current step's request was sent ({@code awaitCompletion}): the task now awaits its reply,
-     * released by this scheduler, with its lease and deadline kept.
-     */
+    /** The current step's request was sent: the task awaits its completion, released, lease and deadline kept. */
     record RequestSent() implements Outcome {
     }
 
@@ -237,7 +241,7 @@ final class TaskStateMachine {
         } else if (outcome instanceof TimedOut o) {
             return TimeOutDecision.decide(s, o, now);
         } else if (outcome instanceof CancelRequested o) {
-            return abort(s, o.compensateFrom(), o.step(), o.lead(), o.reason(), true, now);
+            return abort(s, o.compensateFrom(), o.step(), o.lead(), o.reason(), true, o.inDoubtUntil(), now);
         } else if (outcome instanceof NotRunnable o) {
             return park(s, o.reason(), now);
         } else if (outcome instanceof HeldBack o) {
@@ -311,24 +315,28 @@ final class TaskStateMachine {
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
         int from = mayHaveApplied(policy, error) || s.step(i).runsUnits() ? i : i - 1;
-        return abort(s, from, failed, lead, message, s.cancelRequested(), now);
+        return abort(s, from, failed, lead, message, s.cancelRequested(), null, now);
     }
 
     /**
      * Fails or cancels the task: compensates completed steps up to {@code from} (continuing in this
-     * claim), or, with nothing to compensate, ends it CANCELLED or in ERROR.
+     * claim), or, with nothing to compensate, ends it CANCELLED or in ERROR. If step {@code from} may
+     * still be applied until {@code inDoubtUntil} ({@link InDoubt}; null: it may not), the task is
+     * released COMPENSATING, due then, so that its compensation comes after a late effect.
      */
     static Decision abort(Snapshot s, int from, StepUpdate step, List<TaskEvent> lead, String reason,
-            boolean forCancel, Instant now) {
+            boolean forCancel, Instant inDoubtUntil, Instant now) {
         Workflow<?> wf = s.workflow();
         int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from, s.skipped()) : -1;
         CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason);
         List<TaskEvent> evs = new ArrayList<>(lead);
-        if (j >= 0 && s.shuttingDown()) {
-            // Not going on in this claim (stopping, or a reply with no claim): a scheduler compensates.
-            evs.add(event(s, TaskEvent.Type.COMPENSATING, -1, 0, now, reason));
+        Instant due = j >= 0 && j == from && inDoubtUntil != null && now.isBefore(inDoubtUntil) ? inDoubtUntil : null;
+        if (j >= 0 && (s.shuttingDown() || due != null)) {
+            // Not going on in this claim (stopping, a reply with no claim, a request still out): a scheduler compensates.
+            String why = due == null ? reason : reason + "; step '" + s.step(j).name() + "' may still be applied until " + due;
+            evs.add(event(s, TaskEvent.Type.COMPENSATING, -1, 0, now, why));
             Transition t = compensatingHolder(s, j).unlessCancelRequested(!forCancel).attempt(0).failureCount(0)
-                    .lastError(reason).recording(step).events(evs).release(TaskStatus.COMPENSATING, now);
+                    .lastError(why).recording(step).events(evs).release(TaskStatus.COMPENSATING, due == null ? now : due);
             return new Decision(t, List.of(), ifCancelled, null);
         }
         if (j >= 0) {
@@ -408,21 +416,13 @@ final class TaskStateMachine {
         return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, name, attempt, at, message);
     }
 
-    /** The supervisor's events all carry the attempt that timed out. */
-    static TaskEvent expiredEvent(Snapshot s, TaskEvent.Type type, int step, String stepName, Instant at,
-            String message) {
-        return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, stepName, s.attempt(), at,
-                message);
-    }
-
     static Alert alert(Snapshot s, TaskStatus status, String stepName, String message, Instant at) {
         return new Alert(s.taskId(), s.businessKey(), s.workflowName(), status, stepName, message, at);
     }
 
     /**
-     * An error as recorded on a task: its type and message, capped at 2,000 characters (never
-     * splitting a surrogate pair), with characters no database can store replaced (see
-     * {@link StorableText#replaceUnstorable}), so the real error is always recordable.
+     * An error as recorded on a task: type and message, capped at 2,000 chars (never splitting a surrogate
+     * pair), unstorable characters replaced ({@link StorableText#replaceUnstorable}): always recordable.
      */
     static String describe(Throwable e) {
         String m = e.getMessage();
@@ -436,9 +436,8 @@ final class TaskStateMachine {
     }
 
     /**
-     * A step ran (its effect may have happened) but its result cannot be recorded: its output
-     * holds text no store can hold, or the store refused the write. The step fails without retry
-     * (the failure is deterministic) and is compensated with the steps before it.
+     * A step ran (its effect may have happened) but its result cannot be recorded (unstorable text, or the store
+     * refused it): the step fails without retry (deterministic) and is compensated with the steps before it.
      */
     static final class UnstorableResultException extends NonRetryableException {
         private static final long serialVersionUID = 1L;

@@ -1,7 +1,6 @@
 package dev.sas.core.internal;
 
 import static dev.sas.core.internal.TaskStateMachine.alert;
-import static dev.sas.core.internal.TaskStateMachine.expiredEvent;
 
 import dev.sas.core.Alert;
 import dev.sas.core.RetryPolicy;
@@ -97,5 +96,12 @@ final class TimeOutDecision {
         List<Alert> alerts = end == TaskStatus.ERROR && (wf == null || !wf.isGroupUnit())
                 ? List.of(alert(s, TaskStatus.ERROR, name, message, now)) : List.of();
         return new Decision(t, alerts, s.cancelRequested() ? null : o, null);
+    }
+
+    /** The supervisor's events all carry the attempt that timed out. */
+    private static TaskEvent expiredEvent(Snapshot s, TaskEvent.Type type, int step, String stepName, Instant at,
+            String message) {
+        return new TaskEvent(s.taskId(), s.businessKey(), s.workflowName(), type, step, stepName, s.attempt(), at,
+                message);
     }
 }

@@ -79,7 +79,9 @@ final class WaitDecisions {
      */
     static Decision requestSent(Snapshot s, Instant now) {
         int i = s.currentStep();
-        CancelRequested cancel = new CancelRequested(i, null, List.of(), CANCELLED_BY_OPERATOR);
+        // the request went out just now: whoever got it may apply it until the attempt's deadline
+        CancelRequested cancel = new CancelRequested(i, null, List.of(), CANCELLED_BY_OPERATOR,
+                InDoubt.sendsRequest(s.step(i)) ? InDoubt.sentAt(s.step(i), now) : null);
         if (s.cancelRequested()) {
             return decide(s, cancel, now);
         }

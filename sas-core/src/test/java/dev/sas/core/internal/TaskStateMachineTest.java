@@ -81,6 +81,12 @@ class TaskStateMachineTest {
     private static final Workflow<String> NO_COMPENSATION = order(false);
 
     /** Two steps, neither of which can be compensated. */
+    /** Awaits approval (2 minutes, compensated), then ships. */
+    private static final Workflow<String> APPROVAL = Workflow.builder("approval", Codec.string())
+            .step("approve", s -> s.awaitCompletion((ctx, token) -> { }).completeWithin(Duration.ofMinutes(2))
+                    .compensateWith(ctx -> { }))
+            .step("ship", s -> s.execute(ctx -> "s"))
+            .build();
     private static final Workflow<String> PLAIN = Workflow.builder("plain", Codec.string())
             .step("a", s -> s.execute(ctx -> "a"))
             .step("b", s -> s.execute(ctx -> "b"))
@@ -293,6 +299,28 @@ class TaskStateMachineTest {
                 row("a cancel seen at claim with nothing compensable ends the task CANCELLED without an alert",
                         processing(0).cancelRequested(), CancelRequestedAtClaim.INSTANCE,
                         expect(TaskStatus.CANCELLED).released().at(0).attempt(1).events(CANCELLED).noStepRow()),
+                row("a cancel of a step whose request may still be applied releases the task COMPENSATING, due when it no longer can",
+                        processing(1).attempt(2).cancelRequested(),
+                        new CancelRequested(1, null, List.of(), "cancelled by an operator", NOW.plusSeconds(61)),
+                        expect(TaskStatus.COMPENSATING).released().at(1).attempt(0).failures(0).due(NOW.plusSeconds(61))
+                                .events(COMPENSATING).noStepRow()
+                                .lastError("cancelled by an operator; step 'charge' may still be applied until "
+                                        + NOW.plusSeconds(61))),
+                row("a cancel of a step whose request can no longer be applied compensates it at once",
+                        processing(1).attempt(2).cancelRequested(),
+                        new CancelRequested(1, null, List.of(), "cancelled by an operator", NOW),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1)
+                                .events(COMPENSATING, COMPENSATION_STARTED).noStepRow()),
+                row("a request in doubt at a step without a compensation holds nothing back: the steps before it are compensated at once",
+                        processing(2).attempt(2).cancelRequested(),
+                        new CancelRequested(2, null, List.of(), "cancelled by an operator", NOW.plusSeconds(61)),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1)
+                                .events(COMPENSATING, COMPENSATION_STARTED).noStepRow()),
+                row("a cancel at a step that sent no request outside SAS compensates it at once",
+                        processing(1).cancelRequested(), new RequestSent(),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
+                                .events(COMPENSATING, COMPENSATION_STARTED).noStepRow()
+                                .lastError("cancelled by an operator")),
                 row("a cancel reported by the store when recording a completion compensates the completed step",
                         processing(1).cancelRequested(),
                         new CancelRequested(1, StepUpdate.completed(1, "charge", 1, "charged", STARTED, NOW),
@@ -324,11 +352,12 @@ class TaskStateMachineTest {
                         processing(1).attempt(2).failures(1), new RequestSent(),
                         expect(TaskStatus.AWAITING_COMPLETION).released().at(1).attempt(2).failures(1)
                                 .events(COMPLETION_AWAITED).noStepRow().yieldsToCancel()),
-                row("a request sent after a cancel was seen compensates the step whose request went out",
-                        processing(1).cancelRequested(), new RequestSent(),
-                        expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
-                                .events(COMPENSATING, COMPENSATION_STARTED).noStepRow()
-                                .lastError("cancelled by an operator")),
+                row("a request sent after a cancel was seen compensates its step once the request can no longer be applied",
+                        processing(APPROVAL, 0).cancelRequested(), new RequestSent(),
+                        expect(TaskStatus.COMPENSATING).released().at(0).attempt(0).failures(0)
+                                .due(NOW.plus(Duration.ofMinutes(2)).plusSeconds(1)).events(COMPENSATING).noStepRow()
+                                .lastError("cancelled by an operator; step 'approve' may still be applied until "
+                                        + NOW.plus(Duration.ofMinutes(2)).plusSeconds(1))),
                 row("a reply completing an awaiting middle step hands the next step to a scheduler, PENDING and due now",
                         awaiting(1), new CompletionReceived(completed("approved")),
                         expect(TaskStatus.PENDING).released().at(2).attempt(0).failures(0).due(NOW)
@@ -364,7 +393,7 @@ class TaskStateMachineTest {
     @MethodSource("decisions")
     void decides(String sentence, Task task, Object outcome, Expect expected) {
         Snapshot s = task.snapshot();
-        Outcome o = outcome instanceof Outcome given ? given : CancelRequested.atClaim(s);
+        Outcome o = outcome instanceof Outcome given ? given : CancelRequested.atClaim(s, null);
 
         Decision d = TaskStateMachine.decide(s, o, NOW);
 

@@ -24,6 +24,7 @@ import dev.sas.testing.Drain;
 import dev.sas.testing.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Base64;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -450,11 +451,23 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
     // ------------------------------------------------------------------ cancel
 
     @Test
-    void cancel_of_an_awaiting_task_compensates_the_sent_request_and_later_replies_are_stale() {
-        Workflow<String> wf = approval("await-cancel");
+    void cancel_of_an_awaiting_task_is_prompt_and_compensates_the_sent_request_once_it_can_no_longer_be_applied() {
+        // the request went out (onto a queue whose worker died, say, and whose redelivered request runs later):
+        // the cancel is prompt (the task stops awaiting, completions are STALE), and the compensation waits until
+        // the request's deadline has passed, so that the refund comes after a late charge
+        List<String> ledger = new CopyOnWriteArrayList<>();
+        Workflow<String> wf = Workflow.builder("await-cancel", Codec.string())
+                .step("approve", s -> s.awaitCompletion(recording()).completeWithin(Duration.ofMinutes(5))
+                        .retry(THREE_TRIES).compensateWith(ctx -> {
+                            compensated.add(ctx.taskId() + ":" + ctx.stepName());
+                            ledger.add("refund");
+                        }))
+                .step("ship", s -> s.execute(ctx -> "shipped"))
+                .build();
         SasRuntime sas = runtime(wf);
         TaskId id = sas.client().submit(wf, "order-1", "car").id();
         Drain.untilIdle(sas);
+        Instant sentAt = clock.instant();
 
         assertThat(sas.client().operations().cancel(id)).isTrue();
         TaskInfo info = sas.client().find(id).orElseThrow();
@@ -462,11 +475,42 @@ public abstract class AwaitCompletionContract extends StoreTestSupport {
         assertThat(info.lockedBy()).isNull();
         assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.STALE);
         Drain.untilIdle(sas);
+        info = sas.client().find(id).orElseThrow();
+        assertThat(info.status()).isEqualTo(TaskStatus.COMPENSATING);
+        assertThat(info.lastError()).contains("may still be applied until " + sentAt.plus(Duration.ofMinutes(5)).plusSeconds(1));
+        assertThat(compensated).as("nothing compensated while the request may still be applied").isEmpty();
+
+        clock.tick(Duration.ofMinutes(4));
+        Drain.untilIdle(sas);
+        Drain.supervisorOnce(sas);
+        Drain.untilIdle(sas);
+        assertThat(compensated).as("not before the request's deadline").isEmpty();
+        ledger.add("charge applied late"); // the redelivered request, within its deadline
+        clock.tick(Duration.ofMinutes(1).plusSeconds(2));
+        Drain.untilIdle(sas);
 
         assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
         assertThat(compensated).containsExactly(id + ":approve");
+        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
         assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.STALE);
         assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void cancel_of_an_awaiting_step_without_a_compensation_ends_the_task_at_once() {
+        // a human approval with a week to answer and nothing to undo: nothing to wait for
+        Workflow<String> wf = Workflow.builder("await-cancel-plain", Codec.string())
+                .step("approve", s -> s.awaitCompletion(recording()).completeWithin(DEADLINE))
+                .step("ship", s -> s.execute(ctx -> "shipped"))
+                .build();
+        SasRuntime sas = runtime(wf);
+        TaskId id = sas.client().submit(wf, "order-1", "car").id();
+        Drain.untilIdle(sas);
+
+        assertThat(sas.client().operations().cancel(id)).isTrue();
+        Drain.untilIdle(sas);
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(sas.client().stepCompletion().complete(lastSent(id).token(), "approved")).isEqualTo(CompletionOutcome.STALE);
     }
 
     // ------------------------------------------------------------------ bad input
