@@ -158,7 +158,7 @@ final class AttemptRunner {
             // its claim started nothing (the store recorded no start): cancel, or compensate once nothing
             // sent before may still be applied
             Snapshot s = writer.snapshot(run);
-            writer.carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s, awaitedUntil(run)), now), false);
+            writer.carryOut(run, TaskStateMachine.decide(s, CancelRequested.atClaim(s, awaitedUntil(run, now)), now), false);
             return;
         }
         events.publish(List.of(new TaskEvent(run.taskId, run.businessKey, wf.name(), run.compensating()
@@ -168,16 +168,25 @@ final class AttemptRunner {
     }
 
     /**
-     * For a cancelled task whose step awaited its completion: when the request sent may no longer be
-     * applied ({@link InDoubt#awaitedUntil}, from the task's events; read only on this rare path).
+     * For a cancelled task whose step sent its request: when the request may no longer be applied
+     * ({@link InDoubt#awaitedUntil}, from the task's events; read only on this rare path). If they
+     * cannot be read, as late as any request sent until now could be applied.
      */
-    private Instant awaitedUntil(TaskRun run) {
+    private Instant awaitedUntil(TaskRun run, Instant now) {
         StepDefinition<Object> def = run.workflow.steps().get(run.currentStep);
-        SasClient client = childClient;
-        if (run.attempt <= 1 || !InDoubt.sendsRequest(def) || !def.hasCompensation() || client == null) {
+        if (run.attempt <= 1 || !InDoubt.sendsRequest(def) || !def.hasCompensation()) {
             return null;
         }
-        return InDoubt.awaitedUntil(def, run.currentStep, client.events(run.taskId));
+        SasClient client = childClient;
+        try {
+            if (client != null) {
+                return InDoubt.awaitedUntil(def, run.currentStep, client.events(run.taskId));
+            }
+        } catch (RuntimeException e) {
+            log.warn("task {} step {}: its events could not be read ({}); its compensation waits for the step's whole"
+                    + " deadline", run.taskId, run.stepName(), TaskStateMachine.describe(e));
+        }
+        return InDoubt.sentAt(def, now);
     }
 
     /** Moves a task this runtime cannot run to ERROR, keeping everything, and alerts. */

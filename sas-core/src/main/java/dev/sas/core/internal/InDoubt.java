@@ -4,9 +4,7 @@ import dev.sas.core.StepDefinition;
 import dev.sas.core.TaskEvent;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * When a step of unknown outcome can no longer be applied, so that compensating it undoes its effect
@@ -19,11 +17,6 @@ import java.util.Set;
 public final class InDoubt {
     /** How long past an in-doubt attempt's deadline its compensation waits for a call started just before it. */
     public static final Duration GRACE = Duration.ofSeconds(1);
-
-    /** A step's events that leave its outcome open, or end its last call. */
-    private static final Set<TaskEvent.Type> LAST_CALL = EnumSet.of(TaskEvent.Type.STEP_STARTED,
-            TaskEvent.Type.COMPLETION_AWAITED, TaskEvent.Type.STEP_TIMED_OUT, TaskEvent.Type.STEP_RETRYING,
-            TaskEvent.Type.STEP_FAILED);
 
     private InDoubt() {
     }
@@ -41,11 +34,16 @@ public final class InDoubt {
 
     /**
      * Whether step {@code def} awaits its completion from a party outside SAS (an agent, a person). A
-     * parallel, fan-out or child-task step awaits its units or child, whose cancel and compensation
-     * take care of their own calls.
+     * parallel or fan-out step awaits its units (its own compensation waits for their requests, see
+     * {@code ChildGroup}), a child-task step its child (which waits for its own).
      */
     static boolean sendsRequest(StepDefinition<?> def) {
         return def.awaitsCompletion() && !def.runsUnits() && !def.startsChildTask();
+    }
+
+    /** {@code until} if it has not passed at {@code now}, else null (also for null). */
+    static Instant pending(Instant until, Instant now) {
+        return until != null && now.isBefore(until) ? until : null;
     }
 
     /** {@link #until} for a request of step {@code def} sent (or a call started) at {@code at}. */
@@ -54,20 +52,39 @@ public final class InDoubt {
     }
 
     /**
-     * For a cancel found when a task is claimed again after step {@code step} awaited its completion:
-     * when the request its last attempt sent can no longer be applied, read from the task's events.
-     * Null if the step awaits nothing, has no compensation, or its events show no call.
+     * For a cancel found when a task is claimed again after step {@code step} sent its request: when
+     * the request its last attempt sent can no longer be applied, read from the task's events. The
+     * last attempt's start (or its request sent, if later) bounds it unless the party answered
+     * ({@code COMPLETION_RECEIVED}): a request whose send failed (a broker's confirm timed out) may
+     * still be queued, and one timed out was due by its deadline anyway. Null if the step sends no
+     * request outside SAS, has no compensation, was answered, or its events show no attempt.
      */
     static Instant awaitedUntil(StepDefinition<?> def, int step, List<TaskEvent> events) {
         if (!sendsRequest(def)) {
             return null;
         }
-        TaskEvent last = null;
+        TaskEvent sent = null;
+        boolean answered = false;
         for (TaskEvent e : events) {
-            if (e.stepIndex() == step && LAST_CALL.contains(e.type())) {
-                last = e;
+            if (e.stepIndex() != step) {
+                continue;
+            }
+            if (e.type() == TaskEvent.Type.STEP_STARTED || e.type() == TaskEvent.Type.COMPLETION_AWAITED) {
+                sent = e;
+                answered = false;
+            } else if (e.type() == TaskEvent.Type.COMPLETION_RECEIVED) {
+                answered = true;
             }
         }
-        return last == null ? null : until(def, last);
+        return sent == null || answered ? null : sentAt(def, sent.at());
+    }
+
+    /**
+     * For an attempt of step {@code def} that began at {@code startedAt} and failed with {@code error}
+     * (its send threw, or it ran out of time): when its request can no longer be applied. Null if the
+     * step sends no request outside SAS, or the party answered the failure ({@code answered}).
+     */
+    static Instant failedSend(StepDefinition<?> def, Instant startedAt, boolean answered) {
+        return answered || startedAt == null || !sendsRequest(def) ? null : sentAt(def, startedAt);
     }
 }

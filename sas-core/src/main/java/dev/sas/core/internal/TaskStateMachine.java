@@ -301,6 +301,8 @@ final class TaskStateMachine {
         String name = s.step(i).name();
         RetryPolicy policy = s.step(i).retryPolicy();
         String message = describe(error);
+        // a request whose send failed may still be queued (a reply's failure is the party's answer)
+        Instant doubt = InDoubt.failedSend(s.step(i), startedAt, error instanceof WaitDecisions.FailedReply);
         if (retries(policy, error, s.attempt())) {
             Instant next = now.plus(policy.backoff(s.attempt()));
             StepUpdate failed = StepUpdate.retrying(i, name, s.attempt(), message, startedAt, now);
@@ -309,13 +311,14 @@ final class TaskStateMachine {
                     .events(event(s, TaskEvent.Type.STEP_RETRYING, i, s.attempt(), now, message))
                     .release(TaskStatus.PENDING, next);
             // The failed attempt may have applied its effect before failing: compensate it too.
-            CancelRequested ifCancelled = s.cancelRequested() ? null : new CancelRequested(i, failed, List.of(), message);
+            CancelRequested ifCancelled = s.cancelRequested() ? null
+                    : new CancelRequested(i, failed, List.of(), message, doubt);
             return new Decision(t, List.of(), ifCancelled, next);
         }
         StepUpdate failed = StepUpdate.failed(i, name, s.attempt(), message, startedAt, now);
         List<TaskEvent> lead = List.of(event(s, TaskEvent.Type.STEP_FAILED, i, s.attempt(), now, message));
         int from = mayHaveApplied(policy, error) || s.step(i).runsUnits() ? i : i - 1;
-        return abort(s, from, failed, lead, message, s.cancelRequested(), null, now);
+        return abort(s, from, failed, lead, message, s.cancelRequested(), doubt, now);
     }
 
     /**
@@ -328,9 +331,9 @@ final class TaskStateMachine {
             boolean forCancel, Instant inDoubtUntil, Instant now) {
         Workflow<?> wf = s.workflow();
         int j = forCancel || wf.compensateOnFailure() ? TaskRun.lastCompensable(wf, from, s.skipped()) : -1;
-        CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason);
+        CancelRequested ifCancelled = forCancel ? null : new CancelRequested(from, step, lead, reason, inDoubtUntil);
         List<TaskEvent> evs = new ArrayList<>(lead);
-        Instant due = j >= 0 && j == from && inDoubtUntil != null && now.isBefore(inDoubtUntil) ? inDoubtUntil : null;
+        Instant due = j == from && from == s.currentStep() ? InDoubt.pending(inDoubtUntil, now) : null;
         if (j >= 0 && (s.shuttingDown() || due != null)) {
             // Not going on in this claim (stopping, a reply with no claim, a request still out): a scheduler compensates.
             String why = due == null ? reason : reason + "; step '" + s.step(j).name() + "' may still be applied until " + due;
@@ -385,12 +388,9 @@ final class TaskStateMachine {
     }
 
     /**
-     * Whether a step that failed for good with {@code error} may have applied its effect: not when
-     * it failed definitely (non-retryable: the service refused it); yes when it ran out of retries
-     * on errors that may be transient (a lost reply, a time-out). A step that may have applied is
-     * compensated too; compensations must therefore tolerate nothing to undo, which the idempotency
-     * key makes easy. The last error decides: a refusal after a transient error (a 503, then
-     * "card declined") is the common case and applied nothing.
+     * Whether a step that failed for good with {@code error} may have applied its effect (and is compensated too,
+     * so compensations tolerate nothing to undo): not after a definite refusal (non-retryable); yes after errors
+     * that may be transient (a lost reply, a time-out). The last error decides: a 503, then "card declined", applied nothing.
      */
     private static boolean mayHaveApplied(RetryPolicy policy, Throwable error) {
         // an unstorable result: the step ran; only its result could not be recorded

@@ -82,8 +82,10 @@ final class TimeOutDecision {
             // A scheduler compensates: the task is released as COMPENSATING at the last compensable step.
             evs.add(expiredEvent(s, TaskEvent.Type.COMPENSATING, -1, null, now, message));
             StepDefinition<?> comp = wf.steps().get(j);
+            // a request sent just before its deadline may still be applied for the grace after it
+            Instant until = j == i && InDoubt.sendsRequest(comp) ? InDoubt.pending(o.completeBy().plus(InDoubt.GRACE), now) : null;
             Transition t = b.at(j, comp.name(), comp.compensateWithin()).attempt(0).failureCount(0).recording(failed)
-                    .events(evs).release(TaskStatus.COMPENSATING, now);
+                    .events(evs).release(TaskStatus.COMPENSATING, until == null ? now : until);
             return new Decision(t, List.of(), null, null);
         }
         TaskStatus end = s.cancelRequested() ? TaskStatus.CANCELLED : TaskStatus.ERROR;

@@ -80,13 +80,16 @@ class TaskStateMachineTest {
     /** The same steps, but a failure goes to ERROR instead of compensating. */
     private static final Workflow<String> NO_COMPENSATION = order(false);
 
-    /** Two steps, neither of which can be compensated. */
-    /** Awaits approval (2 minutes, compensated), then ships. */
+    /** Awaits approval (2 minutes, compensated, 3 attempts), then ships. */
     private static final Workflow<String> APPROVAL = Workflow.builder("approval", Codec.string())
             .step("approve", s -> s.awaitCompletion((ctx, token) -> { }).completeWithin(Duration.ofMinutes(2))
+                    .retry(RetryPolicy.builder().maxAttempts(3).fixedBackoff(BACKOFF).jitter(0).build())
                     .compensateWith(ctx -> { }))
             .step("ship", s -> s.execute(ctx -> "s"))
             .build();
+    /** When a request APPROVAL sent at STARTED can no longer be applied: its deadline and the grace. */
+    private static final Instant APPROVAL_IN_DOUBT = STARTED.plus(Duration.ofMinutes(2)).plusSeconds(1);
+    /** Two steps, neither of which can be compensated. */
     private static final Workflow<String> PLAIN = Workflow.builder("plain", Codec.string())
             .step("a", s -> s.execute(ctx -> "a"))
             .step("b", s -> s.execute(ctx -> "b"))
@@ -169,6 +172,17 @@ class TaskStateMachineTest {
                 row("a transient failure out of attempts compensates the failed step too, which may have applied",
                         processing(1).attempt(3), failed(new IllegalStateException("timeout")),
                         expect(TaskStatus.COMPENSATING).keptLocked().at(1).attempt(1).failures(0)
+                                .events(STEP_FAILED, COMPENSATING, COMPENSATION_STARTED).stepRow(StepStatus.FAILED)
+                                .yieldsToCancel()),
+                row("a send out of attempts (its request may still be queued) is compensated once the request can no longer be applied",
+                        processing(APPROVAL, 0).attempt(3), failed(new IllegalStateException("confirm timed out")),
+                        expect(TaskStatus.COMPENSATING).released().at(0).attempt(0).failures(0).due(APPROVAL_IN_DOUBT)
+                                .events(STEP_FAILED, COMPENSATING).stepRow(StepStatus.FAILED).yieldsToCancel()
+                                .lastError("IllegalStateException: confirm timed out; step 'approve' may still be applied until "
+                                        + APPROVAL_IN_DOUBT)),
+                row("a failure reply out of attempts is compensated at once: the party answered",
+                        processing(APPROVAL, 0).attempt(3), failed(new WaitDecisions.FailedReply("declined")),
+                        expect(TaskStatus.COMPENSATING).keptLocked().at(0).attempt(1).failures(0)
                                 .events(STEP_FAILED, COMPENSATING, COMPENSATION_STARTED).stepRow(StepStatus.FAILED)
                                 .yieldsToCancel()),
                 row("a transient failure out of attempts at a step without compensation compensates the last one before it",
@@ -473,6 +487,23 @@ class TaskStateMachineTest {
             assertThat(onCancel.transition().step().status()).isEqualTo(StepStatus.PENDING);
             assertThat(onCancel.transition().unlessCancelRequested()).isFalse();
             assertThat(onCancel.ifCancelRequested()).isNull();
+        }
+
+        @Test
+        void a_failed_send_that_meets_a_cancel_compensates_once_its_request_can_no_longer_be_applied() {
+            Snapshot s = processing(APPROVAL, 0).snapshot();
+            Decision retry = TaskStateMachine.decide(s, failed(new IllegalStateException("confirm timed out")), NOW);
+
+            Decision onCancel = TaskStateMachine.decide(cancelled(s), retry.ifCancelRequested(), NOW);
+
+            assertThat(onCancel.transition().status()).isEqualTo(TaskStatus.COMPENSATING);
+            assertThat(onCancel.transition().keepLock()).isFalse();
+            assertThat(onCancel.transition().nextAttemptAt()).isEqualTo(APPROVAL_IN_DOUBT);
+            Decision later = TaskStateMachine.decide(cancelled(s), retry.ifCancelRequested(), APPROVAL_IN_DOUBT);
+            assertThat(later.transition().keepLock()).as("compensates in this claim once it has passed").isTrue();
+            Decision answered = TaskStateMachine.decide(s, failed(new WaitDecisions.FailedReply("declined")), NOW);
+            assertThat(TaskStateMachine.decide(cancelled(s), answered.ifCancelRequested(), NOW).transition().keepLock())
+                    .as("a failure reply leaves nothing in doubt").isTrue();
         }
 
         @Test
