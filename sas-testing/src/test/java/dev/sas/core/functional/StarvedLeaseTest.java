@@ -192,6 +192,9 @@ class StarvedLeaseTest {
                     clock.tick(Duration.ofSeconds(5));
                     other.client().submit(wf, "second", "second");
                     Drain.schedulerOnce(other);
+                    // the other node's call takes the permit on its agent thread: on a busy machine after
+                    // this renewal would have gone on (and found the permit still free, rightly renewing it)
+                    await().atMost(Duration.ofSeconds(60)).until(() -> calls.contains("second"));
                 }
                 return proceed.call();
             });
