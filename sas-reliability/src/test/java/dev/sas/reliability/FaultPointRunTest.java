@@ -44,12 +44,15 @@ class FaultPointRunTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"claim-start:kill:30", "start-record:kill:30", "compensation:kill:500",
+    @ValueSource(strings = {"claim-start:kill:60", "start-record:kill:60", "compensation:kill:500",
         "completion:kill:200"})
     @Timeout(330)
     void faultAtAChosenPoint(String fault) throws Exception {
-        // a kill while delivering a completion needs the step that awaits one
-        ChaosSettings s = settings(150).faultPoints(fault).faultBudget(2).awaitReply(fault.startsWith("completion"));
+        // a kill while delivering a completion needs the step that awaits one. Workers 0 and 1 honour the point
+        // (worker 2 keeps the cluster running): on a busy machine worker 0 alone once reached no step start
+        // within the run at 30 per mille, and the start-record fault never fired
+        ChaosSettings s = settings(150).faultPoints(fault).faultWorkers(2).faultBudget(2)
+                .awaitReply(fault.startsWith("completion"));
         ChaosReport r = run(s);
         String point = fault.substring(0, fault.indexOf(':'));
         int fired = r.faults.entrySet().stream().filter(e -> e.getKey().startsWith(point + ":"))
