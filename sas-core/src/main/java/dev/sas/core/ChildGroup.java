@@ -292,8 +292,9 @@ final class ChildGroup<I> {
                 }
             }
             if (e.task().status() != TaskStatus.PROCESSED) {
-                unknownOutcome(client, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at(),
-                        InDoubt.until(unit.workflow().steps().get(u.stepIndex()), u))));
+                List<TaskEvent> events = client.events(e.task().taskId());
+                unknownOutcome(events, e.task()).ifPresent(u -> done.add(new Done(e.task(), unit, u.stepIndex(), u.at(),
+                        InDoubt.until(unit.workflow().steps().get(u.stepIndex()), u.stepIndex(), events))));
             }
         }
         waitForInDoubtSteps(ctx, client, done);
@@ -341,9 +342,9 @@ final class ChildGroup<I> {
      * chain: a task that ends {@code ERROR} keeps the attempts whose effect may have applied, none
      * after a definite failure ({@link NonRetryableException}), so that a later cancel compensates them.
      */
-    private static Optional<TaskEvent> unknownOutcome(SasClient client, TaskInfo unit) {
+    private static Optional<TaskEvent> unknownOutcome(List<TaskEvent> events, TaskInfo unit) {
         TaskEvent last = null;
-        for (TaskEvent ev : client.events(unit.taskId())) {
+        for (TaskEvent ev : events) {
             if (ev.stepIndex() >= 0 && (STEP_OPEN.contains(ev.type()) || STEP_ENDED.contains(ev.type()))) {
                 last = ev;
             }

@@ -169,7 +169,7 @@ final class AttemptRunner {
 
     /**
      * For a cancelled task whose step sent its request: when the request may no longer be applied
-     * ({@link InDoubt#awaitedUntil}, from the task's events; read only on this rare path). If they
+     * ({@link InDoubt#until}, from the task's events; read only on this rare path). If they
      * cannot be read, as late as any request sent until now could be applied.
      */
     private Instant awaitedUntil(TaskRun run, Instant now) {
@@ -180,7 +180,7 @@ final class AttemptRunner {
         SasClient client = childClient;
         try {
             if (client != null) {
-                return InDoubt.awaitedUntil(def, run.currentStep, client.events(run.taskId));
+                return InDoubt.until(def, run.currentStep, client.events(run.taskId));
             }
         } catch (RuntimeException e) {
             log.warn("task {} step {}: its events could not be read ({}); its compensation waits for the step's whole"

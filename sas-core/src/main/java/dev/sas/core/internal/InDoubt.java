@@ -11,25 +11,15 @@ import java.util.List;
  * rather than coming before it. A request that went out (a call started, an awaiting step's request
  * sent, perhaps onto a queue whose worker died and whose redelivered request runs later) may still be
  * applied until its attempt's deadline, which agents honour ({@code remaining()}, expired requests
- * rejected), plus {@link #GRACE} for a call started just before it. Used by a cancelled chain (the
- * awaiting step's compensation is due then) and by a parallel or fan-out step compensating its units.
+ * rejected), plus {@link #GRACE} for a call started just before it. One rule ({@link #until}) for a
+ * cancelled chain (the awaiting step's compensation is due then) and for a parallel or fan-out step
+ * compensating its units.
  */
 public final class InDoubt {
     /** How long past an in-doubt attempt's deadline its compensation waits for a call started just before it. */
     public static final Duration GRACE = Duration.ofSeconds(1);
 
     private InDoubt() {
-    }
-
-    /**
-     * When the effect of step {@code def}, whose last event was {@code last}, can no longer be applied:
-     * a request sent or a call started at {@code at} ends by {@code at + completeWithin}; a time-out is
-     * recorded after the deadline and a failure once its call has ended, so only the grace is added.
-     * Null for a step without a compensation (a timer, a fan-out lane's rest): nothing to wait for.
-     */
-    public static Instant until(StepDefinition<?> def, TaskEvent last) {
-        boolean open = last.type() == TaskEvent.Type.STEP_STARTED || last.type() == TaskEvent.Type.COMPLETION_AWAITED;
-        return open ? sentAt(def, last.at()) : def.hasCompensation() ? last.at().plus(GRACE) : null;
     }
 
     /**
@@ -52,31 +42,52 @@ public final class InDoubt {
     }
 
     /**
-     * For a cancel found when a task is claimed again after step {@code step} sent its request: when
-     * the request its last attempt sent can no longer be applied, read from the task's events. The
-     * last attempt's start (or its request sent, if later) bounds it unless the party answered
-     * ({@code COMPLETION_RECEIVED}): a request whose send failed (a broker's confirm timed out) may
-     * still be queued, and one timed out was due by its deadline anyway. Null if the step sends no
-     * request outside SAS, has no compensation, was answered, or its events show no attempt.
+     * When the effect of step {@code step} (definition {@code def}) of unknown outcome can no longer
+     * be applied, read from the task's events: the one rule for a cancelled chain's awaiting step
+     * (read when the task is claimed again) and for a parallel or fan-out step's units. Its last
+     * attempt (the last {@code STEP_STARTED}, or its {@code COMPLETION_AWAITED}):
+     * <ul>
+     *   <li>answered by the party ({@code COMPLETION_RECEIVED}) or completed: nothing in doubt;</li>
+     *   <li>its request went outside SAS ({@link #sendsRequest}), or its call has not ended: the
+     *       request may be applied until that attempt's deadline, plus {@link #GRACE}, even after a
+     *       failed send (a broker's confirm timed out; the request may still be queued) or a time-out
+     *       (then already past);</li>
+     *   <li>a call in process that ended (a failure is recorded once its call has ended, a time-out
+     *       after its deadline): {@link #GRACE} after that, for a call started just before it.</li>
+     * </ul>
+     * Null for a step without a compensation (a timer, a fan-out lane's rest: nothing to undo), or if
+     * the events show no attempt of the step.
      */
-    static Instant awaitedUntil(StepDefinition<?> def, int step, List<TaskEvent> events) {
-        if (!sendsRequest(def)) {
+    public static Instant until(StepDefinition<?> def, int step, List<TaskEvent> events) {
+        if (!def.hasCompensation()) {
             return null;
         }
         TaskEvent sent = null;
+        TaskEvent last = null;
         boolean answered = false;
         for (TaskEvent e : events) {
             if (e.stepIndex() != step) {
                 continue;
             }
-            if (e.type() == TaskEvent.Type.STEP_STARTED || e.type() == TaskEvent.Type.COMPLETION_AWAITED) {
-                sent = e;
-                answered = false;
-            } else if (e.type() == TaskEvent.Type.COMPLETION_RECEIVED) {
-                answered = true;
+            switch (e.type()) {
+                case STEP_STARTED, COMPLETION_AWAITED -> {
+                    sent = e;
+                    last = e;
+                    answered = false;
+                }
+                case COMPLETION_RECEIVED, STEP_COMPLETED -> answered = true;
+                case STEP_RETRYING, STEP_TIMED_OUT, STEP_FAILED -> last = e;
+                default -> {
+                }
             }
         }
-        return sent == null || answered ? null : sentAt(def, sent.at());
+        if (sent == null || answered) {
+            return null;
+        }
+        if (sendsRequest(def) || last == sent) {
+            return sentAt(def, sent.at());
+        }
+        return last.at().plus(GRACE);
     }
 
     /**

@@ -267,6 +267,99 @@ public abstract class ParallelContract extends StoreTestSupport {
     }
 
     @Test
+    void cancelling_the_task_while_a_branch_retries_a_failed_send_compensates_it_once_the_request_can_no_longer_be_applied() {
+        // the send of the awaiting step failed (a broker's confirm timed out): the request may still be queued
+        // and applied before its deadline, so the cancel during the retry's backoff waits for that deadline,
+        // as a chain's cancel does (one rule for both)
+        List<String> ledger = new CopyOnWriteArrayList<>();
+        Workflow<String> order = Workflow.builder("par-send-failed", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .step("charge", s -> s.awaitCompletion((ctx, token) -> {
+                                    run("charge-requested");
+                                    throw new IllegalStateException("the broker's confirm timed out");
+                                })
+                                        .completeWithin(Duration.ofMinutes(5))
+                                        .retry(RetryPolicy.builder().maxAttempts(3)
+                                                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10), 1.0).build())
+                                        .compensateWith(ctx -> {
+                                            compensated.add("charge");
+                                            ledger.add("refund");
+                                        }))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        assertThat(ran).containsExactlyInAnyOrder("pick", "charge-requested");
+
+        assertThat(client.operations().cancel(id)).isTrue();
+        for (int i = 0; i < 6; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+        assertThat(compensated).as("nothing compensated while the queued charge may still be applied").isEmpty();
+        ledger.add("charge applied late"); // the queued request, within its deadline
+        for (int i = 0; i < 12; i++) {
+            advance(sas, clock, Duration.ofSeconds(30));
+        }
+
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(ran).as("no second send after the cancel").containsExactlyInAnyOrder("pick", "charge-requested");
+        assertThat(compensated).containsExactlyInAnyOrder("charge", "pick");
+        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
+    void a_branch_out_of_retries_on_failed_sends_is_compensated_once_its_last_request_can_no_longer_be_applied() {
+        // every send of the awaiting step failed (the broker's confirm timed out), so the branch fails for good and
+        // the task compensates; the last request may still be queued and applied before its deadline, so its
+        // refund waits for that deadline (the parent's rule for a unit's step is the chain's: one rule)
+        List<String> ledger = new CopyOnWriteArrayList<>();
+        Workflow<String> order = Workflow.builder("par-sends-failed", Codec.string())
+                .parallel("fork", p -> p
+                        .branch("stock", b -> b
+                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
+                        .branch("payment", b -> b
+                                .step("charge", s -> s.awaitCompletion((ctx, token) -> {
+                                    run("charge-requested");
+                                    throw new IllegalStateException("the broker's confirm timed out");
+                                })
+                                        .completeWithin(Duration.ofMinutes(5))
+                                        .retry(RetryPolicy.builder().maxAttempts(2)
+                                                .backoff(Duration.ofMinutes(1), Duration.ofMinutes(1), 1.0).build())
+                                        .compensateWith(ctx -> {
+                                            compensated.add("charge");
+                                            ledger.add("refund");
+                                        }))))
+                .build();
+        SasRuntime sas = runtime(order);
+        SasClient client = sas.client();
+        TaskId id = client.submit(order, "order-1", "car").id();
+        advance(sas, clock, Duration.ZERO);
+        advance(sas, clock, Duration.ofSeconds(90)); // the backoff, with its jitter
+        assertThat(ran).containsExactlyInAnyOrder("pick", "charge-requested", "charge-requested");
+        for (int i = 0; i < 6; i++) {
+            advance(sas, clock, Duration.ofSeconds(10));
+        }
+        assertThat(units(client, "par-sends-failed.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
+        assertThat(compensated).as("nothing compensated while the last queued charge may still be applied").isEmpty();
+        ledger.add("charge applied late"); // the last queued request, within its deadline
+        for (int i = 0; i < 12; i++) {
+            advance(sas, clock, Duration.ofSeconds(30));
+        }
+
+        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
+        assertThat(compensated).containsExactlyInAnyOrder("charge", "pick");
+        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
+        advance(sas, clock, Duration.ofDays(2));
+        assertThat(compensated).as("each once").hasSize(2);
+    }
+
+    @Test
     void a_branch_step_out_of_retries_on_errors_that_may_have_applied_is_compensated_as_in_a_chain() {
         // a lost reply or a reset connection: the charge may have gone through, so it is compensated (a chain
         // compensates its failing step the same way); a definite refusal is not (see the card declined above)
