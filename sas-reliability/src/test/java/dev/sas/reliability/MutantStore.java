@@ -64,10 +64,17 @@ final class MutantStore {
          * index out of {@link MutationRun#NODES} + 1 buckets, so one bucket has no owner and its
          * tasks are never claimed (a shard whose owner left; the others run as usual).
          */
-        CLAIM_SKIPS_A_SHARD
+        CLAIM_SKIPS_A_SHARD,
+        /**
+         * The claim sees the time {@link #LATE} behind (a due-time index or a poll off by seconds): every
+         * task is claimed, each only {@code LATE} after it became claimable. Late, never lost.
+         */
+        CLAIM_LATE
     }
 
     static final Duration EARLY = Duration.ofMillis(1_500);
+    /** Longer than both stall bounds of the mutation run (history checker 7 s, chaos stall check 3.4 s). */
+    static final Duration LATE = Duration.ofSeconds(8);
 
     private final Object lock = new Object();
     private final Map<TaskId, Row> tasks = new HashMap<>();
@@ -189,7 +196,7 @@ final class MutantStore {
                     continue;
                 }
                 if (free && (r.status == TaskStatus.PENDING || r.status == TaskStatus.COMPENSATING)
-                        && !r.nextAttemptAt.isAfter(now)
+                        && !r.nextAttemptAt.isAfter(mutant == Mutant.CLAIM_LATE ? now.minus(LATE) : now)
                         && runnableHere.contains(new WorkflowVersion(r.workflow, r.version))) {
                     due.add(r);
                 }

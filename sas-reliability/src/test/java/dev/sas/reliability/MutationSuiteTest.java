@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * correct store must pass the {@link HistoryChecker}, and against each bug of the issue's table
  * ({@link MutantStore.Mutant}) must fail it. The chaos run's own stall check ({@link StallCheck},
  * through {@link MutationStalls}) judges the same histories: the correct store must pass it and the
- * stall mutant (a shard of tasks no node claims) must fail it with tasks passed over; for the other
+ * stall mutants must fail it (a shard of tasks no node claims: tasks passed over; every claim late:
+ * the cluster idle while tasks waited); for the other
  * mutants its verdict is printed, not asserted. Prints the table (mutant → caught?) and writes it to
  * {@code target/mutation-table.md}. The correct store runs alone; the mutants then run all at once
  * (each its own store, runtimes and service, in this JVM): each is caught by counts far from the
@@ -51,6 +52,7 @@ class MutationSuiteTest {
         ROWS.put(Mutant.CLAIM_IGNORES_LOCK, "claim without `locked_by IS NULL`");
         ROWS.put(Mutant.KEY_WITH_ATTEMPT, "idempotency key includes the attempt");
         ROWS.put(Mutant.CLAIM_SKIPS_A_SHARD, "claim sharded by task id hash, one shard without an owner");
+        ROWS.put(Mutant.CLAIM_LATE, "claim " + MutantStore.LATE.toSeconds() + " s late (every task claimed, each late)");
     }
 
     private static final Map<Mutant, MutationRun.Outcome> RESULTS = new EnumMap<>(Mutant.class);
@@ -116,6 +118,10 @@ class MutationSuiteTest {
             // the chaos run's own stall check, as it judges a JDBC run: the shard's tasks were passed over
             assertThat(o.stalls().stallsPassedOver).as(stallSummary(o.stalls())).isPositive();
         }
+        if (mutant == Mutant.CLAIM_LATE) {
+            // lateness alone, no task skipped: the chaos run's stall check sees the cluster idle while tasks waited
+            assertThat(o.stalls().stallViolations).as(stallSummary(o.stalls())).isPositive();
+        }
     }
 
     /** The violations that characterise each bug (others may come with it). */
@@ -130,6 +136,7 @@ class MutationSuiteTest {
             case CLAIM_IGNORES_LOCK -> java.util.Set.of(Violation.CLAIM_WHILE_HELD, Violation.OVERLAP);
             case KEY_WITH_ATTEMPT -> java.util.Set.of(Violation.APPLIED_TWICE);
             case CLAIM_SKIPS_A_SHARD -> java.util.Set.of(Violation.STALL, Violation.LOST);
+            case CLAIM_LATE -> java.util.Set.of(Violation.STALL);
         };
     }
 
