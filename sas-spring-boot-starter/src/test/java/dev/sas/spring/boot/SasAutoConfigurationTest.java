@@ -232,10 +232,12 @@ class SasAutoConfigurationTest {
     @Test
     void the_health_is_down_while_claims_fail_for_longer_than_the_max_claim_age_and_up_again_after() {
         java.util.concurrent.atomic.AtomicBoolean databaseDown = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
         InMemoryStateStore memory = new InMemoryStateStore();
         StateStore store = (StateStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {StateStore.class}, (proxy, method, args) -> {
                     if (method.getName().equals("claim") && databaseDown.get()) {
+                        refused.incrementAndGet();
                         throw new dev.sas.core.StateStoreException("database unreachable");
                     }
                     try {
@@ -252,6 +254,10 @@ class SasAutoConfigurationTest {
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 
             databaseDown.set(true);
+            // the claim thread's query in flight when the database went down succeeds and records its time;
+            // the clock moves on only after a refused one (claims run one after the other on that thread), or
+            // that success would be recorded at the later time and the health would stay UP (a busy CI run)
+            await().atMost(Duration.ofSeconds(30)).until(() -> refused.get() > 0);
             clock.tick(Duration.ofMinutes(2));
             await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.DOWN));
             assertThat(String.valueOf(health.health().getDetails().get("reason")))
