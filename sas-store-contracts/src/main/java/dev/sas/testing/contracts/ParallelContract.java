@@ -253,26 +253,16 @@ public abstract class ParallelContract extends StoreTestSupport {
         }
         assertThat(compensated).as("nothing compensated while the charge may still be applied").isEmpty();
         assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATING);
-        ledger.add("charge applied late"); // the redelivered request, within its deadline
-        for (int i = 0; i < 12; i++) {
-            advance(sas, clock, Duration.ofSeconds(30));
-        }
-
-        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
-        assertThat(compensated).as("the charge requested but never answered is compensated too, and the pick")
-                .containsExactlyInAnyOrder("charge", "pick");
-        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
-        advance(sas, clock, Duration.ofDays(2));
-        assertThat(compensated).as("each once").hasSize(2);
+        chargeAppliedLateThenRefunded(sas, id, ledger, TaskStatus.CANCELLED); // the redelivered request
     }
 
-    @Test
-    void cancelling_the_task_while_a_branch_retries_a_failed_send_compensates_it_once_the_request_can_no_longer_be_applied() {
-        // the send of the awaiting step failed (a broker's confirm timed out): the request may still be queued
-        // and applied before its deadline, so the cancel during the retry's backoff waits for that deadline,
-        // as a chain's cancel does (one rule for both)
-        List<String> ledger = new CopyOnWriteArrayList<>();
-        Workflow<String> order = Workflow.builder("par-send-failed", Codec.string())
+    /**
+     * A pick and, in parallel, a charge requested from outside whose every send fails (a broker's
+     * confirm timed out: the request may still be queued), {@code attempts} sends {@code backoff}
+     * apart, due within 5 minutes; its refund is written to {@code ledger}.
+     */
+    private Workflow<String> sendsFail(String name, int attempts, Duration backoff, List<String> ledger) {
+        return Workflow.builder(name, Codec.string())
                 .parallel("fork", p -> p
                         .branch("stock", b -> b
                                 .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
@@ -282,13 +272,22 @@ public abstract class ParallelContract extends StoreTestSupport {
                                     throw new IllegalStateException("the broker's confirm timed out");
                                 })
                                         .completeWithin(Duration.ofMinutes(5))
-                                        .retry(RetryPolicy.builder().maxAttempts(3)
-                                                .backoff(Duration.ofMinutes(10), Duration.ofMinutes(10), 1.0).build())
+                                        .retry(RetryPolicy.builder().maxAttempts(attempts).backoff(backoff, backoff, 1.0)
+                                                .build())
                                         .compensateWith(ctx -> {
                                             compensated.add("charge");
                                             ledger.add("refund");
                                         }))))
                 .build();
+    }
+
+    @Test
+    void cancelling_the_task_while_a_branch_retries_a_failed_send_compensates_it_once_the_request_can_no_longer_be_applied() {
+        // the send of the awaiting step failed (a broker's confirm timed out): the request may still be queued
+        // and applied before its deadline, so the cancel during the retry's backoff waits for that deadline,
+        // as a chain's cancel does (one rule for both)
+        List<String> ledger = new CopyOnWriteArrayList<>();
+        Workflow<String> order = sendsFail("par-send-failed", 3, Duration.ofMinutes(10), ledger);
         SasRuntime sas = runtime(order);
         SasClient client = sas.client();
         TaskId id = client.submit(order, "order-1", "car").id();
@@ -300,17 +299,8 @@ public abstract class ParallelContract extends StoreTestSupport {
             advance(sas, clock, Duration.ofSeconds(10));
         }
         assertThat(compensated).as("nothing compensated while the queued charge may still be applied").isEmpty();
-        ledger.add("charge applied late"); // the queued request, within its deadline
-        for (int i = 0; i < 12; i++) {
-            advance(sas, clock, Duration.ofSeconds(30));
-        }
-
-        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.CANCELLED);
+        chargeAppliedLateThenRefunded(sas, id, ledger, TaskStatus.CANCELLED);
         assertThat(ran).as("no second send after the cancel").containsExactlyInAnyOrder("pick", "charge-requested");
-        assertThat(compensated).containsExactlyInAnyOrder("charge", "pick");
-        assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
-        advance(sas, clock, Duration.ofDays(2));
-        assertThat(compensated).as("each once").hasSize(2);
     }
 
     @Test
@@ -319,23 +309,7 @@ public abstract class ParallelContract extends StoreTestSupport {
         // the task compensates; the last request may still be queued and applied before its deadline, so its
         // refund waits for that deadline (the parent's rule for a unit's step is the chain's: one rule)
         List<String> ledger = new CopyOnWriteArrayList<>();
-        Workflow<String> order = Workflow.builder("par-sends-failed", Codec.string())
-                .parallel("fork", p -> p
-                        .branch("stock", b -> b
-                                .step("pick", s -> s.execute(ctx -> run("pick")).compensateWith(ctx -> compensated.add("pick"))))
-                        .branch("payment", b -> b
-                                .step("charge", s -> s.awaitCompletion((ctx, token) -> {
-                                    run("charge-requested");
-                                    throw new IllegalStateException("the broker's confirm timed out");
-                                })
-                                        .completeWithin(Duration.ofMinutes(5))
-                                        .retry(RetryPolicy.builder().maxAttempts(2)
-                                                .backoff(Duration.ofMinutes(1), Duration.ofMinutes(1), 1.0).build())
-                                        .compensateWith(ctx -> {
-                                            compensated.add("charge");
-                                            ledger.add("refund");
-                                        }))))
-                .build();
+        Workflow<String> order = sendsFail("par-sends-failed", 2, Duration.ofMinutes(1), ledger);
         SasRuntime sas = runtime(order);
         SasClient client = sas.client();
         TaskId id = client.submit(order, "order-1", "car").id();
@@ -347,13 +321,21 @@ public abstract class ParallelContract extends StoreTestSupport {
         }
         assertThat(units(client, "par-sends-failed.fork.payment").get(0).status()).isEqualTo(TaskStatus.ERROR);
         assertThat(compensated).as("nothing compensated while the last queued charge may still be applied").isEmpty();
-        ledger.add("charge applied late"); // the last queued request, within its deadline
+        chargeAppliedLateThenRefunded(sas, id, ledger, TaskStatus.COMPENSATED);
+    }
+
+    /**
+     * The charge's queued request is applied late (within its deadline), then time passes: the task
+     * ends {@code end}, the charge and the pick compensated once each, the refund after the charge.
+     */
+    private void chargeAppliedLateThenRefunded(SasRuntime sas, TaskId id, List<String> ledger, TaskStatus end) {
+        ledger.add("charge applied late");
         for (int i = 0; i < 12; i++) {
             advance(sas, clock, Duration.ofSeconds(30));
         }
-
-        assertThat(client.find(id).orElseThrow().status()).isEqualTo(TaskStatus.COMPENSATED);
-        assertThat(compensated).containsExactlyInAnyOrder("charge", "pick");
+        assertThat(sas.client().find(id).orElseThrow().status()).isEqualTo(end);
+        assertThat(compensated).as("the charge of unknown outcome is compensated too, and the pick")
+                .containsExactlyInAnyOrder("charge", "pick");
         assertThat(ledger).as("the refund comes after the late charge").containsExactly("charge applied late", "refund");
         advance(sas, clock, Duration.ofDays(2));
         assertThat(compensated).as("each once").hasSize(2);
