@@ -39,7 +39,9 @@ class MisuseTest {
         CountDownLatch stuck = new CountDownLatch(1);
         AtomicInteger attempts = new AtomicInteger();
         Workflow<String> wf = Workflow.builder("stubborn", Codec.string())
-                .step("block", s -> s.completeWithin(Duration.ofMillis(300)).execute(ctx -> {
+                // 2 s, not less: the retry must run and be recorded within one deadline for the counts to hold (a
+                // busy machine held a 300 ms one up long enough to miss it)
+                .step("block", s -> s.completeWithin(Duration.ofSeconds(2)).execute(ctx -> {
                     if (attempts.incrementAndGet() == 1) {
                         while (true) { // ignores interrupts until the test lets go
                             try {
@@ -58,7 +60,7 @@ class MisuseTest {
                 .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
             TaskId id = sas.client().submit(wf, "k", "x").id();
 
-            await().atMost(Duration.ofSeconds(15))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
             assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("second");
 
@@ -86,12 +88,13 @@ class MisuseTest {
             }
         };
         Workflow<String> wf = Workflow.builder("late-timer", Codec.string())
-                .step("call", s -> s.call(slow, ctx -> "req").completeWithin(Duration.ofMillis(200)))
+                // 2 s: the retry must be answered and recorded within one deadline (see above)
+                .step("call", s -> s.call(slow, ctx -> "req").completeWithin(Duration.ofSeconds(2)))
                 .build();
         try (SasRuntime sas = SasRuntime.builder().stateStore(store).workflow(wf).pollInterval(Duration.ofMillis(50))
                 .supervisorInterval(Duration.ofMillis(100)).build().start()) {
             TaskId id = sas.client().submit(wf, "k", "x").id();
-            await().atMost(Duration.ofSeconds(10))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
             // the supervisor may recover the step (and the retry finish) before this node's timer fires
             await().atMost(Duration.ofSeconds(5)).until(() -> sas.metrics().deadlinesMissed() == 1);
@@ -143,7 +146,8 @@ class MisuseTest {
         CountDownLatch never = new CountDownLatch(1);
         AtomicInteger attempts = new AtomicInteger();
         Workflow<String> wf = Workflow.builder("closing", Codec.string())
-                .step("slow", s -> s.completeWithin(Duration.ofMillis(500)).execute(ctx -> {
+                // 2 s: the second node's attempt must finish within one deadline for "done-2" (see above)
+                .step("slow", s -> s.completeWithin(Duration.ofSeconds(2)).execute(ctx -> {
                     if (attempts.incrementAndGet() == 1) {
                         started.countDown();
                         never.await(); // interrupted at shutdown
@@ -167,7 +171,7 @@ class MisuseTest {
 
         try (SasRuntime second = SasRuntime.builder().stateStore(store).workflow(wf).instanceId("second")
                 .pollInterval(Duration.ofMillis(50)).supervisorInterval(Duration.ofMillis(100)).build().start()) {
-            await().atMost(Duration.ofSeconds(10))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
         }
         assertThat(store.find(id).orElseThrow().steps().get(0).output()).isEqualTo("done-2");

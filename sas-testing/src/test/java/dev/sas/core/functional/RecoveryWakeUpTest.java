@@ -34,7 +34,8 @@ class RecoveryWakeUpTest {
                     }
                     return "done-" + ctx.attempt();
                 })
-                        .completeWithin(Duration.ofMillis(300))
+                        // 2 s: the retry must be recorded within one deadline, or it is recovered too (runs 3)
+                        .completeWithin(Duration.ofSeconds(2))
                         // Long enough that a wake-up at the moment of recovery finds nothing due yet.
                         .retry(RetryPolicy.builder().fixedBackoff(Duration.ofMillis(500)).jitter(0).build()))
                 .build();
@@ -44,7 +45,7 @@ class RecoveryWakeUpTest {
                 .supervisorInterval(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(1)).build().start()) {
             TaskId id = sas.client().submit(wf, "k", "x").id();
 
-            await().atMost(Duration.ofSeconds(20))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> store.find(id).orElseThrow().status() == TaskStatus.PROCESSED);
 
             assertThat(runs).hasValue(2);
